@@ -1,0 +1,34 @@
+# Two entry points for a fresh machine (Python >= 3.11 and make):
+#   make demo   sets up .venv with the demo extras and runs `ragmeter demo`
+#   make test   sets up .venv with the test extras and runs the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.demo-stamp: pyproject.toml | $(BIN)/python
+	$(PIP) install -q -e '.[demo]'
+	touch $@
+
+$(VENV)/.test-stamp: pyproject.toml | $(BIN)/python
+	$(PIP) install -q -e '.[demo,pandas,test]'
+	touch $@
+
+demo: $(VENV)/.demo-stamp
+	$(BIN)/ragmeter demo
+
+test: $(VENV)/.test-stamp
+	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+	$(BIN)/python tools/check_import_time.py --limit 0.3
+
+bench: $(VENV)/.test-stamp
+	$(BIN)/python benchmarks/bench_metrics.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ragmeter-cache

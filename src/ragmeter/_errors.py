@@ -1,0 +1,101 @@
+"""The one exception tree of ragmeter.
+
+RagmeterError
+├── InputError          bad user input (a file, a line, a field); CLI exit code 2
+│   └── ValidationError several input problems reported at once
+├── UsageError          a call or option that cannot work as given; CLI exit code 2
+├── MissingExtraError   an optional dependency is not installed (names the extra)
+└── VersionMismatchError runs scored on different golden-set versions
+RagmeterWarning (UserWarning): accepted input the user should know about
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from os import PathLike
+
+
+class RagmeterError(Exception):
+    """Root of every error ragmeter raises on purpose."""
+
+
+def _where(path: str | PathLike[str] | None, line: int | None, field: str | None) -> str:
+    parts: list[str] = []
+    if path is not None:
+        loc = str(path)
+        if line is not None:
+            loc += f":{line}"
+        parts.append(loc)
+    elif line is not None:
+        parts.append(f"line {line}")
+    if field:
+        parts.append(f"field '{field}'")
+    return ": ".join(parts)
+
+
+class InputError(RagmeterError):
+    """Input that cannot be used as given; the message names file, line and field."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | PathLike[str] | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.field = field
+        where = _where(path, line, field)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found while validating input."""
+
+    message: str
+    path: str | None = None
+    line: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = _where(self.path, self.line, self.field)
+        return f"{where}: {self.message}" if where else self.message
+
+
+class ValidationError(InputError):
+    """Several input problems, all reported at once."""
+
+    def __init__(self, problems: list[Problem], *, what: str = "input") -> None:
+        self.problems = list(problems)
+        head = f"{len(self.problems)} problem(s) in {what}:"
+        body = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{head}\n{body}")
+
+
+class UsageError(RagmeterError):
+    """A call, option or combination of options that cannot work."""
+
+
+class MissingExtraError(RagmeterError, ImportError):
+    """An optional dependency is missing; the message gives the install command."""
+
+    def __init__(self, extra: str, package: str, purpose: str = "") -> None:
+        self.extra = extra
+        self.package = package
+        why = f" for {purpose}" if purpose else ""
+        super().__init__(
+            f"'{package}' is needed{why} but is not installed. "
+            f"Install it with: pip install 'ragmeter[{extra}]'"
+        )
+
+
+class VersionMismatchError(RagmeterError):
+    """Scores computed on different golden-set versions cannot be compared."""
+
+
+class RagmeterWarning(UserWarning):
+    """Something was accepted but the user should know (e.g. a duplicate item kept once)."""

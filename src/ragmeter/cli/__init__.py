@@ -1,0 +1,5 @@
+"""The ``ragmeter`` command line: a thin layer over the library."""
+
+from ._app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,148 @@
+"""``ragmeter eval``: score runs against item qrels or span labels."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from .._errors import UsageError
+from ..evaluation import Evaluation
+from ._common import Format, console, handle_errors, print_json
+
+DEFAULT_METRICS = "nDCG@10,RR@10,R@100,P@5,AP"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_cmd)
+
+
+@handle_errors
+def eval_cmd(
+    paths: list[Path] = typer.Argument(
+        ..., help="QRELS RUN [RUN ...]; with --golden, only runs (of chunk ids)."
+    ),
+    metrics: str = typer.Option(DEFAULT_METRICS, "-m", "--metrics",
+                                help="Comma-separated metrics, e.g. 'nDCG@10,RR@10,R@100'."),
+    per_query: bool = typer.Option(False, "--per-query", help="Also output per-query values."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+    missing: str = typer.Option("zero", help="Queries absent from a run: 'zero' (trec_eval -c) or 'skip'."),
+    ties: str = typer.Option("trec", help="'trec': score desc then id desc (float32); 'given': file order."),
+    duplicates: str = typer.Option("best", help="Duplicate item in one query: 'best' (keep, warn) or 'error'."),
+    golden: Optional[Path] = typer.Option(None, help="Span-labelled golden set (JSONL)."),
+    chunks: Optional[Path] = typer.Option(None, help="Chunking the runs' chunk ids refer to."),
+    corpus: Optional[Path] = typer.Option(None, help="Corpus (to check span labels against)."),
+    k: Optional[str] = typer.Option(None, "--k", help="Prompt k for span metrics given without a cutoff."),
+    budget: Optional[int] = typer.Option(None, help="Token budget for span metrics given without a cutoff."),
+    cover: float = typer.Option(0.5, help="Share of a span the retrieved chunks must cover to count it found."),
+) -> None:
+    """Score runs. Metric keys in every output are canonical metric strings."""
+    from ..io.trec import read_run
+
+    if golden is not None or chunks is not None:
+        evals = _span_evals(paths, metrics, golden, chunks, corpus, k, budget, cover, missing,
+                            ties, duplicates)
+    else:
+        if k is not None or budget is not None:
+            raise UsageError("--k and --budget apply to span labels; give --golden and --chunks")
+        if len(paths) < 2:
+            raise UsageError("give QRELS and at least one RUN (or --golden G --chunks C RUN ...)")
+        from ..io.trec import read_qrels
+        from ..metrics._engine import evaluate
+
+        qrels = read_qrels(paths[0]) if not _is_jsonl(paths[0]) else _read_jsonl_qrels(paths[0])
+        evals = []
+        for p in paths[1:]:
+            run = _read_jsonl_run(p) if _is_jsonl(p) else read_run(p, duplicates=duplicates)
+            evals.append(evaluate(qrels, run, metrics, missing=missing, ties=ties,  # type: ignore[arg-type]
+                                  run_name=str(p), config={"qrels": str(paths[0])}))
+    output(evals, fmt, per_query)
+
+
+def _is_jsonl(p: Path) -> bool:
+    return p.name.endswith((".jsonl", ".jsonl.gz"))
+
+
+def _read_jsonl_qrels(p: Path):  # -> Qrels
+    from ..io.jsonl import read_qrels_jsonl
+
+    return read_qrels_jsonl(p)
+
+
+def _read_jsonl_run(p: Path):  # -> Run
+    from ..io.jsonl import read_run_jsonl
+
+    return read_run_jsonl(p)
+
+
+def _span_evals(paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates):
+    if golden is None or chunks is None:
+        raise UsageError("span-level scoring needs both --golden and --chunks")
+    from ..labels import evaluate_spans_cli
+
+    return evaluate_spans_cli(paths, metrics=metrics, golden=golden, chunks=chunks, corpus=corpus,
+                              k=k, budget=budget, cover=cover, missing=missing, ties=ties,
+                              duplicates=duplicates)
+
+
+def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
+    """Print evaluations as a rich table, JSON (the shape later tools read) or CSV."""
+    if fmt == Format.json:
+        objs = [e.to_dict(per_query=per_query) for e in evals]
+        print_json(objs[0] if len(objs) == 1 else objs)
+    elif fmt == Format.csv:
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        names = [str(m) for m in evals[0].metrics]
+        w.writerow(["run", "query", *names])
+        for e in evals:
+            if per_query:
+                for q, row in e.per_query.items():
+                    w.writerow([e.run, q, *(_fmt(row[n]) for n in names)])
+            w.writerow([e.run, "all", *(_fmt(e.aggregate[n]) for n in names)])
+    else:
+        console.print(table(evals))
+        if per_query:
+            for e in evals:
+                console.print(per_query_table(e))
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6f}"
+
+
+def table(evals: list[Evaluation], title: str | None = None) -> Table:
+    names = [str(m) for m in evals[0].metrics]
+    t = Table(title=title)
+    t.add_column("run")
+    for n in names:
+        t.add_column(n, justify="right")
+    t.add_column("queries", justify="right")
+    for e in evals:
+        t.add_row(e.run, *(f"{e.aggregate[n]:.4f}" for n in names), str(e.n_queries))
+    notes = []
+    for e in evals:
+        if e.n_missing or e.n_no_relevant:
+            notes.append(
+                f"{e.run}: {e.n_missing} labelled queries missing from the run (counted as "
+                f"{'0' if e.config.get('missing', 'zero') == 'zero' else 'skipped'}), "
+                f"{e.n_no_relevant} queries with no relevant item excluded"
+            )
+        if e.golden_version:
+            notes.append(f"{e.run}: golden set {e.golden_version}")
+    t.caption = "\n".join(notes) if notes else "no missing queries; no query without relevant items"
+    return t
+
+
+def per_query_table(e: Evaluation) -> Table:
+    names = [str(m) for m in e.metrics]
+    t = Table(title=f"per query: {e.run}")
+    t.add_column("query")
+    for n in names:
+        t.add_column(n, justify="right")
+    for q, row in e.per_query.items():
+        t.add_row(q, *(f"{row[n]:.4f}" for n in names))
+    return t

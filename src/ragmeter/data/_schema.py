@@ -1,0 +1,68 @@
+"""Pydantic schemas of ragmeter's on-disk records (JSONL, one record a line). See docs/formats.md."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Document(BaseModel):
+    """One source document of a corpus. Evidence spans are character offsets into ``text``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    text: str
+    title: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 of the text (hex); changes whenever the text does."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+class Evidence(BaseModel):
+    """A labelled span ``doc.text[start:end]`` with a grade (2 = answers it, 1 = helpful)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc: str = Field(min_length=1)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    grade: int = Field(default=1, ge=1)
+    text: str | None = None
+    #: every required span must be found for a multi-passage answer (AllR). When no span of a
+    #: question is marked, every span with the question's top grade counts as required.
+    required: bool | None = None
+
+
+class Question(BaseModel):
+    """One golden question with its evidence spans."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    question: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    answer: str | None = None
+    answerable: bool = True
+    slices: list[str] = Field(default_factory=list)
+    split: Literal["tune", "heldout"] = "tune"
+
+    @model_validator(mode="after")
+    def _answerable_has_evidence(self) -> "Question":
+        if not self.answerable and self.evidence:
+            raise ValueError("an unanswerable question (answerable: false) must have no evidence")
+        return self
+
+    def required_spans(self) -> list[int]:
+        """Indices of the spans that must all be found for AllR."""
+        if any(e.required is not None for e in self.evidence):
+            return [i for i, e in enumerate(self.evidence) if e.required]
+        if not self.evidence:
+            return []
+        top = max(e.grade for e in self.evidence)
+        return [i for i, e in enumerate(self.evidence) if e.grade == top]

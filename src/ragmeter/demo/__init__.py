@@ -1,0 +1,1 @@
+"""``ragmeter demo``: the chain on bundled data, section by section."""

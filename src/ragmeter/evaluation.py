@@ -1,0 +1,164 @@
+"""The result of scoring one run: per-query values kept, means derived, plain serialisable records."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from ._errors import InputError
+from .metrics import Metric, parse
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per-query metric values of one run, with everything needed to re-run or compare it.
+
+    ``values[i, j]`` is metric ``metrics[j]`` on query ``query_ids[i]``. Queries that were in the
+    labels but absent from the run are included with value 0 when ``missing="zero"`` (trec_eval
+    ``-c``) and listed in ``missing_ids``; queries with no relevant item are excluded from the
+    values and listed in ``no_relevant_ids``.
+    """
+
+    run: str
+    metrics: tuple[Metric, ...]
+    query_ids: tuple[str, ...]
+    values: np.ndarray
+    missing_ids: tuple[str, ...] = ()
+    no_relevant_ids: tuple[str, ...] = ()
+    golden_version: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    #: qid -> slice names (from a golden set); empty when labels carry none.
+    slices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: qid -> "tune" | "heldout" (from a golden set); empty when labels carry none.
+    splits: Mapping[str, str] = field(default_factory=dict)
+    #: qid -> free-form per-query details (e.g. {"first_rank": 3}); plain JSON values only.
+    details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        vals = np.asarray(self.values, dtype=np.float64).reshape(len(self.query_ids), len(self.metrics))
+        vals.setflags(write=False)
+        object.__setattr__(self, "values", vals)
+
+    # -- views -------------------------------------------------------------------------------
+    @property
+    def n_queries(self) -> int:
+        """Queries averaged over (missing ones included when counted as zero)."""
+        return len(self.query_ids)
+
+    @property
+    def n_missing(self) -> int:
+        return len(self.missing_ids)
+
+    @property
+    def n_no_relevant(self) -> int:
+        return len(self.no_relevant_ids)
+
+    def _col(self, metric: Metric | str) -> int:
+        m = parse(metric)
+        try:
+            return self.metrics.index(m)
+        except ValueError:
+            have = ", ".join(map(str, self.metrics))
+            raise InputError(f"metric {m} was not computed for run '{self.run}' (have: {have})") from None
+
+    @property
+    def aggregate(self) -> dict[str, float]:
+        """Mean over queries of each metric, keyed by canonical metric string."""
+        if not self.query_ids:
+            return {str(m): 0.0 for m in self.metrics}
+        means = self.values.mean(axis=0)
+        return {str(m): float(v) for m, v in zip(self.metrics, means)}
+
+    @property
+    def per_query(self) -> dict[str, dict[str, float]]:
+        names = [str(m) for m in self.metrics]
+        return {
+            q: {n: float(v) for n, v in zip(names, row)}
+            for q, row in zip(self.query_ids, self.values.tolist())
+        }
+
+    def column(self, metric: Metric | str) -> dict[str, float]:
+        """``{qid: value}`` for one metric."""
+        j = self._col(metric)
+        return dict(zip(self.query_ids, self.values[:, j].tolist()))
+
+    def mean(self, metric: Metric | str) -> float:
+        return self.aggregate[str(parse(metric))]
+
+    # -- serialisation -------------------------------------------------------------------------
+    def to_dict(self, per_query: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "run": self.run,
+            "n_queries": self.n_queries,
+            "n_missing": self.n_missing,
+            "n_no_relevant": self.n_no_relevant,
+            "aggregate": self.aggregate,
+        }
+        if per_query:
+            d["per_query"] = self.per_query
+        d["missing_ids"] = list(self.missing_ids)
+        d["no_relevant_ids"] = list(self.no_relevant_ids)
+        d["golden_version"] = self.golden_version
+        d["config"] = dict(self.config)
+        if self.slices:
+            d["slices"] = {q: list(s) for q, s in self.slices.items()}
+        if self.splits:
+            d["splits"] = dict(self.splits)
+        if self.details:
+            d["details"] = {q: dict(v) for q, v in self.details.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, source: str | None = None) -> "Evaluation":
+        """Rebuild from ``to_dict(per_query=True)`` output (e.g. ``ragmeter eval --per-query``)."""
+        where = source or d.get("run", "<dict>")
+        pq = d.get("per_query")
+        if not isinstance(pq, Mapping):
+            raise InputError(
+                "has no per-query values; produce it with 'ragmeter eval --per-query --format json'",
+                path=where, field="per_query",
+            )
+        names: list[str] = list(d.get("aggregate", {}).keys())
+        if not names and pq:
+            names = list(next(iter(pq.values())).keys())
+        metrics = tuple(parse(n) for n in names)
+        qids = tuple(str(q) for q in pq)
+        rows = []
+        for q in qids:
+            row = pq[q]
+            try:
+                rows.append([float(row[n]) for n in names])
+            except (KeyError, TypeError, ValueError):
+                raise InputError(f"query '{q}' lacks a value for every metric", path=where,
+                                 field="per_query") from None
+        values = np.array(rows, dtype=np.float64).reshape(len(qids), len(metrics))
+        if not np.all(np.isfinite(values)):
+            raise InputError("per-query values must be finite numbers", path=where, field="per_query")
+        return cls(
+            run=str(d.get("run", where)),
+            metrics=metrics,
+            query_ids=qids,
+            values=values,
+            missing_ids=tuple(d.get("missing_ids", ())),
+            no_relevant_ids=tuple(d.get("no_relevant_ids", ())),
+            golden_version=d.get("golden_version"),
+            config=dict(d.get("config") or {}),
+            slices={q: tuple(s) for q, s in (d.get("slices") or {}).items()},
+            splits=dict(d.get("splits") or {}),
+            details={q: dict(v) for q, v in (d.get("details") or {}).items()},
+        )
+
+    def to_frame(self):  # -> pandas.DataFrame
+        """Per-query values as a pandas DataFrame (index: query id, columns: metric strings)."""
+        from ._extras import require
+
+        pd = require("pandas", "DataFrame output")
+        return pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query"),
+                            columns=[str(m) for m in self.metrics])
+
+    def __repr__(self) -> str:
+        agg = ", ".join(f"{k}={v:.4f}" for k, v in self.aggregate.items() if not math.isnan(v))
+        return f"Evaluation(run={self.run!r}, n_queries={self.n_queries}, {agg})"
