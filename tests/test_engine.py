@@ -14,7 +14,7 @@ from ragmeter.metrics._ranking import rank_run
 
 
 def _run(rows: list[tuple[str, str, float]]) -> Run:
-    return Run(pa.array([r[0] for r in rows]), pa.array([r[1] for r in rows]),
+    return Run(pa.array([r[0] for r in rows], pa.string()), pa.array([r[1] for r in rows], pa.string()),
                np.array([r[2] for r in rows], dtype=np.float64))
 
 

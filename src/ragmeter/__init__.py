@@ -27,10 +27,53 @@ _PUBLIC: dict[str, str] = {
     # I/O
     "read_qrels": ".io.trec",
     "read_run": ".io.trec",
+    "write_qrels": ".io.trec",
+    "write_run": ".io.trec",
+    # answers, judges and diagnosis
+    "check_answers": ".answers.report",
+    "load_answers": ".answers._schema",
+    "diagnose": ".answers.diagnose",
+    "FakeJudge": ".answers.judges.fake",
+    "OpenAIJudge": ".answers.judges.openai",
     # data model
     "Document": ".data._schema",
     "Evidence": ".data._schema",
     "Question": ".data._schema",
+    "Corpus": ".data.corpus",
+    "load_corpus": ".data.corpus",
+    "GoldenSet": ".data.golden",
+    "load_golden": ".data.golden",
+    "validate_golden": ".data.golden",
+    "load_beir": ".data.beir",
+    "load_squad": ".data.squad",
+    # chunking and span labels
+    "Chunk": ".chunking",
+    "Chunking": ".chunking",
+    "chunk_corpus": ".chunking",
+    "make_chunker": ".chunking",
+    "load_chunking": ".chunking",
+    "get_tokenizer": ".chunking",
+    "evaluate_spans": ".labels",
+    "chunk_qrels": ".labels",
+    "budget_table": ".labels",
+    # paired comparison, sweeps, gate
+    "compare": ".compare",
+    "Comparison": ".compare",
+    "paired_bootstrap": ".compare",
+    "sweep": ".compare",
+    "Sweep": ".compare",
+    "gate": ".compare",
+    "GateRule": ".compare",
+    "Ledger": ".compare",
+    # retrieval and experiments
+    "BM25Retriever": ".retrieval",
+    "DenseRetriever": ".retrieval",
+    "HybridRetriever": ".retrieval",
+    "RerankRetriever": ".retrieval",
+    "ExperimentResult": ".retrieval",
+    "load_experiment": ".retrieval",
+    "run_experiment": ".retrieval",
+    "read_byo_run": ".retrieval",
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])
@@ -52,11 +95,27 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .chunking import (Chunk, Chunking, chunk_corpus, get_tokenizer, load_chunking,
+                           make_chunker)
+    from .labels import budget_table, chunk_qrels, evaluate_spans
     from ._errors import (InputError, MissingExtraError, RagmeterError, UsageError,
                           ValidationError, VersionMismatchError)
+    from .answers._schema import load_answers
+    from .answers.diagnose import diagnose
+    from .answers.judges.fake import FakeJudge
+    from .answers.judges.openai import OpenAIJudge
+    from .answers.report import check_answers
     from .data._schema import Document, Evidence, Question
+    from .data.beir import load_beir
+    from .data.corpus import Corpus, load_corpus
+    from .data.golden import GoldenSet, load_golden, validate_golden
+    from .data.squad import load_squad
+    from .compare import (Comparison, GateRule, Ledger, Sweep, compare, gate, paired_bootstrap,
+                          sweep)
     from .evaluation import Evaluation
-    from .io.trec import read_qrels, read_run
+    from .io.trec import read_qrels, read_run, write_qrels, write_run
     from .metrics import Metric
     from .metrics._engine import evaluate
     from .metrics._spec import parse as parse_metric
+    from .retrieval import (BM25Retriever, DenseRetriever, ExperimentResult, HybridRetriever,
+                            RerankRetriever, load_experiment, read_byo_run, run_experiment)

@@ -21,8 +21,15 @@ app = typer.Typer(
 
 #: Modules under ragmeter.cli that define ``register(app)``. Add one line per command module.
 COMMAND_MODULES = [
+    "_answers",
+    "_diagnose",
     "_eval",
     "_demo",
+    "_golden",
+    "_compare",
+    "_chunk",
+    "_labels",
+    "_run",
 ]
 
 for _name in COMMAND_MODULES:
@@ -34,5 +41,5 @@ def main() -> None:
     try:
         app(standalone_mode=True)
     except RagmeterError as exc:  # pragma: no cover - typer catches inside commands already
-        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         sys.exit(2)

@@ -4,18 +4,37 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from enum import Enum
 from typing import Any, Callable, TypeVar
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from .._errors import RagmeterError
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+class _Console(Console):
+    """A rich console whose width follows ``$COLUMNS`` when it is set at print time.
+
+    rich fixes the width when the console is built; the CLI's consoles are built at import, so
+    a caller (a pipe, a CI log, a test runner) that sets COLUMNS later would be ignored.
+    """
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        dims = super().size
+        cols = os.environ.get("COLUMNS", "")
+        return ConsoleDimensions(int(cols), dims.height) if cols.isdigit() else dims
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+console = _Console(highlight=False)
+err_console = _Console(stderr=True, highlight=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,7 +53,7 @@ def handle_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except RagmeterError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

@@ -26,8 +26,10 @@ def eval_cmd(
     paths: list[Path] = typer.Argument(
         ..., help="QRELS RUN [RUN ...]; with --golden, only runs (of chunk ids)."
     ),
-    metrics: str = typer.Option(DEFAULT_METRICS, "-m", "--metrics",
-                                help="Comma-separated metrics, e.g. 'nDCG@10,RR@10,R@100'."),
+    metrics: Optional[str] = typer.Option(
+        None, "-m", "--metrics",
+        help=f"Comma-separated metrics. Default: '{DEFAULT_METRICS}' on qrels; 'R,Hit,AllR,RR' at "
+        "every --k/--budget on span labels."),
     per_query: bool = typer.Option(False, "--per-query", help="Also output per-query values."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
     missing: str = typer.Option("zero", help="Queries absent from a run: 'zero' (trec_eval -c) or 'skip'."),
@@ -36,8 +38,10 @@ def eval_cmd(
     golden: Optional[Path] = typer.Option(None, help="Span-labelled golden set (JSONL)."),
     chunks: Optional[Path] = typer.Option(None, help="Chunking the runs' chunk ids refer to."),
     corpus: Optional[Path] = typer.Option(None, help="Corpus (to check span labels against)."),
-    k: Optional[str] = typer.Option(None, "--k", help="Prompt k for span metrics given without a cutoff."),
-    budget: Optional[int] = typer.Option(None, help="Token budget for span metrics given without a cutoff."),
+    k: Optional[str] = typer.Option(
+        None, "--k", help="Prompt k(s) for span metrics given without a cutoff, e.g. '3' or '1,3'."),
+    budget: Optional[str] = typer.Option(
+        None, help="Token budget(s) for span metrics given without a cutoff, e.g. '1200,3600'."),
     cover: float = typer.Option(0.5, help="Share of a span the retrieved chunks must cover to count it found."),
 ) -> None:
     """Score runs. Metric keys in every output are canonical metric strings."""
@@ -58,7 +62,7 @@ def eval_cmd(
         evals = []
         for p in paths[1:]:
             run = _read_jsonl_run(p) if _is_jsonl(p) else read_run(p, duplicates=duplicates)
-            evals.append(evaluate(qrels, run, metrics, missing=missing, ties=ties,  # type: ignore[arg-type]
+            evals.append(evaluate(qrels, run, metrics or DEFAULT_METRICS, missing=missing, ties=ties,  # type: ignore[arg-type]
                                   run_name=str(p), config={"qrels": str(paths[0])}))
     output(evals, fmt, per_query)
 
@@ -82,9 +86,9 @@ def _read_jsonl_run(p: Path):  # -> Run
 def _span_evals(paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates):
     if golden is None or chunks is None:
         raise UsageError("span-level scoring needs both --golden and --chunks")
-    from ..labels import evaluate_spans_cli
+    from ..labels import evaluate_spans_files
 
-    return evaluate_spans_cli(paths, metrics=metrics, golden=golden, chunks=chunks, corpus=corpus,
+    return evaluate_spans_files(paths, metrics=metrics, golden=golden, chunks=chunks, corpus=corpus,
                               k=k, budget=budget, cover=cover, missing=missing, ties=ties,
                               duplicates=duplicates)
 
@@ -133,6 +137,9 @@ def table(evals: list[Evaluation], title: str | None = None) -> Table:
             )
         if e.golden_version:
             notes.append(f"{e.run}: golden set {e.golden_version}")
+        for budget, eff in (e.config.get("effective_k") or {}).items():
+            notes.append(f"{e.run}: effective k at budget {budget}: min {eff.get('min')}, "
+                         f"median {eff.get('median')}, max {eff.get('max')}")
     t.caption = "\n".join(notes) if notes else "no missing queries; no query without relevant items"
     return t
 

@@ -25,7 +25,7 @@ from .._errors import UsageError
 from ..evaluation import Evaluation
 from ..io._tables import Qrels, Run
 from . import _kernels as K
-from ._ranking import Ranked, Ties, _encode, rank_run
+from ._ranking import Ties, rank_run
 from ._spec import Metric, parse_list
 
 Missing = Literal["zero", "skip"]
@@ -62,8 +62,7 @@ def evaluate(
         raise UsageError(f"missing must be 'zero' or 'skip', got '{missing}'")
     q = to_qrels(qrels)
     r = to_run(run)
-    ranked = rank_run(r, ties=ties)
-    table = _score(q, ranked, ms, missing)
+    table = _score(q, r, ms, missing, ties)
     cfg = {"ties": ties, "missing": missing, "level": "item"}
     cfg.update(config or {})
     return Evaluation(
@@ -81,44 +80,40 @@ def evaluate(
     )
 
 
-def _score(q: Qrels, ranked: Ranked, ms: list[Metric], missing: Missing) -> dict[str, Any]:
+def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -> dict[str, Any]:
     # -- which queries are scored -----------------------------------------------------------
     qq_idx, qq_dict = _encode(q.qid)
     rel = np.asarray(q.rel, dtype=np.int64)
-    qrels_qids = np.asarray(qq_dict.to_pylist(), dtype=object)
+    qrels_qids = qq_dict.to_pylist()
     has_rel = np.bincount(qq_idx[rel >= 1], minlength=len(qrels_qids)) > 0
-    with_rel = set(qrels_qids[has_rel].tolist())
-    no_relevant = sorted(set(qrels_qids.tolist()) - with_rel)
-    run_pos = {qid: i for i, qid in enumerate(ranked.qids.tolist())}
-    missing_ids = sorted(x for x in with_rel if x not in run_pos)
-    query_ids = sorted(with_rel) if missing == "zero" else sorted(x for x in with_rel if x in run_pos)
+    with_rel = sorted(x for x, h in zip(qrels_qids, has_rel.tolist()) if h)
+    no_relevant = sorted(x for x, h in zip(qrels_qids, has_rel.tolist()) if not h)
+    ranked = rank_run(run, ties=ties, qids=with_rel)
+    lengths_all = ranked.lengths
+    missing_ids = [x for x, n in zip(with_rel, lengths_all.tolist()) if n == 0]
+    keep_q = np.ones(len(with_rel), bool) if missing == "zero" else lengths_all > 0
+    sel = np.flatnonzero(keep_q)
+    query_ids = [with_rel[i] for i in sel.tolist()]
     nq = len(query_ids)
-
-    # -- per scored query: its rows in the ranked run and its judged items -------------------
-    qrels_pos = {qid: i for i, qid in enumerate(qrels_qids.tolist())}
-    q_in_qrels = np.fromiter((qrels_pos[x] for x in query_ids), dtype=np.int64, count=nq)
-    q_in_run = np.fromiter((run_pos.get(x, -1) for x in query_ids), dtype=np.int64, count=nq)
-    lengths = np.where(q_in_run >= 0, ranked.lengths[np.maximum(q_in_run, 0)], 0)
+    lengths = lengths_all[sel]
     depth = _needed_depth(ms, int(lengths.max()) if nq else 0)
     take = np.minimum(lengths, depth)
 
     # Row/column of every kept run row in the padded (nq x depth) matrix.
     row = np.repeat(np.arange(nq), take)
     col = np.arange(row.size) - np.repeat(np.cumsum(take) - take, take)
-    src = ranked.starts[np.maximum(q_in_run, 0)][row] + col
-    codes = ranked.doc_codes[src].astype(np.int64)
+    run_rows = ranked.rows[ranked.starts[sel][row] + col]
 
-    # Grade of each kept row: join (query, doc) against the qrels on integer keys.
-    grades_flat = _join_grades(q, qq_idx, rel, qrels_pos, query_ids, ranked, row, codes)
-    grades = np.zeros((nq, depth), dtype=np.int64)
-    grades[row, col] = grades_flat
-
-    # Judged items per scored query (for |rel| and the ideal DCG).
+    # Judged items of each scored query (for |rel|, the ideal DCG and the grade join).
     qrow_of_qrels = np.full(len(qrels_qids), -1, dtype=np.int64)
-    qrow_of_qrels[q_in_qrels] = np.arange(nq)
-    j_row = qrow_of_qrels[qq_idx]
-    keep = j_row >= 0
-    j_row, j_rel = j_row[keep], rel[keep]
+    pos = {x: i for i, x in enumerate(qrels_qids)}
+    qrow_of_qrels[[pos[x] for x in query_ids]] = np.arange(nq)
+    j_row_all = qrow_of_qrels[qq_idx]
+    keep = j_row_all >= 0
+    j_row, j_rel = j_row_all[keep], rel[keep]
+
+    grades = np.zeros((nq, depth), dtype=np.int64)
+    grades[row, col] = _join_grades(q, j_row_all, rel, run, run_rows, row)
 
     values = np.zeros((nq, len(ms)))
     cache: dict[Any, np.ndarray] = {}
@@ -134,10 +129,18 @@ def _score(q: Qrels, ranked: Ranked, ms: list[Metric], missing: Missing) -> dict
     return {
         "query_ids": query_ids,
         "values": values,
-        "missing_ids": missing_ids if missing == "zero" else missing_ids,
+        "missing_ids": missing_ids,
         "no_relevant_ids": no_relevant,
         "details": details,
     }
+
+
+def _encode(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """(indices, dictionary) of a string column."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    enc = pc.dictionary_encode(arr)
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
 
 
 def _needed_depth(ms: list[Metric], max_len: int) -> int:
@@ -147,36 +150,31 @@ def _needed_depth(ms: list[Metric], max_len: int) -> int:
 
 
 def _join_grades(
-    q: Qrels,
-    qq_idx: np.ndarray,
-    rel: np.ndarray,
-    qrels_pos: dict[str, int],
-    query_ids: list[str],
-    ranked: Ranked,
-    row: np.ndarray,
-    codes: np.ndarray,
+    q: Qrels, j_row: np.ndarray, rel: np.ndarray, run: Run, run_rows: np.ndarray, row: np.ndarray
 ) -> np.ndarray:
-    """Grade of each (scored query ``row``, run doc ``codes``) pair; 0 when unjudged."""
-    ndict = max(len(ranked.doc_dictionary), 1)
-    # qrels rows -> (scored query row, doc code in the run's dictionary)
-    scored_row = np.full(len(qrels_pos), -1, dtype=np.int64)
-    if query_ids:
-        scored_row[[qrels_pos[x] for x in query_ids]] = np.arange(len(query_ids))
-    j_row = scored_row[qq_idx]
-    doc = q.doc.combine_chunks() if isinstance(q.doc, pa.ChunkedArray) else q.doc
-    j_code = pc.index_in(doc, value_set=ranked.doc_dictionary).fill_null(-1).to_numpy(
-        zero_copy_only=False
-    ).astype(np.int64)
-    ok = (j_row >= 0) & (j_code >= 0)
-    j_key = j_row[ok] * ndict + j_code[ok]
+    """Grade of each kept run row (scored query ``row``, item ``run.doc[run_rows]``); 0 if unjudged.
+
+    Items are coded against the qrels' own (small) dictionary, so the run's item column is only
+    hashed, never sorted or dictionary-encoded.
+    """
+    qd_idx, qd_dict = _encode(q.doc)
+    ndict = max(len(qd_dict), 1)
+    ok = j_row >= 0
+    j_key = j_row[ok] * ndict + qd_idx[ok]
     j_rel = rel[ok]
     order = np.argsort(j_key, kind="stable")
     j_key, j_rel = j_key[order], j_rel[order]
-    r_key = row * ndict + codes
-    pos = np.searchsorted(j_key, r_key)
-    pos_c = np.minimum(pos, max(len(j_key) - 1, 0))
-    found = (pos < len(j_key)) & (j_key[pos_c] == r_key) if len(j_key) else np.zeros(len(r_key), bool)
-    return np.where(found, j_rel[pos_c] if len(j_key) else 0, 0)
+    doc = run.doc.combine_chunks() if isinstance(run.doc, pa.ChunkedArray) else run.doc
+    code = pc.index_in(doc.take(pa.array(run_rows)), value_set=qd_dict).fill_null(-1)
+    code = code.to_numpy(zero_copy_only=False).astype(np.int64)
+    out = np.zeros(len(run_rows), dtype=np.int64)
+    hit = np.flatnonzero(code >= 0)
+    if hit.size and j_key.size:
+        r_key = row[hit] * ndict + code[hit]
+        p = np.minimum(np.searchsorted(j_key, r_key), j_key.size - 1)
+        found = j_key[p] == r_key
+        out[hit[found]] = j_rel[p[found]]
+    return out
 
 
 def _metric(

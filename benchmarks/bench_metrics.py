@@ -1,0 +1,379 @@
+"""Metric engine benchmark: ragmeter vs pytrec_eval vs ranx vs ir_measures, from TREC files to means.
+
+Usage::
+
+    python benchmarks/bench_metrics.py                      # all sizes, writes docs/benchmarks.md
+    python benchmarks/bench_metrics.py --sizes 1k --no-docs # quick look
+
+For each size (queries x depth) the same seeded files (``_gen.py``) are scored by every tool on
+five measures (nDCG@10, RR@10, R@100, P@5, AP). Each tool runs in its own subprocess: it is
+imported, warmed up on a tiny file, run once untimed on the real files (numba specialises ranx's
+kernels on the id width of the data; the OS caches the files for every tool alike; this "first
+run" time is reported), then timed ``--reps`` times:
+
+- parse: TREC qrels + run from disk into the tool's own input structures;
+- compute: those structures to the five means;
+- total: parse + compute, i.e. files on disk to means.
+
+The floor is pyarrow alone reading the run file's three columns that matter (qid, doc, score)
+with ``pyarrow.csv``; the run's columnar size is that table's ``nbytes``. Peak memory is the
+growth of the process's peak RSS (``VmHWM``, reset just before) during the first full run over
+its RSS just before that run (after import and the tiny warm-up); for ranx it includes numba
+specialising its kernels for the data. The means of every tool must agree with ragmeter's to 1e-9 (the data have
+no ties and every query has a relevant item, so all the definitions agree); the run stops with an
+error otherwise.
+
+pytrec_eval (trec_eval) has no reciprocal rank with a cutoff: it computes ``recip_rank`` over the
+whole list, checked against ragmeter's ``RR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _gen import bench_files
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs" / "benchmarks.md"
+SECTION = "## Metric engine (bench_metrics.py)"
+
+SIZES: dict[str, tuple[int, int]] = {"1k": (1_000, 100), "10k": (10_000, 1_000), "100k": (100_000, 100)}
+TOOLS = ("floor", "ragmeter", "pytrec_eval", "ranx", "ir_measures")
+METRICS = ("nDCG@10", "RR@10", "R@100", "P@5", "AP")
+#: a peer whose first timed repetition takes longer than this is timed once (said in the table)
+SLOW_S = 30.0
+AGREE = 1e-9
+
+
+# == child side: one tool, one size ============================================================
+def _mem_mb() -> tuple[float, float]:
+    """(current RSS, peak RSS since the last reset) in MiB, from /proc (Linux)."""
+    status = Path("/proc/self/status").read_text()
+    vals = {ln.split(":")[0]: int(ln.split()[1]) / 1024.0 for ln in status.splitlines()
+            if ln.startswith(("VmRSS:", "VmHWM:"))}
+    return vals["VmRSS"], vals["VmHWM"]
+
+
+def _reset_peak() -> None:
+    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+
+
+def _tool_floor() -> tuple[Callable[[Path, Path], Any], Callable[[Any], dict[str, float]]]:
+    import pyarrow as pa
+    from pyarrow import csv
+
+    names = ["qid", "q0", "doc", "rank", "score", "tag"]
+
+    def parse(_qrels: Path, run: Path) -> Any:
+        return csv.read_csv(
+            run,
+            read_options=csv.ReadOptions(column_names=names),
+            parse_options=csv.ParseOptions(delimiter=" "),
+            convert_options=csv.ConvertOptions(
+                include_columns=["qid", "doc", "score"],
+                column_types={"qid": pa.string(), "doc": pa.string(), "score": pa.float64()},
+            ),
+        )
+
+    def compute(table: Any) -> dict[str, float]:
+        return {"_columnar_bytes": float(table.nbytes)}
+
+    return parse, compute
+
+
+def _tool_ragmeter() -> tuple[Callable[[Path, Path], Any], Callable[[Any], dict[str, float]]]:
+    from ragmeter.io.trec import read_qrels, read_run
+    from ragmeter.metrics._engine import evaluate
+
+    def parse(qrels: Path, run: Path) -> Any:
+        return read_qrels(qrels), read_run(run)
+
+    def compute(parsed: Any) -> dict[str, float]:
+        return evaluate(parsed[0], parsed[1], list(METRICS)).aggregate
+
+    return parse, compute
+
+
+def _tool_pytrec_eval() -> tuple[Callable[[Path, Path], Any], Callable[[Any], dict[str, float]]]:
+    import pytrec_eval
+
+    names = {"ndcg_cut_10": "nDCG@10", "recip_rank": "RR", "recall_100": "R@100", "P_5": "P@5",
+             "map": "AP"}
+
+    def parse(qrels: Path, run: Path) -> Any:
+        with open(qrels) as fq, open(run) as fr:
+            return pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
+
+    def compute(parsed: Any) -> dict[str, float]:
+        ev = pytrec_eval.RelevanceEvaluator(parsed[0], {"ndcg_cut.10", "recip_rank", "recall.100",
+                                                        "P.5", "map"})
+        per_q = ev.evaluate(parsed[1])
+        return {ours: statistics.fmean(v[m] for v in per_q.values()) for m, ours in names.items()}
+
+    return parse, compute
+
+
+def _tool_ranx() -> tuple[Callable[[Path, Path], Any], Callable[[Any], dict[str, float]]]:
+    import ranx
+
+    names = {"ndcg@10": "nDCG@10", "mrr@10": "RR@10", "recall@100": "R@100",
+             "precision@5": "P@5", "map": "AP"}
+
+    def parse(qrels: Path, run: Path) -> Any:
+        return ranx.Qrels.from_file(str(qrels), kind="trec"), ranx.Run.from_file(str(run), kind="trec")
+
+    def compute(parsed: Any) -> dict[str, float]:
+        out = ranx.evaluate(parsed[0], parsed[1], list(names))
+        return {names[m]: float(v) for m, v in out.items()}
+
+    return parse, compute
+
+
+def _tool_ir_measures() -> tuple[Callable[[Path, Path], Any], Callable[[Any], dict[str, float]]]:
+    import ir_measures
+    from ir_measures.util import QrelsConverter, RunConverter
+
+    measures = {ir_measures.parse_measure(m): m for m in METRICS}
+
+    def parse(qrels: Path, run: Path) -> Any:
+        return (QrelsConverter(ir_measures.read_trec_qrels(str(qrels))).as_dict_of_dict(),
+                RunConverter(ir_measures.read_trec_run(str(run))).as_dict_of_dict())
+
+    def compute(parsed: Any) -> dict[str, float]:
+        out = ir_measures.calc_aggregate(list(measures), parsed[0], parsed[1])
+        return {measures[m]: float(v) for m, v in out.items()}
+
+    return parse, compute
+
+
+def child(tool: str, qrels: Path, run: Path, reps: int, warm_qrels: Path, warm_run: Path) -> dict[str, Any]:
+    import warnings
+
+    warnings.simplefilter("ignore")  # numba's unsafe-cast notices from ranx
+    t0 = time.perf_counter()
+    parse, compute = globals()[f"_tool_{tool}"]()
+    import_s = time.perf_counter() - t0
+    compute(parse(warm_qrels, warm_run))  # lazy imports (pyarrow.csv), numba's first compile
+    # One full untimed run on the real files, in a fresh allocator state: its peak memory is
+    # reported, and it warms what a second use would find warm (numba specialises ranx's kernels
+    # on the id width of the data; the OS caches the files for every tool alike).
+    gc.collect()
+    base, _ = _mem_mb()
+    _reset_peak()
+    t0 = time.perf_counter()
+    compute(parse(qrels, run))
+    first_s = time.perf_counter() - t0
+    peak_mb = _mem_mb()[1] - base
+    gc.collect()
+    rows: list[tuple[float, float]] = []
+    means: dict[str, float] = {}
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        parsed = parse(qrels, run)
+        t1 = time.perf_counter()
+        means = compute(parsed)
+        t2 = time.perf_counter()
+        rows.append((t1 - t0, t2 - t1))
+        del parsed
+        gc.collect()
+        if tool not in ("floor", "ragmeter") and t2 - t0 > SLOW_S:
+            break
+    extra: dict[str, float] = {}
+    if tool == "ragmeter":  # RR without cutoff, to check pytrec_eval's recip_rank (untimed)
+        from ragmeter.io.trec import read_qrels, read_run
+        from ragmeter.metrics._engine import evaluate
+
+        extra = evaluate(read_qrels(qrels), read_run(run), ["RR"]).aggregate
+    return {
+        "tool": tool,
+        "parse": [r[0] for r in rows],
+        "compute": [r[1] for r in rows],
+        "total": [r[0] + r[1] for r in rows],
+        "means": {**means, **extra},
+        "import_s": import_s,
+        "first_s": first_s,
+        "peak_mb": peak_mb,
+    }
+
+
+# == parent side ===============================================================================
+def _run_child(tool: str, files: Any, warm: Any, reps: int, timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--child", tool, str(files.qrels), str(files.run), str(reps),
+           str(warm.qrels), str(warm.run)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{tool} failed on {files.run.name}:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _check_agreement(results: dict[str, dict[str, Any]], label: str) -> None:
+    ours = results["ragmeter"]["means"]
+    for tool, res in results.items():
+        if tool in ("ragmeter", "floor"):
+            continue
+        for name, value in res["means"].items():
+            if abs(value - ours[name]) > AGREE:
+                raise AssertionError(
+                    f"{label}: {tool} {name} = {value!r}, ragmeter {ours[name]!r} (differ by more than {AGREE})"
+                )
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def _table(label: str, nq: int, depth: int, results: dict[str, dict[str, Any]]) -> list[str]:
+    rm = _median(results["ragmeter"]["total"])
+    col_mb = results["floor"]["means"]["_columnar_bytes"] / 2**20
+    lines = [
+        (f"### {label}: {nq:,} queries x {depth:,} items ({nq * depth:,} run rows; "
+         f"run's columnar size {col_mb:,.0f} MiB)"),
+        "",
+        ("| tool | parse (s) | compute (s) | total (s) | total / ragmeter | runs | first run (s) "
+         "| import (s) | peak memory (MiB) |"),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for tool in TOOLS:
+        r = results.get(tool)
+        if r is None:
+            continue
+        tot = _median(r["total"])
+        peak = r["peak_mb"]
+        compute = "—" if tool == "floor" else f"{_median(r['compute']):.3f}"
+        name = "floor: pyarrow.csv reads qid, doc, score" if tool == "floor" else tool
+        lines.append(
+            f"| {name} | {_median(r['parse']):.3f} | {compute} | {tot:.3f} | {tot / rm:.2f}x | "
+            f"{len(r['total'])} | {r['first_s']:.2f} | {r['import_s']:.2f} | {peak:,.0f} |"
+        )
+    lines.append("")
+    return lines
+
+
+def _targets(results: dict[str, dict[str, Any]]) -> list[str]:
+    rm = results["ragmeter"]
+    total = _median(rm["total"])
+    out = []
+    if "pytrec_eval" in results:
+        speedup = _median(results["pytrec_eval"]["total"]) / total
+        out.append(f"- vs pytrec_eval, files to means: {speedup:.1f}x faster (target >= 5x): "
+                   f"{'met' if speedup >= 5 else 'MISSED'}")
+    floor = _median(results["floor"]["total"])
+    out.append(f"- vs the read-the-columns floor: {total / floor:.2f}x the floor (target <= 1.5x): "
+               f"{'met' if total <= 1.5 * floor else 'MISSED'}")
+    col_mb = results["floor"]["means"]["_columnar_bytes"] / 2**20
+    peak = rm["peak_mb"]
+    out.append(f"- peak memory {peak:,.0f} MiB = {peak / col_mb:.2f}x the run's columnar size "
+               f"(target <= 2x): {'met' if peak <= 2 * col_mb else 'MISSED'}")
+    peers = [t for t in results if t not in ("ragmeter", "floor")]
+    out.append(f"- means identical to 1e-9 with {', '.join(peers) or 'no peer'}: checked")
+    return out
+
+
+def write_section(text: str, path: Path = DOCS) -> None:
+    """Replace (or append) this benchmark's section of docs/benchmarks.md, keeping the others."""
+    body = path.read_text() if path.exists() else "# Benchmarks\n\nEach section is written by the benchmark it names.\n"
+    start = body.find(SECTION)
+    if start < 0:
+        body = body.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
+    else:
+        nxt = body.find("\n## ", start + len(SECTION))
+        body = body[:start] + text.rstrip("\n") + "\n" + (body[nxt:] if nxt >= 0 else "")
+    path.write_text(body)
+
+
+def _machine() -> str:
+    import os
+
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}")
+
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for dist in ("ragmeter", "numpy", "pyarrow", "pytrec-eval-terrier", "ranx", "ir-measures"):
+        try:
+            out.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            out.append(f"{dist} (not installed)")
+    return ", ".join(out)
+
+
+def _load() -> str:
+    import os
+
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1k,10k,100k", help=f"comma list of {', '.join(SIZES)}")
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per tool and size")
+    ap.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md")
+    args = ap.parse_args(argv)
+    tools = [t for t in TOOLS if t in args.tools.split(",")]
+    for needed in ("floor", "ragmeter"):
+        if needed not in tools:
+            tools.insert(0 if needed == "floor" else 1, needed)
+    warm = bench_files(50, 20, seed=args.seed + 1)
+    lines = [
+        SECTION,
+        "",
+        (f"`python benchmarks/bench_metrics.py` on {_machine()}; {time.strftime('%Y-%m-%d')}. "
+        f"Measures: {', '.join(METRICS)} (pytrec_eval: RR without cutoff; trec_eval has no RR@k). "
+        f"Times are medians of {args.reps} timed runs after import, a tiny warm-up and one untimed "
+        f"full run ('first run': numba compiles ranx's kernels for the data then); a peer whose "
+        f"timed run takes over {SLOW_S:.0f} s is timed once (see 'runs'). Peak memory: growth of the "
+        "process's peak RSS during the first run over its RSS just before it (after import and the "
+        "tiny warm-up; for ranx it includes numba compiling for the data). Every "
+        "tool's means equal ragmeter's to 1e-9 (checked while running). Data: `benchmarks/_gen.py` "
+        "(seed 0; no ties; every query has a relevant item and 3 unretrieved judged items)."),
+        "",
+    ]
+    load_start = _load()
+    for label in args.sizes.split(","):
+        nq, depth = SIZES[label]
+        t0 = time.perf_counter()
+        files = bench_files(nq, depth, seed=args.seed)
+        print(f"[{label}] data ready in {time.perf_counter() - t0:.1f} s: {files.run}", file=sys.stderr)
+        results: dict[str, dict[str, Any]] = {}
+        for tool in tools:
+            t0 = time.perf_counter()
+            results[tool] = _run_child(tool, files, warm, args.reps, args.timeout)
+            print(f"[{label}] {tool}: total {_median(results[tool]['total']):.3f} s "
+                  f"(wall {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+        _check_agreement(results, label)
+        lines += _table(label, nq, depth, results)
+        if label == "100k":
+            lines += ["Targets at 100k x 100 (issue 2):", "", *_targets(results), ""]
+    lines += [(f"Versions: {_versions()}. Load average (1 min) at start / end: {load_start} / "
+               f"{_load()} (the machine is shared; ratios within one run are the comparable part)."),
+              ""]
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_docs:
+        write_section(text)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _, _, tool, q, r, reps, wq, wr = sys.argv
+        print(json.dumps(child(tool, Path(q), Path(r), int(reps), Path(wq), Path(wr))))
+    else:
+        sys.exit(main())

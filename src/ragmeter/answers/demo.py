@@ -1,0 +1,106 @@
+"""The answers part of ``ragmeter demo``: correctness and the deterministic faithfulness check on
+the example's answer variants, the retrieval-by-answer table, the paired comparison with its
+interval, and the diagnosis. No network, no judge call.
+
+Call::
+
+    from ragmeter.answers.demo import run
+    run(console, Path("examples/fare-rules"),
+        evaluations={"baseline": eval_baseline, "rerank": eval_rerank},  # span-level, per query
+        prompt_metric="AllR@3", headroom_metric="AllR@50")
+
+``example_dir`` holds ``corpus.jsonl``, ``golden.jsonl`` and ``answers/<variant>.jsonl``.
+``evaluations`` (optional) maps a variant name to the :class:`~ragmeter.evaluation.Evaluation`
+of its retrieval run (from ``ragmeter.labels.evaluate_spans``), carrying ``prompt_metric``
+(binary AllR at the prompt k or budget: evidence in the prompt context) and optionally
+``headroom_metric``; without them the table is skipped and the diagnosis uses the answers only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.rule import Rule
+
+from .._errors import InputError
+from ._render import print_diagnosis, print_report, print_table
+from ._schema import load_answers
+from .diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
+from .paired import compare_answers, print_comparison
+from .report import check_answers
+from .table import build_table
+
+
+def _smallest_allr(ev: Any) -> str | None:
+    allr = sorted((m for m in ev.metrics if m.name == "AllR" and (m.k or m.budget)),
+                  key=lambda m: (m.k or 0, m.budget or 0))
+    return str(allr[0]) if allr else None
+
+
+def run(
+    console: Console,
+    example_dir: str | Path,
+    *,
+    evaluations: Mapping[str, Any] | None = None,
+    prompt_metric: str | None = None,
+    headroom_metric: str | None = None,
+    variants: Sequence[str] = ("baseline", "rerank"),
+    chunks: Any = None,
+) -> dict[str, Any]:
+    """Print the answers section of the demo; returns the reports, tables, comparison and
+    diagnosis (for tests and for the caller's own summary)."""
+    from ..data.corpus import load_corpus
+    from ..data.golden import load_golden
+
+    folder = Path(example_dir)
+    for name in ("corpus.jsonl", "golden.jsonl"):
+        if not (folder / name).is_file():
+            raise InputError("the example is missing this file", path=folder / name)
+    corpus = load_corpus(folder / "corpus.jsonl")
+    golden = load_golden(folder / "golden.jsonl", corpus)
+    console.print(Rule("answers: correctness, quotes, faithful but wrong"))
+    console.print("The answers below are synthetic, written by hand for this example; no model "
+                  "and no judge was called.")
+    reports = {}
+    for v in variants:
+        path = folder / "answers" / f"{v}.jsonl"
+        aset = load_answers(path, golden=golden, variant=v)
+        reports[v] = check_answers(aset, golden, corpus=corpus, chunks=chunks)
+        print_report(console, reports[v])
+
+    tables = {}
+    evaluations = dict(evaluations or {})
+    for v in variants:
+        ev = evaluations.get(v)
+        metric = prompt_metric or (_smallest_allr(ev) if ev is not None else None)
+        if ev is None or metric is None:
+            continue
+        tables[v] = build_table(evidence_from_evaluation(ev, metric), reports[v].answer_ok(),
+                                evidence_label=f"evidence in the prompt context ({metric} = 1)")
+        print_table(console, tables[v], title=f"retrieval-by-answer: {v}")
+    if not tables:
+        console.print("(no retrieval evaluations given: the retrieval-by-answer table needs "
+                      "per-question AllR at the prompt k)")
+
+    comparison = None
+    if len(variants) >= 2:
+        console.print(Rule("paired comparison of the answers"))
+        comparison = compare_answers(reports[variants[0]], reports[variants[1]])
+        print_comparison(console, comparison)
+
+    base = variants[0]
+    ev = evaluations.get(base)
+    metric = prompt_metric or (_smallest_allr(ev) if ev is not None else None)
+    pr = recall_from_evaluation(ev, metric) if ev is not None and metric else None
+    hr = None
+    if ev is not None and headroom_metric is not None:
+        hr = recall_from_evaluation(ev, headroom_metric)
+    console.print(Rule(f"diagnosis of '{base}'"))
+    diagnosis = diagnose(table=tables.get(base), prompt_recall=pr, headroom_recall=hr,
+                         report=reports[base])
+    print_diagnosis(console, diagnosis)
+    return {"reports": reports, "tables": tables, "comparison": comparison,
+            "diagnosis": diagnosis}

@@ -1,0 +1,322 @@
+"""Diagnosis: walk the seed's "where to look first" path and name ONE next experiment.
+
+The path (each "no" names one component to change):
+
+1. **Recall high at a large k?** span-level AllR at the headroom cutoff (e.g. AllR@50) >=
+   ``headroom_recall`` (0.90). No -> *candidate fix* (the evidence is not even in the pool:
+   chunk boundaries, hybrid search, labels).
+2. **Recall high at the prompt k?** AllR at the prompt k or budget (or the table's share of
+   questions with evidence in context) >= ``prompt_recall`` (0.80). No -> *ranking fix* (in the
+   pool, not in the prompt: reranker, lexical candidates).
+3. **Faithful and correct?** share of questions with evidence in context whose answer is correct
+   and supported >= ``answer_ok`` (0.80). No -> *generation fix* (context order, prompt,
+   abstention).
+4. **Slices**: stale sources (any faithful-but-wrong answer citing an older or superseded
+   document), unanswerable questions (abstention rate >= ``abstention`` (0.80)), and golden
+   slices of at least ``min_slice`` (10) questions whose ok-rate is ``slice_gap`` (0.15) or more
+   below the overall rate (smaller slices give a direction, not proof, and are only noted).
+
+The failing link is the first failing step; when both retrieval (1 or 2) and generation (3)
+fail, the retrieval-by-answer table's largest bad cell decides, as the seed says. Without a
+table or any retrieval number, step 3 cannot separate generation from retrieval and is reported
+"unknown"; the slices are still checked, and with nothing failing the advice is to measure
+retrieval at the prompt k first. Within
+retrieval, step 1 decides candidate vs ranking; when the headroom was not measured the ranking
+fix is proposed and the assumption is stated. The experiment names the change, the metric at
+the prompt k or budget, the paired comparison to run, and the refutation rule, written before
+running it: "abandon if fixed - broken <= 0 or the 95% paired interval includes 0".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .._errors import UsageError
+from .report import AnswerReport
+from .table import RetrievalAnswerTable
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What counts as "high" at each step (documented in docs/answers.md)."""
+
+    headroom_recall: float = 0.90
+    prompt_recall: float = 0.80
+    answer_ok: float = 0.80
+    abstention: float = 0.80
+    min_slice: int = 10
+    slice_gap: float = 0.15
+
+
+@dataclass(frozen=True)
+class RecallAt:
+    """A mean span-level recall at one cutoff, e.g. ``RecallAt("AllR@3", 0.71, 70)``."""
+
+    metric: str
+    value: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """One question of the path and its answer on the data at hand."""
+
+    key: str
+    question: str
+    status: str  # "pass" | "fail" | "unknown"
+    value: float | None
+    threshold: float | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """ONE next experiment and the rule that would refute it, fixed before running it."""
+
+    link: str
+    change: str
+    metric: str
+    comparison: str
+    refutation: str
+    assumption: str | None = None
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    steps: tuple[Step, ...]
+    failing_link: str | None
+    experiment: Experiment
+    table: RetrievalAnswerTable | None = None
+    notes: tuple[str, ...] = ()
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"failing_link": self.failing_link,
+                "steps": [asdict(s) for s in self.steps],
+                "experiment": asdict(self.experiment),
+                "table": self.table.to_dict() if self.table else None,
+                "notes": list(self.notes), "thresholds": asdict(self.thresholds)}
+
+
+def _step(key: str, question: str, value: float | None, threshold: float, what: str,
+          higher_ok: bool = True) -> Step:
+    if value is None:
+        return Step(key, question, "unknown", None, threshold, f"{what}: not measured")
+    ok = value >= threshold if higher_ok else value <= threshold
+    return Step(key, question, "pass" if ok else "fail", value, threshold,
+                f"{what} = {value:.3f} ({'>=' if ok else '<'} {threshold:.2f})")
+
+
+def diagnose(
+    *,
+    table: RetrievalAnswerTable | None = None,
+    prompt_recall: RecallAt | None = None,
+    headroom_recall: RecallAt | None = None,
+    report: AnswerReport | None = None,
+    golden_version: str | None = None,
+    split: str = "tune",
+    thresholds: Thresholds | None = None,
+) -> Diagnosis:
+    """Walk the path with whatever is given (see module docstring)."""
+    t = thresholds or Thresholds()
+    if table is None and prompt_recall is None and headroom_recall is None and report is None:
+        raise UsageError("diagnose needs at least one of: a retrieval-by-answer table, a recall "
+                         "at the prompt k, a recall at a large k, or an answers report")
+    version = golden_version or (report.golden_version if report else None) or "<version>"
+    on = f"golden {version} {split} split"
+    k_metric = prompt_recall.metric if prompt_recall else "AllR@k"
+    big_metric = headroom_recall.metric if headroom_recall else "AllR@50"
+    notes: list[str] = []
+
+    s1 = _step("headroom", "Recall high at a large k?",
+               headroom_recall.value if headroom_recall else None, t.headroom_recall,
+               headroom_recall.metric if headroom_recall else "recall at a large k")
+    if prompt_recall is not None:
+        pr_val, pr_what = prompt_recall.value, prompt_recall.metric
+    elif table is not None:
+        ev = table.count("working") + table.count("generation_failure")
+        pr_val, pr_what = ev / table.n, "share of questions with evidence in the prompt context"
+    else:
+        pr_val, pr_what = None, "recall at the prompt k"
+    s2 = _step("prompt_k", "Recall high at the prompt k?", pr_val, t.prompt_recall, pr_what)
+    if table is not None:
+        ev = table.count("working") + table.count("generation_failure")
+        gen_val = table.count("working") / ev if ev else None
+        gen_what = "answer correct and supported, given evidence in context"
+    elif report is not None:
+        gen_val = report.summary()["ok_rate"]
+        gen_what = "answer correct and supported (all scored questions)"
+    else:
+        gen_val, gen_what = None, "answer correct and supported"
+    s3 = _step("generation", "Faithful and correct?", gen_val, t.answer_ok, gen_what)
+    blind = table is None and s1.status == "unknown" and s2.status == "unknown"
+    if blind and s3.status == "fail":
+        # without evidence-in-context, a wrong answer may be a retrieval or a generation failure
+        s3 = Step(s3.key, s3.question, "unknown", s3.value, s3.threshold,
+                  s3.detail + "; retrieval not measured, so retrieval and generation failures "
+                  "cannot be told apart")
+    slice_steps, slice_fail = _slices(report, t)
+    steps = (s1, s2, s3, *slice_steps)
+
+    retrieval_fails = s1.status == "fail" or s2.status == "fail"
+    link: str | None
+    if retrieval_fails and s3.status == "fail" and table is not None and table.largest_bad:
+        lb = table.largest_bad.key
+        link = "generation" if lb == "generation_failure" else "retrieval"
+        notes.append(f"retrieval and generation both fail; the largest bad cell "
+                     f"({table.largest_bad.title}, {table.count(lb)}) decides")
+    elif retrieval_fails:
+        link = "retrieval"
+    elif s3.status == "fail":
+        link = "generation"
+    elif slice_fail is not None:
+        link = slice_fail
+    else:
+        link = None
+    if table is not None and table.largest_bad is not None:
+        cell = table.largest_bad
+        notes.append(f"largest bad cell: {cell.title} ({table.count(cell.key)} of {table.n}): "
+                     f"{cell.reading}")
+        if table.count("from_memory"):
+            notes.append(f"{table.count('from_memory')} answered from memory: do not credit "
+                         "retrieval for them")
+
+    if link == "retrieval":
+        if s1.status == "fail":
+            link = "retrieval (candidates)"
+            exp = Experiment(
+                "candidates",
+                "add lexical candidates: hybrid BM25 + dense retrieval, everything else unchanged",
+                f"{big_metric} (pool) and {k_metric} (prompt)",
+                f"{k_metric} paired per question on {on}, same context budget",
+                _refute(k_metric))
+        else:
+            link = "retrieval (ranking)"
+            exp = Experiment(
+                "ranking",
+                f"add a reranker over the top {_cut(big_metric, 50)} candidates, everything else "
+                "unchanged",
+                f"nDCG(gain=exp)@{_cut(k_metric, 'k')} and {k_metric}",
+                f"{k_metric} paired per question on {on}, same context budget",
+                _refute(k_metric),
+                None if s1.status == "pass" else
+                f"recall at a large k was not measured; if {big_metric} is also low, the "
+                "candidate fix (hybrid search, chunk boundaries) comes first")
+    elif link == "generation":
+        exp = _generation_experiment(report, on)
+    elif link == "stale sources":
+        docs = sorted({c["doc"] for f in (report.faithful_but_wrong if report else ())
+                       for c in f.cited if f.stale})
+        exp = Experiment("corpus",
+                         "retire or mark superseded the stale documents "
+                         f"({', '.join(docs[:5]) or 'cited by faithful-but-wrong answers'}) and "
+                         "filter retrieval by effective_date",
+                         "answer correct and supported (ragmeter answers check)",
+                         f"answer outcomes paired per question on {on}",
+                         _refute("answer correct and supported"))
+    elif link == "unanswerable":
+        exp = Experiment("abstention",
+                         "add an abstain rule to the prompt: answer only when a passage states "
+                         "it, otherwise say it is not in the documents",
+                         "abstention rate on unanswerable and false-abstention rate on answerable",
+                         f"answer outcomes paired per question on {on} (all questions, so "
+                         "false abstentions count as broken)",
+                         _refute("answer correct and supported"))
+    elif link is not None and link.startswith("slice:"):
+        name = link.split(":", 1)[1]
+        exp = Experiment(link, f"one change aimed at slice '{name}' (e.g. lexical candidates for "
+                         "exact identifiers), everything else unchanged",
+                         f"{k_metric} and answer correct and supported on slice '{name}'",
+                         f"paired per question on {on}, reported overall and on '{name}'",
+                         _refute(k_metric) + "; also abandon if the other slices lose")
+    elif any(s.status == "unknown" for s in (s1, s2, s3)) and table is None:
+        exp = Experiment("unknown", "none yet: first score retrieval at the prompt k (span-level "
+                         "AllR@k on the run that fed these answers); the path cannot be walked "
+                         "without it", f"{k_metric} and {big_metric}",
+                         f"none until measured on {on}",
+                         "not applicable: this is a measurement, not a change")
+    else:
+        exp = Experiment("none", "no failing link at these thresholds: keep these questions as "
+                         "regression cases and grow the golden set from live traffic",
+                         k_metric, f"gate future changes paired on {on}",
+                         "a change ships only if fixed - broken > 0 and the interval excludes 0")
+    return Diagnosis(steps, link, exp, table, tuple(notes), t)
+
+
+def _cut(metric: str, default: Any) -> Any:
+    tail = metric.rsplit("@", 1)
+    return tail[1] if len(tail) == 2 else default
+
+
+def _refute(metric: str) -> str:
+    return (f"abandon if fixed - broken <= 0 on {metric} or the 95% paired bootstrap interval "
+            "of the difference includes 0")
+
+
+def _generation_experiment(report: AnswerReport | None, on: str) -> Experiment:
+    """Pick the generation change from what the failures look like."""
+    change = ("reorder the context: best-ranked passage first, duplicates removed, same budget")
+    if report is not None:
+        bad = [c for c in report.checks if c.answerable and c.ok is False]
+        false_abst = sum(c.abstained for c in bad)
+        unsupported = sum(c.supported is False for c in bad)
+        if bad and false_abst >= max(unsupported, 1) and false_abst * 2 >= len(bad):
+            change = "relax the abstention rule in the prompt (it abstains on answerable questions)"
+        elif bad and unsupported * 2 >= len(bad):
+            change = ("prompt: answer only from the passages and quote the sentence you rely on, "
+                      "with its citation")
+    return Experiment("generation", change,
+                      "answer correct and supported on questions with evidence in the prompt context",
+                      f"answer outcomes paired per question on {on}, same retrieval and budget",
+                      _refute("answer correct and supported"))
+
+
+def _slices(report: AnswerReport | None, t: Thresholds) -> tuple[list[Step], str | None]:
+    if report is None:
+        return [], None
+    steps: list[Step] = []
+    first: str | None = None
+    stale = [f for f in report.faithful_but_wrong if f.stale]
+    fbw = len(report.faithful_but_wrong)
+    steps.append(Step("stale", "Stale sources? (faithful but wrong)", "fail" if stale else "pass",
+                      float(fbw), 0.0,
+                      f"{fbw} faithful-but-wrong answer(s), {len(stale)} citing an older or "
+                      "superseded document"))
+    if stale:
+        first = "stale sources"
+    ab = report.abstention
+    if ab.n_unanswerable:
+        s = _step("unanswerable", "Abstains on unanswerable questions?", ab.abstention_rate,
+                  t.abstention, f"abstention rate on {ab.n_unanswerable} unanswerable")
+        steps.append(s)
+        if s.status == "fail" and first is None:
+            first = "unanswerable"
+    overall = report.summary()["ok_rate"]
+    for name, row in report.by_slice().items():
+        if name in ("answerable", "unanswerable") or row["ok_rate"] is None or overall is None:
+            continue
+        gap = overall - row["ok_rate"]
+        if gap < t.slice_gap:
+            continue
+        small = row["n"] < t.min_slice
+        steps.append(Step(f"slice:{name}", f"Slice '{name}' as good as the rest?",
+                          "unknown" if small else "fail", row["ok_rate"], overall - t.slice_gap,
+                          f"ok rate {row['ok_rate']:.2f} vs {overall:.2f} overall on "
+                          f"{row['n']} questions" + (" (under the slice minimum: a direction, "
+                                                     "not proof)" if small else "")))
+        if not small and first is None:
+            first = f"slice:{name}"
+    return steps, first
+
+
+def recall_from_evaluation(evaluation: Any, metric: str) -> RecallAt:
+    """Mean of ``metric`` in an :class:`~ragmeter.evaluation.Evaluation`."""
+    col = evaluation.column(metric)
+    return RecallAt(metric, sum(col.values()) / len(col) if col else 0.0, len(col))
+
+
+def evidence_from_evaluation(evaluation: Any, metric: str) -> Mapping[str, bool]:
+    """Per question: the binary ``metric`` (e.g. ``AllR@3``) equals 1 -> evidence in context."""
+    return {q: v >= 1.0 - 1e-9 for q, v in evaluation.column(metric).items()}

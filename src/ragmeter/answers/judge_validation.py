@@ -1,0 +1,252 @@
+"""Validate a judge against human labels before trusting it (the seed's "Before you trust a model
+judge": hand-label a sample, score it, measure agreement per class, read the disagreements, check
+order effects, repeat runs).
+
+Definitions (rows = human label, columns = judge label, ``n`` judged items):
+- confusion matrix ``C[i, j]`` = items humans labelled ``i`` and the judge ``j``;
+- observed agreement ``p_o = trace(C) / n``;
+- chance agreement ``p_e = sum_k (row_k / n) * (col_k / n)``;
+- Cohen's kappa ``(p_o - p_e) / (1 - p_e)`` (1.0 when ``p_e == 1`` and ``p_o == 1``);
+- agreement per class ``k`` = ``C[k, k] / row_k`` (of the items humans put in ``k``, the share the
+  judge put there too), with the judge's precision ``C[k, k] / col_k`` beside it;
+- order flips (pairwise judgements run in both orders): pairs whose preferred answer changes
+  with the order shown;
+- repeated runs: items whose label differs between runs, and the mean over items of the
+  population variance of numeric scores across runs.
+A failed judgement is never a label: failed items are listed and left out of kappa;
+``agreement_all`` counts them as disagreements.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, Problem, UsageError, ValidationError
+
+
+def confusion_matrix(human: Sequence[str], judge: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    """``C[i, j]``: count of items with human label ``labels[i]`` and judge label ``labels[j]``."""
+    index = {lab: i for i, lab in enumerate(labels)}
+    c = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for h, j in zip(human, judge, strict=True):
+        c[index[h], index[j]] += 1
+    return c
+
+
+def kappa_from_confusion(c: np.ndarray) -> float:
+    """Cohen's kappa of a confusion matrix (see module docstring)."""
+    n = c.sum()
+    if n == 0:
+        return float("nan")
+    po = np.trace(c) / n
+    pe = float((c.sum(axis=1) / n) @ (c.sum(axis=0) / n))
+    if pe == 1.0:
+        return 1.0 if po == 1.0 else float("nan")
+    return float((po - pe) / (1 - pe))
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
+    """Cohen's kappa of two label sequences of equal length."""
+    labels = sorted(set(a) | set(b))
+    return kappa_from_confusion(confusion_matrix(a, b, labels))
+
+
+@dataclass(frozen=True)
+class JudgeValidation:
+    """Agreement of one judge with human labels, with the disagreements themselves."""
+
+    labels: tuple[str, ...]
+    n: int
+    confusion: np.ndarray
+    agreement: float
+    agreement_all: float
+    kappa: float
+    per_class: Mapping[str, Mapping[str, float | int | None]]
+    disagreements: tuple[tuple[str, str, str], ...]  # (id, human, judge)
+    failed: tuple[str, ...] = ()
+    unlabelled: tuple[str, ...] = ()  # human-labelled ids the judge never scored
+    order_pairs: int = 0
+    order_flips: tuple[str, ...] = ()
+    n_runs: int = 1
+    unstable: tuple[str, ...] = ()
+    score_variance: float | None = None
+    judge: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": dict(self.judge), "n": self.n, "labels": list(self.labels),
+            "confusion": {"rows_human_cols_judge": self.confusion.tolist()},
+            "agreement": self.agreement, "agreement_all": self.agreement_all,
+            "kappa": self.kappa, "per_class": {k: dict(v) for k, v in self.per_class.items()},
+            "disagreements": [{"id": i, "human": h, "judge": j} for i, h, j in self.disagreements],
+            "failed": list(self.failed), "unlabelled": list(self.unlabelled),
+            "order": {"pairs_both_orders": self.order_pairs, "flips": len(self.order_flips),
+                      "flipped_ids": list(self.order_flips)},
+            "repeats": {"runs": self.n_runs, "unstable": len(self.unstable),
+                        "unstable_ids": list(self.unstable), "score_variance": self.score_variance},
+        }
+
+
+@dataclass(frozen=True)
+class JudgeLabel:
+    """One judge output to validate: label (None when the judgement failed), run, order, score."""
+
+    id: str
+    label: str | None
+    run: int = 0
+    order: str = "ab"
+    score: float | None = None
+
+
+def validate_judge(
+    human: Mapping[str, str],
+    judged: Iterable[JudgeLabel],
+    *,
+    judge: Mapping[str, Any] | None = None,
+) -> JudgeValidation:
+    """Compare judge labels with human labels (see module docstring for every number).
+
+    The judge's label on an item is the one of run 0 in order "ab"; other runs feed the repeat
+    statistics and order "ba" the flip count (its label already mapped back to the "ab" frame).
+    """
+    if not human:
+        raise UsageError("no human labels to validate against")
+    by: dict[tuple[str, int, str], JudgeLabel] = {}
+    for jl in judged:
+        by[(jl.id, jl.run, jl.order)] = jl
+    runs = sorted({r for _, r, _ in by})
+    primary = {i: jl for (i, r, o), jl in by.items() if r == (runs[0] if runs else 0) and o == "ab"}
+    ids = [i for i in human if i in primary and primary[i].label is not None]
+    failed = tuple(i for i in human if i in primary and primary[i].label is None)
+    unlabelled = tuple(i for i in human if i not in primary)
+    h = [human[i] for i in ids]
+    j = [str(primary[i].label) for i in ids]
+    labels = tuple(sorted(set(h) | set(j)))
+    c = confusion_matrix(h, j, labels)
+    n = len(ids)
+    agree = float(np.trace(c) / n) if n else float("nan")
+    per_class: dict[str, dict[str, float | int | None]] = {}
+    for k, lab in enumerate(labels):
+        row, col = int(c[k].sum()), int(c[:, k].sum())
+        per_class[lab] = {"n_human": row, "n_judge": col, "agree": int(c[k, k]),
+                          "agreement": c[k, k] / row if row else None,
+                          "precision": c[k, k] / col if col else None}
+    dis = tuple((i, human[i], str(primary[i].label)) for i in ids if human[i] != primary[i].label)
+
+    pairs, flips = 0, []
+    for (i, r, o), jl in by.items():
+        if o == "ab" and (i, r, "ba") in by:
+            other = by[(i, r, "ba")]
+            if jl.label is not None and other.label is not None:
+                pairs += 1
+                if jl.label != other.label:
+                    flips.append(i)
+
+    unstable, variances = [], []
+    if len(runs) > 1:
+        for i in human:
+            labs = [by[(i, r, "ab")] for r in runs if (i, r, "ab") in by]
+            got = [x.label for x in labs if x.label is not None]
+            if len(got) > 1 and len(set(got)) > 1:
+                unstable.append(i)
+            scores = [x.score for x in labs if x.score is not None]
+            if len(scores) > 1:
+                variances.append(float(np.var(scores)))
+    return JudgeValidation(
+        labels, n, c, agree,
+        float(np.trace(c) / (n + len(failed))) if n + len(failed) else float("nan"),
+        kappa_from_confusion(c), per_class, dis, failed, unlabelled, pairs, tuple(sorted(flips)),
+        max(len(runs), 1), tuple(unstable), float(np.mean(variances)) if variances else None,
+        dict(judge or {}),
+    )
+
+
+# -- files ---------------------------------------------------------------------------------------
+def _read_jsonl(path: str | PathLike[str], problems: list[Problem]) -> list[tuple[int, Any]]:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("file not found", path=p)
+    out = []
+    with p.open(encoding="utf-8") as fh:
+        for line, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(f"not valid JSON ({exc.msg})", str(p), line))
+                continue
+            if not isinstance(rec, dict):
+                problems.append(Problem("a record must be a JSON object", str(p), line))
+                continue
+            out.append((line, rec))
+    return out
+
+
+def load_human_labels(path: str | PathLike[str]) -> dict[str, str]:
+    """``{"id": ..., "label": ...}`` per line; one label per id."""
+    out: dict[str, str] = {}
+    problems: list[Problem] = []
+    for line, rec in _read_jsonl(path, problems):
+        i, lab = rec.get("id"), rec.get("label")
+        if not isinstance(i, str) or not i:
+            problems.append(Problem("needs a non-empty string", str(path), line, "id"))
+        elif lab is None or isinstance(lab, (dict, list)):
+            problems.append(Problem("needs a label (string, number or boolean)", str(path), line,
+                                    "label"))
+        elif i in out:
+            problems.append(Problem(f"second label for '{i}'", str(path), line, "id"))
+        else:
+            out[i] = str(lab).lower() if isinstance(lab, bool) else str(lab)
+    if problems:
+        raise ValidationError(problems, what=str(path))
+    return out
+
+
+def load_judge_labels(path: str | PathLike[str]) -> tuple[list[JudgeLabel], dict[str, Any]]:
+    """Judge outputs: ``{"id", "label", "run"?, "order"?: "ab"|"ba", "score"?, "ok"?}`` per line
+    (also the ``judged`` records of ``ragmeter answers check --format json``). A record with
+    ``"ok": false`` or no label is a failed judgement. Returns the labels and the judge info when
+    the records carry one (refusing a file that mixes two judge configurations)."""
+    out: list[JudgeLabel] = []
+    problems: list[Problem] = []
+    judges: set[str] = set()
+    for line, rec in _read_jsonl(path, problems):
+        i = rec.get("id")
+        if not isinstance(i, str) or not i:
+            problems.append(Problem("needs a non-empty string", str(path), line, "id"))
+            continue
+        order = rec.get("order", "ab")
+        if order not in ("ab", "ba"):
+            problems.append(Problem("must be 'ab' or 'ba'", str(path), line, "order"))
+            continue
+        run = rec.get("run", 0)
+        if not isinstance(run, int) or isinstance(run, bool):
+            problems.append(Problem("must be an integer", str(path), line, "run"))
+            continue
+        lab = rec.get("label")
+        if rec.get("ok") is False:
+            lab = None
+        score = rec.get("score")
+        if score is not None and not isinstance(score, (int, float)):
+            problems.append(Problem("must be a number", str(path), line, "score"))
+            continue
+        if isinstance(rec.get("judge"), dict):
+            judges.add(json.dumps({"judge": rec["judge"], "prompt": rec.get("prompt")},
+                                  sort_keys=True))
+        out.append(JudgeLabel(i, None if lab is None else
+                              (str(lab).lower() if isinstance(lab, bool) else str(lab)),
+                              run, order, None if score is None else float(score)))
+    if len(judges) > 1:
+        problems.append(Problem(f"mixes {len(judges)} judge configurations; validate one at a "
+                                "time", str(path), None, "judge"))
+    if problems:
+        raise ValidationError(problems, what=str(path))
+    return out, (json.loads(judges.pop()) if judges else {})

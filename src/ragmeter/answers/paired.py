@@ -1,0 +1,71 @@
+"""Paired comparison of two answer variants on "answer correct and supported" (1/0 per
+question), through :func:`ragmeter.compare.compare`: fixed and broken questions, the paired
+bootstrap interval of the difference and the sign test, on the questions both variants scored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from .._errors import UsageError
+from .report import AnswerReport
+
+METRIC_LABEL = "answer correct and supported"
+
+
+@dataclass(frozen=True)
+class AnswerComparison:
+    baseline: str
+    candidate: str
+    split: str | None
+    comparison: Any  # ragmeter.compare.Comparison
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline_variant": self.baseline, "candidate_variant": self.candidate,
+                "split": self.split, **self.comparison.to_dict()}
+
+
+def outcomes(report: AnswerReport, split: str | None = None) -> dict[str, float]:
+    """``{qid: 1.0 | 0.0}`` of ``ok`` for every scored question (of ``split`` when given)."""
+    return {c.id: float(bool(c.ok)) for c in report.checks
+            if c.ok is not None and (split is None or c.split == split)}
+
+
+def compare_answers(baseline: AnswerReport, candidate: AnswerReport, *, split: str | None = None,
+                    seed: int = 0, n_resamples: int = 5000) -> AnswerComparison:
+    """Compare two checked variants question by question (same golden version required)."""
+    from ..compare import compare
+
+    if baseline.golden_version != candidate.golden_version:
+        raise UsageError(f"variants were checked on golden versions {baseline.golden_version} and "
+                         f"{candidate.golden_version}; check both on one frozen version")
+    a, b = outcomes(baseline, split), outcomes(candidate, split)
+    common = sorted(set(a) & set(b))
+    if not common:
+        raise UsageError("the two variants share no scored question"
+                         + (f" in split '{split}'" if split else ""))
+    comp = compare({q: a[q] for q in common}, {q: b[q] for q in common}, METRIC_LABEL,
+                   seed=seed, n_resamples=n_resamples)
+    return AnswerComparison(baseline.variant, candidate.variant, split, comp)
+
+
+def print_comparison(console: Console, ac: AnswerComparison) -> None:
+    c = ac.comparison
+    lo, hi = c.ci
+    where = f" ({ac.split} split)" if ac.split else ""
+    console.print(f"[bold]{escape(ac.candidate)} vs {escape(ac.baseline)}[/bold] on "
+                  f"{METRIC_LABEL}{where}, {c.n} paired questions")
+    console.print(f"  baseline {c.baseline_values.mean():.3f}, candidate "
+                  f"{c.candidate_values.mean():.3f}, difference {c.mean_delta:+.3f}")
+    console.print(f"  fixed {c.fixed}, broken {c.broken}, net {c.fixed - c.broken:+d}; "
+                  f"{int(c.confidence * 100)}% paired bootstrap interval [{lo:+.3f}, {hi:+.3f}]; "
+                  f"sign test p = {c.sign_test_p:.2f}")
+    console.print(f"  verdict: {escape(c.verdict)}")
+    if c.fixed_ids:
+        console.print(f"  fixed: {', '.join(c.fixed_ids[:10])}")
+    if c.broken_ids:
+        console.print(f"  broken: {', '.join(c.broken_ids[:10])}")

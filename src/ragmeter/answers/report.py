@@ -1,0 +1,305 @@
+"""Check one variant's answers against the golden set: correctness, abstention, deterministic
+faithfulness, optional judge metrics, and the faithful-but-wrong list.
+
+Per question:
+- ``correct``: abstention verdict first (:mod:`.abstention`), else the combined correctness rule
+  (:mod:`.correctness`); None when an answerable question has no reference answer.
+- ``supported``: False when the deterministic check (:mod:`.faithfulness`) or the judge's
+  faithfulness label says unsupported; True when either found support and none found a failure;
+  None when nothing could be checked. A failed judgement counts as neither.
+- ``ok`` (answer correct and supported, the column of the retrieval-by-answer table):
+  ``correct and supported is not False``; None when ``correct`` is None.
+- faithful but wrong: answered, ``supported is True`` and ``correct is False`` — a corpus problem
+  (e.g. a stale policy), listed with the cited documents' ``effective_date``/``version``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import RagmeterError, UsageError, ValidationError
+from ._passages import PassageIndex
+from ._schema import AnswerSet, is_abstention, looks_abstained
+from .abstention import AbstentionSummary, abstention_verdict, summarize_abstention
+from .correctness import CORRECT_RULE, Correctness, score_correctness
+from .faithfulness import Faithfulness, _Finder, check_faithfulness
+from .judged import JudgedScore, get_metric, judge_metric, require_one_config
+from .judges._protocol import Judge
+
+#: metadata keys shown for cited documents of faithful-but-wrong answers
+DOC_FIELDS = ("effective_date", "version", "superseded_by", "status")
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """Every verdict on one answer."""
+
+    id: str
+    answerable: bool
+    abstained: bool
+    abstained_from: str  # "field" or "text"
+    correct: bool | None
+    reason: str
+    correctness: Correctness | None
+    faithfulness: Faithfulness
+    judged: Mapping[str, JudgedScore] = field(default_factory=dict)
+    slices: tuple[str, ...] = ()
+    split: str = "tune"
+    cited_docs: tuple[str, ...] = ()
+
+    @property
+    def supported(self) -> bool | None:
+        det = self.faithfulness.supported
+        js = self.judged.get("faithfulness")
+        jud = None if js is None or not js.ok else js.label == "supported"
+        if det is False or jud is False:
+            return False
+        if det or jud:
+            return True
+        return None
+
+    @property
+    def ok(self) -> bool | None:
+        """Answer correct and supported (see module docstring)."""
+        if self.correct is None:
+            return None
+        return self.correct and self.supported is not False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "answerable": self.answerable, "abstained": self.abstained,
+                "abstained_from": self.abstained_from, "correct": self.correct,
+                "reason": self.reason, "supported": self.supported, "ok": self.ok,
+                "correctness": self.correctness.to_dict() if self.correctness else None,
+                "faithfulness": self.faithfulness.to_dict(),
+                "judged": {k: v.to_dict() for k, v in self.judged.items()},
+                "slices": list(self.slices), "split": self.split,
+                "cited_docs": list(self.cited_docs)}
+
+
+@dataclass(frozen=True)
+class FaithfulButWrong:
+    """An answer its context supports that is still wrong: look at the corpus."""
+
+    id: str
+    question: str
+    answer: str
+    reference: str | None
+    reason: str
+    cited: tuple[Mapping[str, Any], ...]    # {"doc", effective_date?, version?, ...}
+    evidence: tuple[Mapping[str, Any], ...]  # the golden evidence documents, same fields
+    stale: bool  # a cited document is older than (or a different version of) the evidence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "question": self.question, "answer": self.answer,
+                "reference": self.reference, "reason": self.reason,
+                "cited": [dict(c) for c in self.cited],
+                "evidence": [dict(e) for e in self.evidence], "stale": self.stale}
+
+
+@dataclass(frozen=True)
+class AnswerReport:
+    """The checks of one answers file against one golden set."""
+
+    variant: str
+    golden_version: str | None
+    checks: tuple[AnswerCheck, ...]
+    missing: tuple[str, ...]  # golden questions without an answer
+    faithful_but_wrong: tuple[FaithfulButWrong, ...]
+    judge: str | None = None  # judge label when judge metrics were run
+
+    @property
+    def by_id(self) -> dict[str, AnswerCheck]:
+        return {c.id: c for c in self.checks}
+
+    def answer_ok(self) -> dict[str, bool | None]:
+        """Per answerable question: answer correct and supported (the table's column)."""
+        return {c.id: c.ok for c in self.checks if c.answerable}
+
+    @property
+    def abstention(self) -> AbstentionSummary:
+        return summarize_abstention((c.answerable, c.abstained) for c in self.checks)
+
+    def summary(self) -> dict[str, Any]:
+        cs = self.checks
+        scored = [c for c in cs if c.correct is not None]
+        answered = [c.correctness for c in cs if c.correctness is not None]
+        quotes = [q for c in cs for q in c.faithfulness.quotes]
+        values = [v for c in cs for v in c.faithfulness.values]
+        vm = [c.value_match for c in answered if c.value_match is not None]
+        out: dict[str, Any] = {
+            "variant": self.variant, "golden_version": self.golden_version,
+            "n_answers": len(cs), "n_missing": len(self.missing),
+            "n_scored": len(scored),
+            "correct": sum(bool(c.correct) for c in scored),
+            "correct_rate": _rate(sum(bool(c.correct) for c in scored), len(scored)),
+            "ok": sum(bool(c.ok) for c in scored),
+            "ok_rate": _rate(sum(bool(c.ok) for c in scored), len(scored)),
+            "exact_rate": _rate(sum(c.exact for c in answered), len(answered)),
+            "mean_f1": _mean([c.f1 for c in answered]),
+            "value_match_rate": _rate(sum(vm), len(vm)),
+            "quotes_checked": len(quotes), "quotes_failed": sum(not q.ok for q in quotes),
+            "values_checked": len(values), "values_failed": sum(not v.ok for v in values),
+            "supported": sum(c.supported is True for c in cs),
+            "unsupported": sum(c.supported is False for c in cs),
+            "support_unknown": sum(c.supported is None for c in cs),
+            "faithful_but_wrong": len(self.faithful_but_wrong),
+            "abstention": self.abstention.to_dict(),
+            "rule": CORRECT_RULE,
+        }
+        judged: dict[str, list[JudgedScore]] = {}
+        for c in cs:
+            for name, s in c.judged.items():
+                judged.setdefault(name, []).append(s)
+        if judged:
+            out["judge"] = self.judge
+            out["judged"] = {name: {"n": len(v), "failed": sum(not s.ok for s in v),
+                                    "mean": _mean([s.score for s in v if s.ok and s.score is not None]),
+                                    "prompt": dict(v[0].prompt)} for name, v in judged.items()}
+        return out
+
+    def by_slice(self) -> dict[str, dict[str, Any]]:
+        """Correct and ok rates per golden slice, plus "answerable"/"unanswerable"."""
+        groups: dict[str, list[AnswerCheck]] = {}
+        for c in self.checks:
+            names = [*c.slices, "answerable" if c.answerable else "unanswerable"]
+            for s in names:
+                groups.setdefault(s, []).append(c)
+        out = {}
+        for name in sorted(groups):
+            g = [c for c in groups[name] if c.correct is not None]
+            out[name] = {"n": len(g), "correct_rate": _rate(sum(bool(c.correct) for c in g), len(g)),
+                         "ok_rate": _rate(sum(bool(c.ok) for c in g), len(g))}
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary(), "slices": self.by_slice(),
+                "faithful_but_wrong": [f.to_dict() for f in self.faithful_but_wrong],
+                "missing": list(self.missing), "answers": [c.to_dict() for c in self.checks]}
+
+
+def _rate(k: int, n: int) -> float | None:
+    return k / n if n else None
+
+
+def _mean(xs: Sequence[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _doc_fields(index: PassageIndex, doc_id: str) -> dict[str, Any]:
+    meta = index.metadata(doc_id)
+    return {"doc": doc_id, **{k: meta[k] for k in DOC_FIELDS if k in meta}}
+
+
+def _is_stale(cited: Sequence[Mapping[str, Any]], evidence: Sequence[Mapping[str, Any]]) -> bool:
+    ev_docs = {e["doc"] for e in evidence}
+    ev_dates = [str(e["effective_date"]) for e in evidence if "effective_date" in e]
+    for c in cited:
+        if c["doc"] in ev_docs:
+            continue
+        if "superseded_by" in c or str(c.get("status", "")).lower() in ("superseded", "stale",
+                                                                         "expired", "archived"):
+            return True
+        if ev_dates and "effective_date" in c and str(c["effective_date"]) < max(ev_dates):
+            return True
+        if any("version" in e and "version" in c and e["version"] != c["version"] for e in evidence):
+            return True
+    return False
+
+
+def check_answers(
+    answers: AnswerSet,
+    golden: Any,
+    *,
+    corpus: Any = None,
+    chunks: Any = None,
+    judge: Judge | None = None,
+    judge_metrics: Sequence[str] = (),
+) -> AnswerReport:
+    """Check ``answers`` against ``golden`` (a GoldenSet or anything with ``.questions``).
+
+    ``corpus`` resolves document citations and supplies ``effective_date``/``version``;
+    ``chunks`` resolves chunk citations and the ``context`` ids. Judge metrics run only when both
+    ``judge`` and ``judge_metrics`` are given.
+    """
+    questions = {q.id: q for q in golden.questions}
+    unknown = [a.id for a in answers.answers if a.id not in questions]
+    if unknown:
+        raise UsageError(f"{answers.path or answers.variant}: {len(unknown)} answer id(s) are not "
+                         f"golden questions: {', '.join(unknown[:5])}")
+    index = PassageIndex(corpus, chunks)
+    problems = index.check(answers)
+    if problems:
+        raise ValidationError(problems, what=answers.path or answers.variant)
+    if judge_metrics and judge is None:
+        raise UsageError(f"judge metrics {', '.join(judge_metrics)} need a judge: pass one "
+                         "explicitly (FakeJudge() for a demo, OpenAIJudge(...) for a model)")
+    finder = _Finder(index)
+    judged = _run_judges(answers, questions, index, judge, judge_metrics) if judge_metrics else {}
+
+    checks, fbw = [], []
+    for a in answers.answers:
+        q = questions[a.id]
+        abstained = is_abstention(a)
+        verdict, reason = abstention_verdict(q.answerable, abstained)
+        corr = None
+        if not abstained and q.answer is not None:
+            corr = score_correctness(a.answer, q.answer)
+        if verdict is None:
+            if corr is None:
+                reason = "no reference answer in the golden set"
+            else:
+                verdict, reason = corr.correct, corr.reason
+        cited_docs = tuple(dict.fromkeys(index.cited(c).doc or "" for c in a.citations))
+        check = AnswerCheck(
+            a.id, q.answerable, abstained, "field" if a.abstained is not None else "text",
+            verdict, reason, corr, check_faithfulness(a, index, finder), judged.get(a.id, {}),
+            tuple(q.slices), q.split, tuple(d for d in cited_docs if d))
+        checks.append(check)
+        if not abstained and q.answerable and check.supported is True and check.correct is False:
+            cited = tuple(_doc_fields(index, d) for d in check.cited_docs)
+            evidence = tuple(_doc_fields(index, d) for d in dict.fromkeys(e.doc for e in q.evidence))
+            fbw.append(FaithfulButWrong(a.id, q.question, a.answer, q.answer, reason, cited,
+                                        evidence, _is_stale(cited, evidence)))
+    missing = tuple(qid for qid in questions if qid not in answers.by_id)
+    return AnswerReport(answers.variant, golden_version_of(golden), tuple(checks), missing,
+                        tuple(fbw), judge.info.label if (judge is not None and judge_metrics) else None)
+
+
+def golden_version_of(golden: Any) -> str | None:
+    """The golden set's version, or None when it cannot be computed (no corpus, not frozen)."""
+    try:
+        v = getattr(golden, "version", None)
+    except RagmeterError:
+        return None
+    return None if v is None else str(v)
+
+
+def _run_judges(answers: AnswerSet, questions: Mapping[str, Any], index: PassageIndex,
+                judge: Judge | None, metrics: Sequence[str]) -> dict[str, dict[str, JudgedScore]]:
+    items = []
+    for a in answers.answers:
+        q = questions[a.id]
+        ctx = index.context(a.context or [])
+        items.append({"id": a.id, "question": q.question, "answer": a.answer,
+                      "reference": q.answer,
+                      "context": "\n\n".join(f"[{i + 1}] {p.text}" for i, p in enumerate(ctx))
+                      if ctx else None})
+    out: dict[str, dict[str, JudgedScore]] = {}
+    all_scores: list[JudgedScore] = []
+    for name in metrics:
+        metric = get_metric(name)
+        # an unanswerable question has no reference by design: not a missing input
+        use = [it for it in items if "reference" not in metric.inputs
+               or questions[it["id"]].answerable]
+        scores = judge_metric(judge, metric, use)  # type: ignore[arg-type]
+        all_scores += scores
+        for s in scores:
+            out.setdefault(s.id, {})[name] = s
+    require_one_config(all_scores)
+    return out
+
+
+__all__ = ["AnswerCheck", "AnswerReport", "FaithfulButWrong", "check_answers", "looks_abstained"]

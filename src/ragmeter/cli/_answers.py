@@ -1,0 +1,183 @@
+"""``ragmeter answers check|compare`` and ``ragmeter judge validate``."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from .._errors import UsageError
+from ._common import Format, console, err_console, handle_errors, print_json
+
+answers_app = typer.Typer(help="Check generated answers: correctness, abstention, quotes, judges.",
+                          no_args_is_help=True)
+judge_app = typer.Typer(help="Validate a model judge against human labels.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(answers_app, name="answers")
+    app.add_typer(judge_app, name="judge")
+
+
+def _load_inputs(golden: Path, corpus: Path | None, chunks: Path | None) -> tuple[Any, Any, Any]:
+    from ..data.corpus import load_corpus
+    from ..data.golden import load_golden
+
+    corp = load_corpus(corpus) if corpus is not None else None
+    gold = load_golden(golden, corp)
+    chk = None
+    if chunks is not None:
+        from ..chunking import load_chunking
+
+        chk = load_chunking(chunks, corpus=corp)
+    return gold, corp, chk
+
+
+def _make_judge(kind: str, url: str | None, model: str | None, key_env: str | None,
+                cache: Path | None, timeout: float, retries: int, concurrency: int,
+                price_prompt: float | None, price_completion: float | None) -> Any:
+    if kind == "none":
+        return None
+    if kind == "fake":
+        from ..answers.judges.fake import FakeJudge
+
+        err_console.print("[yellow]FAKE JUDGE: rule-based stand-in, not a model; its scores are "
+                          "not evidence[/yellow]")
+        return FakeJudge()
+    if kind == "openai":
+        if not url or not model:
+            raise UsageError("--judge openai needs --judge-url and --judge-model")
+        from ..answers.judges.openai import OpenAIJudge
+
+        return OpenAIJudge(base_url=url, model=model, api_key_env=key_env, timeout=timeout,
+                           max_retries=retries, concurrency=concurrency, cache_dir=cache,
+                           price_per_1k_prompt=price_prompt,
+                           price_per_1k_completion=price_completion)
+    raise UsageError(f"--judge must be none, fake or openai, got '{kind}'")
+
+
+@answers_app.command("check")
+@handle_errors
+def check_cmd(
+    answers: list[Path] = typer.Argument(..., help="Answers JSONL file(s), one variant each."),
+    golden: Path = typer.Option(..., help="Golden set (JSONL) with reference answers."),
+    corpus: Path | None = typer.Option(None, help="Corpus: resolves doc citations, dates."),
+    chunks: Path | None = typer.Option(None, help="Chunking: resolves chunk citations, context."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+    per_answer: bool = typer.Option(False, "--per-answer", help="Also list every answer."),
+    judge: str = typer.Option("none", help="none, fake (rule-based, for demos) or openai."),
+    judge_metrics: str = typer.Option(
+        "faithfulness", help="Judge metrics: faithfulness, context_relevance, answer_relevance, "
+        "correctness (comma-separated)."),
+    judge_url: str | None = typer.Option(None, help="OpenAI-compatible base URL, e.g. "
+                                            "http://127.0.0.1:8000/v1"),
+    judge_model: str | None = typer.Option(None, help="Judge model name."),
+    judge_key_env: str | None = typer.Option(None, help="Name of the env var holding the API key."),
+    judge_cache: Path | None = typer.Option(Path(".ragmeter-cache/judge"),
+                                               help="Disk cache of judge replies."),
+    judge_timeout: float = typer.Option(60.0, help="Seconds per request."),
+    judge_retries: int = typer.Option(3, help="Retries on 429/5xx/timeouts/malformed replies."),
+    judge_concurrency: int = typer.Option(4, help="Requests in flight at once."),
+    price_prompt: float | None = typer.Option(None, help="Price per 1k prompt tokens."),
+    price_completion: float | None = typer.Option(None, help="Price per 1k completion tokens."),
+) -> None:
+    """Score answers: correctness, abstention, quote/value faithfulness, faithful-but-wrong.
+
+    Exit code 1 when a judge was used and any judgement failed (the failures are listed)."""
+    from ..answers._render import print_report
+    from ..answers._schema import load_answers
+    from ..answers.report import check_answers
+
+    gold, corp, chk = _load_inputs(golden, corpus, chunks)
+    j = _make_judge(judge, judge_url, judge_model, judge_key_env, judge_cache, judge_timeout,
+                    judge_retries, judge_concurrency, price_prompt, price_completion)
+    metrics = [m.strip() for m in judge_metrics.split(",") if m.strip()] if j is not None else []
+    reports = [check_answers(load_answers(p, golden=gold), gold, corpus=corp, chunks=chk,
+                             judge=j, judge_metrics=metrics) for p in answers]
+    failed = sum(1 for r in reports for c in r.checks for s in c.judged.values() if not s.ok)
+    usage = getattr(j, "usage", None)
+    if fmt == Format.json:
+        objs = [r.to_dict() for r in reports]
+        if usage is not None:
+            for o in objs:
+                o["judge_usage"] = usage.to_dict()
+        print_json(objs[0] if len(objs) == 1 else objs)
+    elif fmt == Format.csv:
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(["variant", "id", "answerable", "abstained", "correct", "supported", "ok",
+                    "exact", "f1", "value_match", "quotes_failed", "reason"])
+        for r in reports:
+            for c in r.checks:
+                cr = c.correctness
+                w.writerow([r.variant, c.id, c.answerable, c.abstained, c.correct, c.supported,
+                            c.ok, cr.exact if cr else "", f"{cr.f1:.4f}" if cr else "",
+                            cr.value_match if cr else "", len(c.faithfulness.failed_quotes),
+                            c.reason])
+    else:
+        for r in reports:
+            print_report(console, r, per_answer=per_answer)
+        if usage is not None:
+            u = usage.to_dict()
+            cost = "" if u["cost"] is None else f", cost {u['cost']:.4f}"
+            console.print(f"judge usage: {u['http_requests']} HTTP requests, {u['cache_hits']} "
+                          f"cache hits, {u['retries']} retries, {u['failures']} failures, "
+                          f"{u['prompt_tokens']}+{u['completion_tokens']} tokens{cost}")
+    if failed:
+        err_console.print(f"[red]{failed} judgement(s) failed[/red]; they are recorded as failed, "
+                          "not as passes")
+        raise typer.Exit(1)
+
+
+@answers_app.command("compare")
+@handle_errors
+def compare_cmd(
+    baseline: Path = typer.Argument(..., help="Baseline answers JSONL."),
+    candidate: Path = typer.Argument(..., help="Candidate answers JSONL."),
+    golden: Path = typer.Option(..., help="Golden set (JSONL)."),
+    corpus: Path | None = typer.Option(None, help="Corpus (resolves doc citations)."),
+    chunks: Path | None = typer.Option(None, help="Chunking (resolves chunk citations)."),
+    split: str | None = typer.Option(None, help="Only questions of this split (tune/heldout)."),
+    seed: int = typer.Option(0, help="Bootstrap seed."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+) -> None:
+    """Paired comparison of two answer variants on 'answer correct and supported'."""
+    from ..answers._schema import load_answers, require_same_questions
+    from ..answers.paired import compare_answers
+    from ..answers.report import check_answers
+
+    gold, corp, chk = _load_inputs(golden, corpus, chunks)
+    a, b = load_answers(baseline, golden=gold), load_answers(candidate, golden=gold)
+    require_same_questions(a, b)
+    ra = check_answers(a, gold, corpus=corp, chunks=chk)
+    rb = check_answers(b, gold, corpus=corp, chunks=chk)
+    comp = compare_answers(ra, rb, split=split, seed=seed)
+    if fmt == Format.json:
+        print_json(comp.to_dict())
+    else:
+        from ..answers.paired import print_comparison
+
+        print_comparison(console, comp)
+
+
+@judge_app.command("validate")
+@handle_errors
+def validate_cmd(
+    human: Path = typer.Option(..., help="Human labels JSONL: {\"id\", \"label\"}."),
+    judged: Path = typer.Option(..., "--judge", help="Judge labels JSONL: {\"id\", \"label\", "
+                                "\"run\"?, \"order\"?: \"ab\"|\"ba\", \"score\"?, \"ok\"?}."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+) -> None:
+    """Agreement per class, confusion matrix, Cohen's kappa, order flips, repeat variance and the
+    disagreements themselves."""
+    from ..answers._render import print_validation
+    from ..answers.judge_validation import load_human_labels, load_judge_labels, validate_judge
+
+    labels, info = load_judge_labels(judged)
+    v = validate_judge(load_human_labels(human), labels, judge=info)
+    if fmt == Format.json:
+        print_json(v.to_dict())
+    else:
+        print_validation(console, v)

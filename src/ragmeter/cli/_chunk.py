@@ -1,0 +1,63 @@
+"""``ragmeter chunk``: cut a corpus into chunks and write the chunk table."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from .._errors import UsageError
+from ._common import Format, console, err_console, handle_errors, print_json
+
+CHUNKER_HELP = ("tokens:SIZE:OVERLAP, sentences:N, sections:MAX_TOKENS or recursive:SIZE:OVERLAP, "
+                "e.g. tokens:300:50")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chunk")(chunk_cmd)
+
+
+@handle_errors
+def chunk_cmd(
+    corpus: Path = typer.Argument(..., help="Corpus: a JSONL file or a folder of .txt/.md files."),
+    chunker: str = typer.Option(..., "--chunker", "-c", help=CHUNKER_HELP),
+    output: Path = typer.Option(..., "-o", "--output", help="Chunk file: .parquet or .jsonl."),
+    tokenizer: str = typer.Option("minilm-wordpiece", help="minilm-wordpiece or regex-words."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+) -> None:
+    """Chunk every document; one row per chunk: id, doc, start, end, text, n_tokens."""
+    from rich.progress import Progress
+
+    from ..chunking import chunk_corpus, get_tokenizer, make_chunker
+    from ..data.corpus import load_corpus
+
+    spec = make_chunker(chunker)  # a bad name fails before any work
+    tok = get_tokenizer(tokenizer)
+    if output.suffix.lower() not in (".parquet", ".jsonl"):
+        raise UsageError(f"{output}: the chunk file must end in .parquet or .jsonl")
+    if output.exists() and not force:
+        raise UsageError(f"{output} exists; pass --force to overwrite it")
+    docs = load_corpus(corpus)
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task(f"chunking {spec.name}", total=len(docs))
+        chunking = chunk_corpus(docs, spec, tokenizer=tok,
+                                progress=lambda done, _: bar.update(task, completed=done))
+    chunking.save(output)
+    stats = dict(chunking.stats(), path=str(output))
+    if fmt == Format.json:
+        print_json(stats)
+    elif fmt == Format.csv:
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(list(stats))
+        w.writerow(list(stats.values()))
+    else:
+        t = Table(title=f"{chunking.name} -> {output}")
+        for col in ("chunks", "documents", "tokens min", "median", "max", "tokenizer"):
+            t.add_column(col, justify="right")
+        t.add_row(f"{stats['n_chunks']:,}", f"{stats['n_docs']:,}", str(stats["tokens_min"]),
+                  f"{stats['tokens_median']:g}", str(stats["tokens_max"]), stats["tokenizer"])
+        console.print(t)

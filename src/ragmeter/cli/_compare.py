@@ -1,0 +1,440 @@
+"""``ragmeter compare``, ``ragmeter sweep`` and ``ragmeter gate``: paired decisions on scored runs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.table import Table
+
+from .._errors import InputError, RagmeterWarning, UsageError
+from ._common import Format, console, err_console, escape, handle_errors, print_json
+
+if TYPE_CHECKING:  # keeps `ragmeter --help` fast
+    from ..compare import Comparison, Sweep
+    from ..evaluation import Evaluation
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_cmd)
+    app.command("sweep")(sweep_cmd)
+    app.command("gate")(gate_cmd)
+
+
+# -- loading the two sides ----------------------------------------------------------------------
+def _split_selector(spec: str) -> tuple[Path, str | None]:
+    path, sep, run = spec.partition("#")
+    return Path(path), (run if sep else None)
+
+
+def _read_evaluation(spec: str) -> Evaluation:
+    """An ``eval --per-query --format json`` output; ``PATH#RUN`` picks one run from a list."""
+    from ..evaluation import Evaluation
+
+    path, run = _split_selector(spec)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not JSON ({exc.msg}); give the output of 'ragmeter eval --per-query --format json', "
+            "or run files with --qrels", path=path, line=exc.lineno) from None
+    objs = data if isinstance(data, list) else [data]
+    if not objs or not all(isinstance(o, dict) for o in objs):
+        raise InputError("expected a JSON object (or a list of them) from 'ragmeter eval "
+                         "--per-query --format json'", path=path)
+    if run is not None:
+        chosen = [o for o in objs if str(o.get("run")) == run]
+        if not chosen:
+            have = ", ".join(str(o.get("run")) for o in objs)
+            raise InputError(f"no run named '{run}' (runs in the file: {have})", path=path)
+        obj = chosen[0]
+    elif len(objs) > 1:
+        have = ", ".join(str(o.get("run")) for o in objs)
+        raise InputError(f"holds {len(objs)} runs ({have}); pick one as {path}#RUN",
+                         path=path)
+    else:
+        obj = objs[0]
+    return Evaluation.from_dict(obj, source=str(path))
+
+
+def _score_runs(specs: list[str], metrics: str, qrels: Path | None, golden: Path | None,
+                chunks: list[Path], cover: float) -> list[Evaluation]:
+    if golden is not None or chunks:
+        if golden is None or not chunks:
+            raise UsageError("span-level scoring needs both --golden and --chunks")
+        if len(chunks) not in (1, len(specs)):
+            raise UsageError("give --chunks once for both runs, or twice (baseline's chunking "
+                             "first, then the candidate's)")
+        from ..labels import evaluate_spans_files
+
+        per_run = chunks * len(specs) if len(chunks) == 1 else chunks
+        return [evaluate_spans_files([Path(s)], metrics=metrics, golden=golden, chunks=c,
+                                   cover=cover)[0] for s, c in zip(specs, per_run)]
+    from ..metrics._engine import evaluate
+
+    out = []
+    for s in specs:
+        if not Path(s).exists():
+            raise InputError("no such run file", path=s)
+        out.append(evaluate(qrels, Path(s), metrics, run_name=s,
+                            config={"qrels": str(qrels)}))
+    return out
+
+
+def load_pair(base: str, cand: str, metric: str | None, qrels: Path | None,
+              golden: Path | None, chunks: list[Path] | None,
+              cover: float) -> tuple[Evaluation, Evaluation]:
+    """Two Evaluations: read from ``eval`` JSON, or scored here from run files."""
+    if qrels is not None and (golden is not None or chunks):
+        raise UsageError("give --qrels (item labels) or --golden/--chunks (span labels), not both")
+    if qrels is not None or golden is not None or chunks:
+        if metric is None:
+            raise UsageError("give --metric to score the runs")
+        a, b = _score_runs([base, cand], metric, qrels, golden, chunks or [], cover)
+        return a, b
+    return _read_evaluation(base), _read_evaluation(cand)
+
+
+def _run_compare(base: str, cand: str, metric: str | None, opts: dict[str, Any]) -> Comparison:
+    from ..compare import compare
+
+    a, b = load_pair(base, cand, metric, opts.pop("qrels"), opts.pop("golden"),
+                     opts.pop("chunks"), opts.pop("cover"))
+    with warnings.catch_warnings(), err_console.status("resampling questions..."):
+        warnings.simplefilter("ignore", RagmeterWarning)  # printed below from c.warnings
+        c = compare(a, b, metric, **opts)
+    for w in c.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    return c
+
+
+# -- rendering ------------------------------------------------------------------------------------
+def _ci(ci: tuple[float, float]) -> str:
+    return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+
+
+def comparison_table(c: Comparison) -> Table:
+    t = Table(title=f"{escape(c.candidate)} vs {escape(c.baseline)} on {escape(c.metric)}")
+    for col in ("questions", "n", "baseline", "candidate", "difference",
+                f"{c.confidence:.0%} interval", "wins/losses/ties"):
+        t.add_column(col, justify="left" if col == "questions" else "right")
+    if c.binary:
+        t.add_column("fixed/broken", justify="right")
+    t.add_column("sign p", justify="right")
+    t.add_column("note")
+
+    def row(label: str, s: Any, note: str = "") -> None:
+        cells = [label, str(s.n), f"{s.baseline_mean:.4f}", f"{s.candidate_mean:.4f}",
+                 f"{s.mean_delta:+.4f}", _ci(s.ci), f"{s.wins}/{s.losses}/{s.ties}"]
+        if c.binary:
+            cells.append(f"{s.fixed}/{s.broken}")
+        t.add_row(*cells, f"{s.sign_test_p:.3g}", note)
+
+    row("all", c.overall)
+    for name, sr in c.splits.items():
+        row(f"split {escape(name)}", sr.stats, "held out from tuning" if name == "heldout" else "")
+    for name, sr in c.slices.items():
+        row(f"slice {escape(name)}", sr.stats, "a direction, not proof" if sr.small else "")
+    t.caption = (f"paired percentile bootstrap, {c.n_resamples} resamples, seed {c.seed} "
+                 f"({c.bootstrap_method}); exact two-sided sign test, ties dropped")
+    return t
+
+
+def movers_table(c: Comparison) -> Table | None:
+    movers = [*c.improved, *c.worsened]
+    if not movers:
+        return None
+    ranks = any(m.rank_before is not None or m.rank_after is not None for m in movers)
+    t = Table(title="biggest movers" + (" (fixed and broken)" if c.binary else ""))
+    t.add_column("question")
+    t.add_column("change")
+    t.add_column("baseline", justify="right")
+    t.add_column("candidate", justify="right")
+    if ranks:
+        t.add_column("first relevant rank")
+    t.add_column("slices")
+    for m in movers:
+        change = ("fixed" if m.delta > 0 else "broken") if c.binary else f"{m.delta:+.4f}"
+        cells = [escape(m.qid), change, f"{m.baseline:.4f}", f"{m.candidate:.4f}"]
+        if ranks:
+            cells.append(f"{_rank(m.rank_before)} -> {_rank(m.rank_after)}")
+        t.add_row(*cells, escape(", ".join(m.slices)))
+    return t
+
+
+def _rank(r: int | None) -> str:
+    return "-" if r is None else str(r)
+
+
+def print_comparison(c: Comparison) -> None:
+    console.print(comparison_table(c))
+    lo, hi = c.ci
+    console.print(f"Verdict: {escape(c.verdict)}. Difference {c.mean_delta:+.4f}, "
+                  f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p = "
+                  f"{c.sign_test_p:.2f}.")
+    if c.randomisation is not None:
+        r = c.randomisation
+        how = "exact" if r.exact else f"{r.n_resamples} random sign flips"
+        console.print(f"Paired randomisation test: p = {r.p_value:.3g} ({how}).")
+    mt = movers_table(c)
+    if mt is not None:
+        console.print(mt)
+    if c.config_diff:
+        console.print("Settings that differ: " + escape("; ".join(map(str, c.config_diff))))
+    if c.n_variants_tried is not None:
+        console.print(f"Selection: {c.n_variants_tried} variant(s) tried on golden set "
+                      f"{escape(str(c.golden_version or '(unversioned)'))}"
+                      + (f"; {escape(c.selection.describe())}." if c.selection else "."))
+
+
+# -- commands ---------------------------------------------------------------------------------------
+_SCORE_HELP = "Score run files (BASE and CAND) against these qrels instead of reading eval JSON."
+
+
+@handle_errors
+def compare_cmd(
+    base: str = typer.Argument(..., metavar="BASE", help="Baseline: 'ragmeter eval --per-query --format json' "
+                               "output (PATH or PATH#RUN), or a run file with --qrels."),
+    cand: str = typer.Argument(..., metavar="CAND", help="Candidate, in the same form as BASE."),
+    metric: str | None = typer.Option(None, "--metric", "-m", help="Metric at the prompt k "
+                                         "or budget, e.g. 'Hit@5', 'nDCG(gain=exp)@3'."),
+    resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", help="Seed for numpy.random.default_rng."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage."),
+    randomisation: bool = typer.Option(False, "--randomisation",
+                                       help="Also run the paired randomisation test."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse runs with different context "
+                                "budgets or effective k instead of warning."),
+    intersect: bool = typer.Option(False, "--intersect", help="Compare only the questions both "
+                                   "runs have (default: refuse runs on different questions)."),
+    movers: int = typer.Option(10, "--movers", help="Biggest movers shown each way."),
+    ledger: Path = typer.Option(Path(".ragmeter/ledger.jsonl"), "--ledger",
+                                help="Selection ledger counting comparisons per golden version."),
+    no_ledger: bool = typer.Option(False, "--no-ledger", help="Do not count this comparison."),
+    qrels: Path | None = typer.Option(None, "--qrels", help=_SCORE_HELP),
+    golden: Path | None = typer.Option(None, "--golden", help="Span-labelled golden set "
+                                          "(with --chunks) to score run files against."),
+    chunks: list[Path] | None = typer.Option(None, "--chunks", help="Chunking the runs "
+                                                "refer to (once, or baseline's then candidate's)."),
+    cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+) -> None:
+    """Compare two scored runs question by question: interval, sign test, slices, movers."""
+    c = _run_compare(base, cand, metric, {
+        "n_resamples": resamples, "seed": seed, "confidence": confidence,
+        "randomisation": randomisation, "strict": strict, "intersect": intersect,
+        "max_movers": movers, "ledger": None if no_ledger else ledger, "qrels": qrels,
+        "golden": golden, "chunks": chunks, "cover": cover})
+    if fmt == Format.json:
+        print_json(c.to_dict())
+    elif fmt == Format.csv:
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(["question", "baseline", "candidate", "delta"])
+        for q, row in c.per_question.items():
+            w.writerow([q, f"{row['baseline']:.6f}", f"{row['candidate']:.6f}",
+                        f"{row['delta']:+.6f}"])
+    else:
+        print_comparison(c)
+
+
+@handle_errors
+def gate_cmd(
+    base: str = typer.Argument(..., metavar="BASE", help="Baseline (eval JSON, PATH#RUN, or a run with --qrels)."),
+    cand: str = typer.Argument(..., metavar="CAND", help="Candidate, in the same form as BASE."),
+    metric: str | None = typer.Option(None, "--metric", "-m", help="e.g. 'AllR@budget=1200'."),
+    max_broken: int | None = typer.Option(None, "--max-broken",
+                                             help="Fail when more questions than this break."),
+    min_delta: float | None = typer.Option(None, "--min-delta",
+                                              help="Fail when the mean difference is below this."),
+    require_ci_above: float | None = typer.Option(
+        None, "--require-ci-above", help="Fail when the interval's lower end is below this."),
+    per_slice: bool = typer.Option(False, "--per-slice", help="Apply the rule in every slice too."),
+    min_slice_size: int = typer.Option(10, "--min-slice-size", help="Smaller slices are advisory."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Write a markdown summary."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
+    resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", help="Seed for numpy.random.default_rng."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse unfair comparisons."),
+    intersect: bool = typer.Option(False, "--intersect", help="Compare common questions only."),
+    ledger: Path | None = typer.Option(None, "--ledger", help="Count this comparison here."),
+    qrels: Path | None = typer.Option(None, "--qrels", help=_SCORE_HELP),
+    golden: Path | None = typer.Option(None, "--golden", help="Span-labelled golden set."),
+    chunks: list[Path] | None = typer.Option(None, "--chunks", help="Chunking the runs "
+                                                "refer to (once, or baseline's then candidate's)."),
+    cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+) -> None:
+    """Exit 1 when the candidate regresses by the rule given, 0 otherwise (CI gate)."""
+    from ..compare import GateRule, gate
+
+    rule = GateRule(max_broken=max_broken, min_delta=min_delta,
+                    require_ci_above=require_ci_above, per_slice=per_slice,
+                    min_slice_size=min_slice_size)
+    if metric is not None:  # the rule is stated before any number is computed
+        from ..metrics import parse
+
+        try:
+            shown = str(parse(metric))
+        except UsageError:
+            shown = metric
+        if fmt != Format.json:
+            console.print(f"Rule: {escape(rule.statement(shown))}")
+    c = _run_compare(base, cand, metric, {
+        "n_resamples": resamples, "seed": seed, "confidence": 0.95, "strict": strict,
+        "intersect": intersect, "ledger": ledger, "qrels": qrels, "golden": golden,
+        "chunks": chunks, "cover": cover})
+    result = gate(c, rule)
+    if markdown is not None:
+        _write(markdown, result.to_markdown())
+    if junit is not None:
+        _write(junit, result.to_junit_xml())
+    if fmt == Format.json:
+        print_json(result.to_dict())
+    else:
+        if metric is None:
+            console.print(f"Rule: {escape(result.statement)}")
+        print_comparison(c)
+        for ch in result.checks:
+            console.print(escape(ch.describe()))
+        console.print("[green]gate passed[/green]" if result.passed else "[red]gate FAILED[/red]")
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=path) from None
+
+
+@handle_errors
+def sweep_cmd(
+    runs: list[Path] = typer.Argument(..., metavar="RUN...", help="Run files (TREC or JSONL)."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Item qrels (rank-level sweep)."),
+    golden: Path | None = typer.Option(None, "--golden", help="Span-labelled golden set: "
+                                          "sweeps ranks or token budgets of chunk runs."),
+    chunks: list[Path] | None = typer.Option(None, "--chunks", help="Chunking of the runs "
+                                                "(once for all, or once per run in order)."),
+    metrics: str = typer.Option("R,RR", "--metric", "-m", help="Metrics without a cutoff, "
+                                "comma-separated, e.g. 'R,RR' or 'nDCG(gain=exp)'."),
+    ks: str | None = typer.Option(None, "--k", help="Rank cutoffs: '1..20' (the default "
+                                     "without --budget), '1,3,5,10' or a mix."),
+    budgets: str | None = typer.Option(None, "--budget", help="Token budgets (with "
+                                          "--golden), e.g. '400..2000:400' or '600,1200'."),
+    headroom_k: int = typer.Option(100, "--headroom-k", help="Recall at this k is shown as "
+                                   "pool headroom, never as quality (0: leave out)."),
+    cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+) -> None:
+    """A metric for several runs at every k (or token budget), and where the winner changes."""
+    from ..compare._sweep import parse_cutoffs
+
+    if (qrels is None) == (golden is None):
+        raise UsageError("give --qrels (item labels) or --golden with --chunks (span labels)")
+    if budgets is not None and golden is None:
+        raise UsageError("--budget needs span labels: give --golden and --chunks")
+    kinds: list[tuple[str, list[int]]] = []
+    if ks is not None or budgets is None:
+        kinds.append(("k", parse_cutoffs(ks or "1..20")))
+    if budgets is not None:
+        kinds.append(("budget", parse_cutoffs(budgets)))
+    for p in [qrels or golden, *runs]:
+        if p is not None and not p.exists():
+            raise InputError("no such file", path=p)
+    names = [p.stem for p in runs]
+    if len(set(names)) != len(names):
+        names = [str(p) for p in runs]
+    sweeps = []
+    with err_console.status("scoring every run at every cutoff..."):
+        for i, m in enumerate(_split_metrics(metrics)):
+            for j, (kind, cutoffs) in enumerate(kinds):
+                head = (headroom_k or None) if i == j == 0 else None  # headroom printed once
+                if golden is not None:
+                    sweeps.append(_span_sweep(golden, chunks or [], runs, names, m, cutoffs,
+                                              kind, head, cover))
+                else:
+                    from ..compare._sweep import sweep
+
+                    sweeps.append(sweep(qrels, dict(zip(names, runs)), m, cutoffs,
+                                        headroom_k=head))
+    if fmt == Format.json:
+        print_json([s.to_dict() for s in sweeps])
+    elif fmt == Format.csv:
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(["metric", "run", "cutoff", "value"])
+        for s in sweeps:
+            for r, row in zip(s.runs, s.values):
+                for k, v in zip(s.cutoffs, row):
+                    w.writerow([s.label, r, k, f"{v:.6f}"])
+    else:
+        for s in sweeps:
+            _print_sweep(s)
+
+
+def _span_sweep(golden: Path, chunks: list[Path], runs: list[Path], names: list[str],
+                metric: str, cutoffs: list[int], kind: str, headroom_k: int | None,
+                cover: float) -> Sweep:
+    from ..chunking import load_chunking
+    from ..compare._sweep import sweep_spans
+    from ..data.golden import load_golden
+
+    if len(chunks) not in (1, len(runs)):
+        raise UsageError(f"give --chunks once for all runs or once per run ({len(runs)}); "
+                         f"got {len(chunks)}")
+    per_run = chunks * len(runs) if len(chunks) == 1 else chunks
+    loaded = {p: load_chunking(p) for p in dict.fromkeys(per_run)}
+    pairs = {n: (loaded[c], _read_run(r)) for n, c, r in zip(names, per_run, runs)}
+    return sweep_spans(load_golden(golden), pairs, metric, cutoffs, kind=kind,  # type: ignore[arg-type]
+                       headroom_k=headroom_k, cover=cover)
+
+
+def _read_run(path: Path):  # -> Run
+    if path.name.endswith((".jsonl", ".jsonl.gz")):
+        from ..io.jsonl import read_run_jsonl
+
+        return read_run_jsonl(path)
+    from ..io.trec import read_run
+
+    return read_run(path)
+
+
+def _split_metrics(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur.strip())
+    return [m for m in out if m]
+
+
+def _print_sweep(s: Sweep) -> None:
+    what = "k" if s.kind == "k" else "budget"
+    t = Table(title=f"{escape(s.label)} by {what}"
+              + (f" ({s.n_queries} queries)" if s.n_queries else ""))
+    t.add_column(what, justify="right")
+    for r in s.runs:
+        t.add_column(escape(r), justify="right")
+    t.add_column("leader")
+    for j, (k, lead) in enumerate(zip(s.cutoffs, s.leaders)):
+        t.add_row(str(k), *(f"{v:.4f}" for v in s.values[:, j]), escape(lead or "tie"))
+    console.print(t)
+    console.print(escape(s.summary()) + ".")
+    if s.headroom:
+        vals = ", ".join(f"{escape(r)} {v:.3f}" for r, v in s.headroom.items())
+        console.print(f"Pool headroom, R@{s.headroom_k} (not quality: the evidence is in the "
+                      f"candidate pool, not in the prompt): {vals}.")

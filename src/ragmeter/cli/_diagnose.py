@@ -1,0 +1,188 @@
+"""``ragmeter diagnose``: the failing link of the RAG chain and ONE next experiment."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from .._errors import InputError, Problem, UsageError, ValidationError
+from ._common import Format, console, handle_errors, print_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diagnose")(diagnose_cmd)
+
+
+def _read_table(path: Path) -> tuple[dict[str, bool], dict[str, bool]]:
+    """Per-question booleans: ``{"id", "evidence_in_context": bool, "answer_ok": bool}``."""
+    if not path.is_file():
+        raise InputError("file not found", path=path)
+    ev: dict[str, bool] = {}
+    ok: dict[str, bool] = {}
+    problems = []
+    for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(f"not valid JSON ({exc.msg})", str(path), line))
+            continue
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+            problems.append(Problem("needs a string id", str(path), line, "id"))
+            continue
+        for name, into in (("evidence_in_context", ev), ("answer_ok", ok)):
+            v = rec.get(name)
+            if not isinstance(v, bool):
+                problems.append(Problem("must be true or false", str(path), line, name))
+            else:
+                into[rec["id"]] = v
+    if problems:
+        raise ValidationError(problems, what=str(path))
+    return ev, ok
+
+
+def _evaluations(path: Path) -> list[Any]:
+    from ..evaluation import Evaluation
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("file not found", path=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    items = data if isinstance(data, list) else [data]
+    return [Evaluation.from_dict(d, source=str(path)) for d in items]
+
+
+def _pick(evals: list[Any], metric: str | None, which: str) -> tuple[Any, str] | None:
+    """The evaluation and metric string for the prompt (smallest AllR cutoff) or headroom
+    (largest) recall, unless named."""
+    from ..metrics import parse
+
+    if metric is not None:
+        m = parse(metric)
+        for e in evals:
+            if m in e.metrics:
+                return e, str(m)
+        raise UsageError(f"no evaluation carries {m}")
+    found = [(e, m) for e in evals for m in e.metrics if m.name in ("AllR", "R") and m.k]
+    if not found:
+        return None
+    found.sort(key=lambda em: (em[1].name != "AllR", em[1].k))
+    allr = [x for x in found if x[1].name == found[0][1].name]
+    e, m = allr[0] if which == "prompt" else allr[-1]
+    if which == "headroom" and m == allr[0][1]:
+        return None
+    return e, str(m)
+
+
+@handle_errors
+def diagnose_cmd(
+    golden: Path | None = typer.Option(None, help="Golden set (JSONL)."),
+    answers: Path | None = typer.Option(None, help="Answers JSONL of the variant to diagnose."),
+    corpus: Path | None = typer.Option(None, help="Corpus (citations, effective dates)."),
+    chunks: Path | None = typer.Option(None, help="Chunking the run and context ids refer to."),
+    run: Path | None = typer.Option(None, help="Retrieval run (TREC or JSONL) of chunk ids."),
+    k: int | None = typer.Option(None, "--k", help="Prompt k (passages in the prompt)."),
+    budget: int | None = typer.Option(None, help="Prompt token budget instead of --k."),
+    large_k: int = typer.Option(50, help="Large k for the headroom check."),
+    eval_json: Path | None = typer.Option(None, "--eval", help="Evaluation JSON from "
+                                             "'ragmeter eval --per-query --format json' (span AllR)."),
+    prompt_metric: str | None = typer.Option(None, help="Metric at the prompt k, e.g. AllR@3."),
+    headroom_metric: str | None = typer.Option(None, help="Metric at a large k, e.g. AllR@50."),
+    table: Path | None = typer.Option(None, help="Per-question booleans JSONL: {\"id\", "
+                                         "\"evidence_in_context\", \"answer_ok\"}."),
+    counts: str | None = typer.Option(None, help="The table as four counts: working,"
+                                         "generation_failure,from_memory,retrieval_failure "
+                                         "(e.g. 41,9,6,14)."),
+    split: str = typer.Option("tune", help="Split named in the experiment's comparison."),
+    headroom_threshold: float = typer.Option(0.90, help="Recall at a large k counted high."),
+    prompt_threshold: float = typer.Option(0.80, help="Recall at the prompt k counted high."),
+    answer_threshold: float = typer.Option(0.80, help="Correct-and-supported rate counted high."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+) -> None:
+    """Walk recall at a large k -> recall at the prompt k -> faithful and correct -> slices, and
+    print the failing link with ONE next experiment and its refutation rule."""
+    from ..answers._render import print_diagnosis, print_report, print_table
+    from ..answers.diagnose import (
+        Thresholds,
+        diagnose,
+        evidence_from_evaluation,
+        recall_from_evaluation,
+    )
+    from ..answers.table import build_table, table_from_counts
+
+    thresholds = Thresholds(headroom_recall=headroom_threshold, prompt_recall=prompt_threshold,
+                            answer_ok=answer_threshold)
+    gold = corp = chk = None
+    if golden is not None:
+        from ._answers import _load_inputs
+
+        gold, corp, chk = _load_inputs(golden, corpus, chunks)
+    report = None
+    if answers is not None:
+        if gold is None:
+            raise UsageError("--answers needs --golden")
+        from ..answers._schema import load_answers
+        from ..answers.report import check_answers
+
+        report = check_answers(load_answers(answers, golden=gold), gold, corpus=corp, chunks=chk)
+
+    evals: list[Any] = []
+    if eval_json is not None:
+        evals += _evaluations(eval_json)
+    if run is not None:
+        if gold is None or chk is None:
+            raise UsageError("--run needs --golden and --chunks to score spans")
+        evals.append(_score_run(gold, chk, run, k, budget, large_k))
+    prompt = _pick(evals, prompt_metric, "prompt") if evals else None
+    headroom = _pick(evals, headroom_metric, "headroom") if evals else None
+    pr = recall_from_evaluation(*prompt) if prompt else None
+    hr = recall_from_evaluation(*headroom) if headroom else None
+    from ..answers.report import golden_version_of
+
+    version = (golden_version_of(gold) if gold is not None else None) or \
+        next((e.golden_version for e in evals if e.golden_version), None)
+
+    tab = None
+    if counts is not None:
+        try:
+            w, g, m, r = (int(x) for x in counts.split(","))
+        except ValueError:
+            raise UsageError("--counts takes four integers: working,generation_failure,"
+                             "from_memory,retrieval_failure") from None
+        tab = table_from_counts(w, g, m, r)
+    elif table is not None:
+        tab = build_table(*_read_table(table))
+    elif prompt is not None and report is not None:
+        tab = build_table(evidence_from_evaluation(*prompt), report.answer_ok(),
+                          evidence_label=f"evidence in the prompt context ({prompt[1]} = 1)")
+    d = diagnose(table=tab, prompt_recall=pr, headroom_recall=hr, report=report,
+                 golden_version=version, split=split, thresholds=thresholds)
+    if fmt == Format.json:
+        out = d.to_dict()
+        if report is not None:
+            out["answers"] = report.summary()
+            out["faithful_but_wrong"] = [f.to_dict() for f in report.faithful_but_wrong]
+        print_json(out)
+        return
+    if report is not None:
+        print_report(console, report)
+    if tab is not None:
+        print_table(console, tab)
+    print_diagnosis(console, d)
+
+
+def _score_run(gold: Any, chk: Any, run: Path, k: int | None, budget: int | None,
+               large_k: int) -> Any:
+    if (k is None) == (budget is None):
+        raise UsageError("give the prompt's --k or its --budget (exactly one)")
+    from ..labels import evaluate_spans
+
+    cut = f"@{k}" if k is not None else f"@budget={budget}"
+    metrics = [f"AllR{cut}", f"nDCG(gain=exp){cut}", f"AllR@{large_k}"]
+    return evaluate_spans(gold, chk, str(run), metrics, run_name=str(run))

@@ -1,0 +1,299 @@
+"""``ragmeter golden``: import, validate, freeze, relocate and describe span-labelled golden sets.
+
+Exit codes: 0 ok; 1 ``freeze --check`` found changes, or ``relocate`` left spans it could not
+re-anchor (the output is still written); 2 usage or input error (``validate`` lists every
+problem).
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .._errors import Problem, UsageError
+from ._common import console, err_console, escape, handle_errors, print_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data.corpus import Corpus
+
+golden_app = typer.Typer(
+    help="Span-labelled golden sets: import BEIR/SQuAD, validate, freeze a version, relocate "
+    "spans after corpus edits, show stats.",
+    no_args_is_help=True,
+)
+
+
+class Source(str, Enum):
+    beir = "beir"
+    squad = "squad"
+
+
+class Output(str, Enum):
+    table = "table"
+    json = "json"
+
+
+GoldenArg = Annotated[Path, typer.Argument(help="Golden set (JSONL, one question a line).")]
+CorpusOpt = Annotated[Path, typer.Option("--corpus", "-c",
+                                         help="Corpus: JSONL file or folder of .txt/.md files.")]
+FormatOpt = Annotated[Output, typer.Option("--format", "-f", help="Output format.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing files.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(golden_app, name="golden")
+
+
+def _refuse_existing(*paths: Path, force: bool) -> None:
+    existing = [str(p) for p in paths if p.exists()]
+    if existing and not force:
+        raise UsageError(f"{', '.join(existing)} already exist(s); pass --force to replace")
+
+
+def _problem_dict(p: Problem) -> dict[str, Any]:
+    return {"path": p.path, "line": p.line, "field": p.field, "message": p.message}
+
+
+def _out(line: str) -> None:
+    """Write one plain line to stdout (never wrapped, so each problem stays one grep-able line)."""
+    sys.stdout.write(line + "\n")
+
+
+@golden_app.command("import")
+@handle_errors
+def import_(
+    kind: Annotated[Source, typer.Argument(help="Source format.")],
+    src: Annotated[Path, typer.Argument(help="BEIR folder or SQuAD JSON file.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for corpus.jsonl and "
+                                      "golden.jsonl.")],
+    split: Annotated[str, typer.Option(help="BEIR qrels split (qrels/SPLIT.tsv).")] = "test",
+    force: ForceOpt = False,
+) -> None:
+    """Convert a BEIR folder or a SQuAD file into DIR/corpus.jsonl and DIR/golden.jsonl."""
+    from ..data.beir import load_beir
+    from ..data.corpus import write_corpus
+    from ..data.golden import write_golden
+    from ..data.squad import load_squad
+
+    corpus_file, golden_file = out / "corpus.jsonl", out / "golden.jsonl"
+    _refuse_existing(corpus_file, golden_file, force=force)
+    with err_console.status(f"reading {src}"):
+        corpus, golden = load_beir(src, split) if kind is Source.beir else load_squad(src)
+    write_corpus(corpus, corpus_file)
+    write_golden(golden, golden_file)
+    stats = golden.stats()
+    _out(f"wrote {len(corpus)} documents to {corpus_file} and {len(golden)} questions "
+         f"({stats['spans']} spans) to {golden_file}; version {stats['version']}")
+
+
+@golden_app.command("validate")
+@handle_errors
+def validate(
+    golden: GoldenArg,
+    corpus: Annotated[Path | None, typer.Option(
+        "--corpus", "-c", help="Corpus the spans point into; without it, document checks are "
+        "skipped.")] = None,
+    format: FormatOpt = Output.table,
+) -> None:
+    """Check every label; list every problem with line and field (exit 2), or summarise (0)."""
+    from ..data.corpus import load_corpus
+    from ..data.golden import load_golden, validate_golden
+
+    docs = load_corpus(corpus) if corpus is not None else None
+    problems = validate_golden(golden, docs)
+    if problems:
+        if format is Output.json:
+            print_json({"ok": False, "problems": [_problem_dict(p) for p in problems]})
+        else:
+            for p in problems:
+                _out(str(p))
+            sys.stdout.flush()
+            err_console.print(f"{len(problems)} problem(s) in {escape(str(golden))}")
+        raise typer.Exit(2)
+    gold = load_golden(golden, docs)
+    stats = gold.stats()
+    frozen = _frozen_note(golden, docs) if docs is not None else None
+    if format is Output.json:
+        print_json({"ok": True, "problems": [], "questions": stats["questions"],
+                    "answerable": stats["answerable"], "unanswerable": stats["unanswerable"],
+                    "spans": stats["spans"], "documents_referenced": stats["documents_referenced"],
+                    "version": stats["version"], "frozen": frozen})
+        return
+    checked = "" if docs is not None else " (no --corpus: document checks skipped)"
+    _out(f"ok: {golden}: {stats['questions']} questions ({stats['answerable']} answerable, "
+         f"{stats['unanswerable']} unanswerable), {stats['spans']} spans over "
+         f"{stats['documents_referenced']} documents, 0 problems{checked}")
+    if stats["version"]:
+        _out(f"version: {stats['version']}")
+    if frozen is not None and not frozen["ok"]:
+        err_console.print(f"warning: changed since frozen ({escape(frozen['lock'])}): "
+                          f"{escape('; '.join(frozen['changes']))}")
+
+
+def _frozen_note(golden: Path, corpus: Corpus) -> dict[str, Any] | None:
+    from ..data._version import check_frozen, lock_path_for
+
+    if not lock_path_for(golden).exists():
+        return None
+    check = check_frozen(golden, corpus)
+    return {"lock": str(check.lock_path), "locked_version": check.locked_version,
+            "current_version": check.current_version, "ok": check.ok,
+            "changes": check.describe()}
+
+
+@golden_app.command("freeze")
+@handle_errors
+def freeze(
+    golden: GoldenArg,
+    corpus: CorpusOpt,
+    force: Annotated[bool, typer.Option("--force", help="Replace a lock that records another "
+                                        "version.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Only compare with the existing lock; "
+                                        "exit 1 when something changed.")] = False,
+    format: FormatOpt = Output.table,
+) -> None:
+    """Record the golden set's version in GOLDEN.lock.json (never replaced silently)."""
+    from ..data._version import check_frozen, freeze, lock_path_for, read_lock
+    from ..data.corpus import load_corpus
+
+    docs = load_corpus(corpus)
+    if check:
+        result = check_frozen(golden, docs)
+        if format is Output.json:
+            print_json({"lock": str(result.lock_path), "ok": result.ok,
+                        "locked_version": result.locked_version,
+                        "current_version": result.current_version,
+                        "changes": result.describe()})
+        else:
+            if result.ok:
+                _out(f"unchanged since frozen: {result.locked_version} ({result.lock_path})")
+            for line in result.describe():
+                _out(line)
+        if not result.ok:
+            raise typer.Exit(1)
+        return
+    lock_file = lock_path_for(golden)
+    try:
+        done = freeze(golden, docs, force=force)
+    except UsageError:
+        if force or not sys.stdin.isatty() or format is Output.json:
+            raise
+        old = read_lock(lock_file)["version"]
+        if not typer.confirm(f"{lock_file} records version {old}; replace it?", err=True):
+            raise typer.Exit(2) from None
+        done = freeze(golden, docs, force=True)
+    lock = done.lock
+    if format is Output.json:
+        print_json({"lock": str(done.lock_path), "written": done.written,
+                    "previous_version": done.previous_version, **{
+                        k: lock[k] for k in ("version", "counts", "corpus", "frozen_at")}})
+        return
+    if not done.written:
+        _out(f"already frozen at {lock['version']} ({done.lock_path}); nothing to do")
+        return
+    replaced = f" (replaced {done.previous_version})" if done.previous_version else ""
+    c = lock["counts"]
+    _out(f"froze {golden} at {lock['version']}{replaced} -> {done.lock_path}: "
+         f"{c['questions']} questions, {c['spans']} spans, {c['documents_referenced']} documents")
+
+
+@golden_app.command("relocate")
+@handle_errors
+def relocate(
+    golden: GoldenArg,
+    corpus: CorpusOpt,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the re-anchored "
+                                      "golden set.")],
+    force: ForceOpt = False,
+    format: FormatOpt = Output.table,
+) -> None:
+    """Re-anchor spans whose text moved in an edited corpus; list what could not be (exit 1)."""
+    from ..data.corpus import load_corpus
+    from ..data.golden import load_golden, write_golden
+    from ..data.relocate import relocate as run_relocate
+
+    _refuse_existing(out, force=force)
+    docs = load_corpus(corpus)
+    report = run_relocate(load_golden(golden), docs)
+    write_golden(report.golden, out)
+    if format is Output.json:
+        print_json({
+            "output": str(out), "ok": report.ok, "unchanged": report.unchanged,
+            "unchecked": report.unchecked,
+            "moved": [{"question": m.question, "evidence": m.index, "doc": m.doc,
+                       "old": list(m.old), "new": list(m.new), "method": m.method}
+                      for m in report.moved],
+            "unresolved": [{"question": u.question, "evidence": u.index, "doc": u.doc,
+                            "span": list(u.span), "reason": u.reason}
+                           for u in report.unresolved],
+            "problems": [_problem_dict(p) for p in report.problems],
+        })
+    else:
+        for m in report.moved:
+            _out(f"moved: {m}")
+        for u in report.unresolved:
+            _out(f"not re-anchored (kept as it was): {u}")
+        for p in report.problems:
+            _out(f"problem: {p}")
+        _out(f"{report.summary()}; wrote {out}")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@golden_app.command("stats")
+@handle_errors
+def stats(
+    golden: GoldenArg,
+    corpus: Annotated[Path | None, typer.Option(
+        "--corpus", "-c", help="Corpus, to compute the version.")] = None,
+    format: FormatOpt = Output.table,
+) -> None:
+    """Questions, spans, grades, slices (warning under 10), splits, documents and version."""
+    from ..data.golden import SMALL_SLICE, load_golden
+
+    gold = load_golden(golden, corpus)
+    s = gold.stats()
+    if format is Output.json:
+        print_json(s)
+    else:
+        _stats_table(s)
+    for name in s["small_slices"]:
+        err_console.print(f"warning: slice {escape(repr(name))} has {s['slices'][name]} "
+                          f"question(s), under {SMALL_SLICE}: a direction, not proof")
+
+
+def _stats_table(s: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from ..data.golden import SMALL_SLICE
+
+    spq = s["spans_per_question"]
+    table = Table(title=f"golden set {s['source']}", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    rows = [
+        ("questions", s["questions"]), ("answerable", s["answerable"]),
+        ("unanswerable", s["unanswerable"]), ("spans", s["spans"]),
+        ("spans per answerable question (min / median / mean / max)",
+         f"{spq['min']} / {spq['median']:g} / {spq['mean']:g} / {spq['max']}"),
+        ("required spans (AllR)", s["required_spans"]),
+        ("grades", ", ".join(f"{g}: {n}" for g, n in s["grades"].items()) or "-"),
+        ("tune / heldout", f"{s['splits']['tune']} / {s['splits']['heldout']}"),
+        ("documents referenced", s["documents_referenced"]),
+        ("version", s["version"] or "- (pass --corpus, or freeze the set)"),
+    ]
+    for what, value in rows:
+        table.add_row(what, escape(str(value)))
+    console.print(table)
+    if s["slices"]:
+        slices = Table(title="slices")
+        slices.add_column("slice")
+        slices.add_column("questions", justify="right")
+        for name, n in s["slices"].items():
+            flag = f" (under {SMALL_SLICE})" if name in s["small_slices"] else ""
+            slices.add_row(escape(name), f"{n}{flag}")
+        console.print(slices)

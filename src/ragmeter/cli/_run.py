@@ -1,0 +1,62 @@
+"""``ragmeter run EXPERIMENT.toml``: chunk, index, retrieve and score every variant of an experiment."""
+
+from __future__ import annotations
+
+import csv
+import sys
+import warnings
+from pathlib import Path
+
+import typer
+
+from .._errors import RagmeterWarning
+from ._common import Format, console, err_console, escape, handle_errors, print_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_cmd)
+
+
+@handle_errors
+def run_cmd(
+    experiment: Path = typer.Argument(..., help="Experiment file (TOML): golden set, corpus, "
+                                      "baseline and variants."),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", help="Cache folder (default: the file's 'cache', else "
+        ".ragmeter-cache/ beside the experiment file)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Recompute everything; store nothing."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+) -> None:
+    """Run every variant; write run files, configs and evaluations; print the metric table.
+
+    Metrics are shown at the prompt k / token budget; recall at headroom_k is labelled
+    "headroom (not quality)". Re-running an unchanged experiment recomputes nothing.
+    """
+    from ..retrieval import run_experiment
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RagmeterWarning)
+        result = run_experiment(experiment, console=err_console, cache_dir=cache_dir,
+                                use_cache=not no_cache)
+    for w in caught:
+        if issubclass(w.category, RagmeterWarning):
+            err_console.print(f"[yellow]warning:[/yellow] {escape(str(w.message))}")
+    for v in result.variants:
+        for note in dict.fromkeys(v.notes):
+            err_console.print(f"[yellow]note[/yellow] ({escape(v.name)}): {escape(note)}")
+    if fmt is Format.json:
+        print_json(result.to_dict())
+        return
+    if fmt is Format.csv:
+        rows = result.table_rows()
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return
+    for renderable in result.render():
+        console.print(renderable)
+    calls = result.total_encoder_calls
+    err_console.print(
+        f"{len(result.variants)} variants in {result.seconds:.1f}s; encoder calls: {calls}"
+        f"{' (everything from the cache)' if calls == 0 else ''}; outputs in "
+        f"{escape(str(result.experiment.output))}")

@@ -1,0 +1,135 @@
+"""Paired percentile bootstrap of a mean difference, vectorised and processed in bounded blocks.
+
+Given per-question differences ``d_i = candidate_i - baseline_i`` (i = 1..n), one resample draws
+n question indices with replacement and takes the mean of their differences; the pairing is kept
+because a drawn question brings both of its outcomes. Repeating this B times gives a distribution
+of plausible headlines, and the (1 - c)/2 and (1 + c)/2 percentiles of it (numpy's default linear
+interpolation) bound the c-level interval.
+
+Two ways to draw the same distribution:
+
+``"index"``
+    Draw the indices themselves: ``rng.integers(0, n, size=(rows, n))`` block after block. With
+    ``rng = numpy.random.default_rng(seed)`` this consumes the generator exactly as the seed's
+    hands-on lab does with ``diffs[rng.integers(0, n, n)]`` in a Python loop, so the lab's numbers
+    come out digit for digit (a test checks the streams are identical, odd n included).
+``"counts"``
+    The mean of a resample only depends on how many times each *distinct* difference value was
+    drawn. With u distinct values v_j of multiplicity w_j, the counts follow
+    Multinomial(n, w / n) and the resampled mean is ``sum_j c_j v_j / n``: the same distribution
+    as ``"index"``, drawn in O(B * u) instead of O(B * n). Binary outcomes have u <= 3, so a
+    10,000-resample interval on 100,000 questions takes milliseconds. The random stream differs
+    from ``"index"``, so the digits of the interval agree only to Monte Carlo precision.
+``"auto"`` (default)
+    ``"index"`` while ``B * n <= 50,000,000`` (under about a second, and the seed's stream), else
+    ``"counts"`` when ``u <= n / 8``, else ``"index"``. The method used is reported with the result.
+
+Memory stays bounded: ``"index"`` holds at most :data:`BLOCK_ELEMENTS` drawn indices at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .._errors import UsageError
+
+Method = Literal["auto", "index", "counts"]
+
+#: Drawn indices held at once by the "index" method (int32 indices + float64 gathered values,
+#: about 50 MB), whatever n and the number of resamples.
+BLOCK_ELEMENTS = 1 << 22
+#: "auto" keeps the seed's index stream while n_resamples * n stays under this.
+INDEX_STREAM_LIMIT = 50_000_000
+
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    """A percentile interval for the mean of paired differences."""
+
+    lo: float
+    hi: float
+    confidence: float
+    n_resamples: int
+    seed: int | None
+    method: str
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.lo > 0.0 or self.hi < 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {"lo": self.lo, "hi": self.hi, "confidence": self.confidence,
+                "n_resamples": self.n_resamples, "seed": self.seed, "method": self.method}
+
+
+def _check(diffs: np.ndarray, n_resamples: int, confidence: float) -> None:
+    if diffs.ndim != 1:
+        raise UsageError("paired differences must be a one-dimensional array")
+    if n_resamples < 1:
+        raise UsageError(f"the number of resamples must be positive, got {n_resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise UsageError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    if not np.all(np.isfinite(diffs)):
+        raise UsageError("paired differences must be finite numbers")
+
+
+def choose_method(diffs: np.ndarray, n_resamples: int, method: Method = "auto") -> str:
+    """The method ``"auto"`` resolves to for these differences (see the module docstring)."""
+    if method in ("index", "counts"):
+        return method
+    if method != "auto":
+        raise UsageError(f"bootstrap method must be auto, index or counts, got '{method}'")
+    n = len(diffs)
+    if n_resamples * n <= INDEX_STREAM_LIMIT:
+        return "index"
+    n_distinct = len(np.unique(diffs))
+    return "counts" if n_distinct * 8 <= n else "index"
+
+
+def resample_means(
+    diffs: np.ndarray, n_resamples: int, rng: np.random.Generator, method: str = "index"
+) -> np.ndarray:
+    """``n_resamples`` bootstrap means of ``diffs``, drawn with ``rng`` by ``method``."""
+    n = len(diffs)
+    if method == "counts":
+        values, mult = np.unique(diffs, return_counts=True)
+        counts = rng.multinomial(n, mult / n, size=n_resamples)
+        return (counts @ values) / n
+    out = np.empty(n_resamples, dtype=np.float64)
+    rows = max(1, BLOCK_ELEMENTS // max(n, 1))
+    # int32 indices draw the same stream as the default int64 (same bounded 32-bit generator).
+    dtype = np.int32 if n < 2**31 else np.int64
+    for start in range(0, n_resamples, rows):
+        stop = min(start + rows, n_resamples)
+        idx = rng.integers(0, n, size=(stop - start, n), dtype=dtype)
+        out[start:stop] = diffs[idx].mean(axis=1)
+    return out
+
+
+def paired_bootstrap(
+    diffs: np.ndarray | list[float],
+    *,
+    n_resamples: int = 5000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    method: Method = "auto",
+) -> BootstrapInterval:
+    """Percentile interval for ``mean(diffs)`` by resampling questions with replacement.
+
+    ``diffs[i]`` is candidate minus baseline on question i. ``seed`` feeds
+    ``numpy.random.default_rng``; the same seed, data and method give the same interval.
+    With no question at all the interval is ``(nan, nan)``.
+    """
+    d = np.asarray(diffs, dtype=np.float64)
+    _check(d, n_resamples, confidence)
+    chosen = choose_method(d, n_resamples, method)
+    if len(d) == 0:
+        return BootstrapInterval(float("nan"), float("nan"), confidence, n_resamples, seed, chosen)
+    rng = np.random.default_rng(seed)
+    means = resample_means(d, n_resamples, rng, chosen)
+    tail = round((1.0 - confidence) / 2.0 * 100.0, 10)  # 2.5, not 2.5000000000000022
+    lo, hi = np.percentile(means, [tail, 100.0 - tail])
+    return BootstrapInterval(float(lo), float(hi), confidence, n_resamples, seed, chosen)

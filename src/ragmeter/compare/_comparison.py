@@ -1,0 +1,429 @@
+"""Compare two scored runs question by question: ``compare(baseline, candidate, metric)``.
+
+Rules (each one is a test):
+
+- Both inputs are :class:`~ragmeter.evaluation.Evaluation` records or plain ``{qid: value}``
+  mappings. The metric picks the column of an Evaluation; for two mappings it may be any label
+  (e.g. ``"answer correct"``).
+- Binary outcomes (fixed / broken counted): the metric is declared binary in the registry
+  (``Hit``, ``AllR``); or, when the label is not a registry metric, every value is 0 or 1. A
+  registry metric that is not binary (``R@5``) never reports fixed / broken, whatever its values,
+  so the meaning of a field does not change with the data.
+- Runs scored on different golden-set versions are refused (``VersionMismatchError``) when both
+  carry one; when only one does, a warning says the sets cannot be checked.
+- Questions present in only one run are an error listing them (the runs were not scored on the
+  same questions); with ``intersect=True`` the common questions are compared and a warning names
+  how many were dropped.
+- Different context budgets or effective k (read from the configs) make an unfair test: a
+  warning, or ``UsageError`` with ``strict=True``. Every differing setting is listed, with a
+  warning when more than one differs (one change per run).
+- Warnings are issued as :class:`~ragmeter._errors.RagmeterWarning` and also kept in
+  ``Comparison.warnings`` for reports.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings as _warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, RagmeterWarning, UsageError, VersionMismatchError
+from ..evaluation import Evaluation
+from ..metrics import Metric, parse
+from ._bootstrap import Method
+from ._configdiff import SettingDiff, config_diff, fairness_problems
+from ._selection import SelectionEstimate
+from ._slices import SMALL_NOTE, PairedStats, paired_stats, slice_groups, split_groups
+from ._tests import RandomisationTest, randomisation_test
+
+Scores = Evaluation | Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Mover:
+    """One question whose value changed, with its first relevant rank before and after."""
+
+    qid: str
+    baseline: float
+    candidate: float
+    delta: float
+    rank_before: int | None = None
+    rank_after: int | None = None
+    slices: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"qid": self.qid, "baseline": self.baseline, "candidate": self.candidate,
+                "delta": self.delta, "rank_before": self.rank_before,
+                "rank_after": self.rank_after, "slices": list(self.slices)}
+
+
+@dataclass(frozen=True)
+class SliceResult:
+    """Paired statistics on the questions of one slice (or split)."""
+
+    name: str
+    stats: PairedStats
+
+    @property
+    def small(self) -> bool:
+        return self.stats.small
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, **self.stats.to_dict(), "small": self.small}
+        if self.small:
+            d["note"] = SMALL_NOTE
+        return d
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Candidate vs baseline on one metric, question by question.
+
+    ``overall`` holds the headline statistics; ``n``, ``mean_delta``, ``ci``, ``wins``, ``losses``,
+    ``ties``, ``sign_test_p``, ``fixed`` and ``broken`` read from it.
+    """
+
+    baseline: str
+    candidate: str
+    metric: str
+    binary: bool
+    query_ids: tuple[str, ...]
+    baseline_values: np.ndarray
+    candidate_values: np.ndarray
+    overall: PairedStats
+    confidence: float
+    n_resamples: int
+    seed: int | None
+    bootstrap_method: str
+    golden_version: str | None = None
+    slices: Mapping[str, SliceResult] = field(default_factory=dict)
+    splits: Mapping[str, SliceResult] = field(default_factory=dict)
+    fixed_ids: tuple[str, ...] | None = None
+    broken_ids: tuple[str, ...] | None = None
+    improved: tuple[Mover, ...] = ()
+    worsened: tuple[Mover, ...] = ()
+    randomisation: RandomisationTest | None = None
+    config_diff: tuple[SettingDiff, ...] = ()
+    fairness: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    selection: SelectionEstimate | None = None
+    n_variants_tried: int | None = None
+
+    # -- headline fields ---------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return self.overall.n
+
+    @property
+    def mean_delta(self) -> float:
+        return self.overall.mean_delta
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return self.overall.ci
+
+    @property
+    def wins(self) -> int:
+        return self.overall.wins
+
+    @property
+    def losses(self) -> int:
+        return self.overall.losses
+
+    @property
+    def ties(self) -> int:
+        return self.overall.ties
+
+    @property
+    def sign_test_p(self) -> float:
+        return self.overall.sign_test_p
+
+    @property
+    def fixed(self) -> int | None:
+        return self.overall.fixed
+
+    @property
+    def broken(self) -> int | None:
+        return self.overall.broken
+
+    @property
+    def deltas(self) -> np.ndarray:
+        return self.candidate_values - self.baseline_values
+
+    @property
+    def verdict(self) -> str:
+        return self.overall.verdict(self.candidate)
+
+    @property
+    def per_question(self) -> dict[str, dict[str, float]]:
+        return {q: {"baseline": a, "candidate": b, "delta": b - a}
+                for q, a, b in zip(self.query_ids, self.baseline_values.tolist(),
+                                   self.candidate_values.tolist())}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready record (the shape ``ragmeter compare --format json`` prints)."""
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "metric": self.metric,
+            "binary": self.binary,
+            "golden_version": self.golden_version,
+            **self.overall.to_dict(),
+            "confidence": self.confidence,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+            "bootstrap_method": self.bootstrap_method,
+            "verdict": self.verdict,
+            "fixed_ids": None if self.fixed_ids is None else list(self.fixed_ids),
+            "broken_ids": None if self.broken_ids is None else list(self.broken_ids),
+            "randomisation": None if self.randomisation is None else self.randomisation.to_dict(),
+            "splits": {k: v.to_dict() for k, v in self.splits.items()},
+            "slices": {k: v.to_dict() for k, v in self.slices.items()},
+            "movers": {"improved": [m.to_dict() for m in self.improved],
+                       "worsened": [m.to_dict() for m in self.worsened]},
+            "config_diff": [d.to_dict() for d in self.config_diff],
+            "fairness": list(self.fairness),
+            "warnings": list(self.warnings),
+            "n_variants_tried": self.n_variants_tried,
+            "selection": None if self.selection is None else self.selection.to_dict(),
+            "per_query": self.per_question,
+        }
+
+    def __repr__(self) -> str:
+        lo, hi = self.ci
+        return (f"Comparison({self.candidate!r} vs {self.baseline!r} on {self.metric}: n={self.n}, "
+                f"delta={self.mean_delta:+.4f}, ci=[{lo:+.4f}, {hi:+.4f}], "
+                f"W/L/T={self.wins}/{self.losses}/{self.ties}, p={self.sign_test_p:.3g})")
+
+
+# -- inputs --------------------------------------------------------------------------------------
+def _resolve_metric(metric: Metric | str | None, sides: Sequence[Scores]) -> tuple[Metric | None, str]:
+    evals = [s for s in sides if isinstance(s, Evaluation)]
+    if metric is None:
+        if not evals:
+            return None, "value"
+        choices = evals[0].metrics
+        if len(choices) != 1 or any(e.metrics != choices for e in evals):
+            have = ", ".join(map(str, choices))
+            raise UsageError(f"name the metric to compare (the runs carry: {have})")
+        return choices[0], str(choices[0])
+    if isinstance(metric, Metric):
+        return metric, str(metric)
+    try:
+        m = parse(metric)
+    except UsageError:
+        if evals:
+            raise
+        return None, metric
+    return m, str(m)
+
+
+def _values(side: Scores, metric: Metric | None, role: str) -> tuple[str, dict[str, float]]:
+    if isinstance(side, Evaluation):
+        if metric is None:
+            raise UsageError("name the metric to compare")
+        return side.run, side.column(metric)
+    if not isinstance(side, Mapping):
+        raise UsageError(f"the {role} must be an Evaluation or a {{question_id: value}} mapping, "
+                         f"got {type(side).__name__}")
+    out: dict[str, float] = {}
+    bad: list[str] = []
+    for q, v in side.items():
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            bad.append(str(q))
+            continue
+        if not math.isfinite(f):
+            bad.append(str(q))
+            continue
+        out[str(q)] = f
+    if bad:
+        shown = ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        raise InputError(f"{role} values must be finite numbers; not for: {shown}", field=role)
+    return role, out
+
+
+def _shown(ids: Sequence[str], limit: int = 10) -> str:
+    text = ", ".join(ids[:limit])
+    return text + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _align(a: dict[str, float], b: dict[str, float], names: tuple[str, str], intersect: bool,
+           notes: list[str]) -> tuple[str, ...]:
+    only_a = [q for q in a if q not in b]
+    only_b = [q for q in b if q not in a]
+    if only_a or only_b:
+        parts = []
+        if only_a:
+            parts.append(f"{len(only_a)} only in {names[0]} ({_shown(only_a)})")
+        if only_b:
+            parts.append(f"{len(only_b)} only in {names[1]} ({_shown(only_b)})")
+        if not intersect:
+            raise InputError(
+                "the runs were not scored on the same questions: " + "; ".join(parts)
+                + ". Score both on the same golden set, or pass intersect=True (--intersect) to "
+                "compare the common questions only"
+            )
+        notes.append("compared only the questions both runs have; dropped " + "; ".join(parts))
+    qids = tuple(q for q in a if q in b)
+    if not qids:
+        raise InputError("the runs have no question in common")
+    return qids
+
+
+def _ranks(side: Scores, qid: str) -> int | None:
+    if not isinstance(side, Evaluation):
+        return None
+    r = side.details.get(qid, {}).get("first_rank")
+    return int(r) if isinstance(r, (int, float)) and not isinstance(r, bool) else None
+
+
+def _movers(qids: tuple[str, ...], a: np.ndarray, b: np.ndarray, sides: tuple[Scores, Scores],
+            slices: Mapping[str, Sequence[str]], limit: int) -> tuple[tuple[Mover, ...], ...]:
+    d = b - a
+
+    def mover(i: int) -> Mover:
+        q = qids[i]
+        return Mover(q, float(a[i]), float(b[i]), float(d[i]), _ranks(sides[0], q),
+                     _ranks(sides[1], q), tuple(slices.get(q, ())))
+
+    # largest change first; the question id breaks ties so the order is stable
+    order = sorted(range(len(qids)), key=lambda i: (-abs(d[i]), qids[i]))
+    up = tuple(mover(i) for i in order if d[i] > 1e-12)[:limit]
+    down = tuple(mover(i) for i in order if d[i] < -1e-12)[:limit]
+    return up, down
+
+
+def _golden_version(sides: tuple[Scores, Scores], names: tuple[str, str],
+                    notes: list[str]) -> str | None:
+    va, vb = (s.golden_version if isinstance(s, Evaluation) else None for s in sides)
+    if va is not None and vb is not None and va != vb:
+        raise VersionMismatchError(
+            f"'{names[0]}' was scored on golden set version {va} and '{names[1]}' on {vb}; "
+            "score both runs on the same frozen version before comparing them"
+        )
+    if (va is None) != (vb is None) and any(isinstance(s, Evaluation) for s in sides):
+        missing = names[0] if va is None else names[1]
+        notes.append(f"'{missing}' carries no golden-set version, so the two runs cannot be "
+                     "checked to share one")
+    return va if va is not None else vb
+
+
+# -- the entry point -----------------------------------------------------------------------------
+def compare(
+    baseline: Scores,
+    candidate: Scores,
+    metric: Metric | str | None = None,
+    *,
+    n_resamples: int = 5000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    method: Method = "auto",
+    strict: bool = False,
+    intersect: bool = False,
+    randomisation: bool = False,
+    max_movers: int = 10,
+    ledger: Any = None,
+    selection_searches: int = 300,
+    names: tuple[str, str] | None = None,
+) -> Comparison:
+    """Compare ``candidate`` against ``baseline`` on ``metric``, question by question.
+
+    ``ledger`` (a path or :class:`~ragmeter.compare.Ledger`) counts this comparison in a local
+    ledger and, when several variants were tried on the golden-set version, attaches the
+    simulated optimism of the best of that many equally good variants (``selection``).
+    ``names`` overrides the two run names (mappings are otherwise "baseline" and "candidate").
+    """
+    sides = (baseline, candidate)
+    m, label = _resolve_metric(metric, sides)
+    (name_a, va), (name_b, vb) = (_values(s, m, r) for s, r in zip(sides, ("baseline", "candidate")))
+    if names is not None:
+        name_a, name_b = map(str, names)
+    names = (name_a, name_b)
+    notes: list[str] = []
+    version = _golden_version(sides, names, notes)
+    qids = _align(va, vb, names, intersect, notes)
+    a = np.fromiter((va[q] for q in qids), dtype=np.float64, count=len(qids))
+    b = np.fromiter((vb[q] for q in qids), dtype=np.float64, count=len(qids))
+
+    if m is not None:
+        binary = m.binary
+        if binary:
+            odd = [q for q, x, y in zip(qids, a, b) if x not in (0.0, 1.0) or y not in (0.0, 1.0)]
+            if odd:
+                raise InputError(f"{m} is a binary metric but these questions have values other "
+                                 f"than 0 and 1: {_shown(odd)}")
+    else:
+        binary = bool(np.all(np.isin(a, (0.0, 1.0))) and np.all(np.isin(b, (0.0, 1.0))))
+
+    configs = [s.config if isinstance(s, Evaluation) else {} for s in sides]
+    diffs = tuple(config_diff(configs[0], configs[1]))
+    fairness = tuple(fairness_problems(list(diffs), m))
+    if fairness and strict:
+        raise UsageError("not a fair test: " + "; ".join(fairness))
+    notes += [f"not a fair test: {p}" for p in fairness]
+    if len(diffs) > 1:
+        notes.append(f"{len(diffs)} settings differ ({', '.join(d.key for d in diffs)}): with "
+                     "more than one change per run the comparison cannot say which change "
+                     "caused the difference")
+
+    stats_of = functools.partial(paired_stats, binary=binary, n_resamples=n_resamples, seed=seed,
+                                 confidence=confidence, method=method)
+    overall, boot = stats_of(a, b)
+    slice_maps = [s.slices for s in sides if isinstance(s, Evaluation)]
+    split_maps = [s.splits for s in sides if isinstance(s, Evaluation)]
+    slices = {k: SliceResult(k, stats_of(a[idx], b[idx])[0])
+              for k, idx in slice_groups(qids, *slice_maps).items()}
+    splits = {k: SliceResult(k, stats_of(a[idx], b[idx])[0])
+              for k, idx in split_groups(qids, *split_maps).items()}
+    small = [k for k, s in slices.items() if s.small]
+    if small:
+        notes.append(f"slices under 10 questions give a direction, not proof: {_shown(small)}")
+
+    merged_slices: dict[str, tuple[str, ...]] = {}
+    for mp in slice_maps:
+        for q, in_slices in mp.items():
+            merged_slices[q] = tuple(dict.fromkeys((*merged_slices.get(q, ()), *in_slices)))
+    improved, worsened = _movers(qids, a, b, sides, merged_slices, max_movers)
+    fixed_ids = broken_ids = None
+    if binary:
+        fixed_ids = tuple(q for q, x, y in zip(qids, a, b) if x == 0 and y == 1)
+        broken_ids = tuple(q for q, x, y in zip(qids, a, b) if x == 1 and y == 0)
+
+    rand = randomisation_test(b - a, seed=seed) if randomisation else None
+
+    selection = None
+    n_variants = None
+    if ledger is not None:
+        from ._ledger import Ledger
+        from ._selection import optimism_from_pair
+
+        book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+        book.record(golden_version=version, metric=label, baseline=name_a, candidate=name_b,
+                    baseline_config=configs[0], candidate_config=configs[1], n=len(qids),
+                    mean_delta=overall.mean_delta, ci=overall.ci)
+        n_variants = book.summary(version).n_variants
+        if n_variants > 1:
+            selection = optimism_from_pair(a, b, n_variants, n_searches=selection_searches,
+                                           seed=seed)
+            notes.append(f"{n_variants} variants have been tried on golden set version "
+                         f"{version or '(none)'}: {selection.describe()}; read the winner's "
+                         "margin with that in mind and confirm it on held-out questions")
+
+    for note in notes:
+        _warnings.warn(note, RagmeterWarning, stacklevel=2)
+    return Comparison(
+        baseline=name_a, candidate=name_b, metric=label, binary=binary, query_ids=qids,
+        baseline_values=a, candidate_values=b, overall=overall, confidence=confidence,
+        n_resamples=n_resamples, seed=seed, bootstrap_method=boot.method,
+        golden_version=version, slices=slices, splits=splits, fixed_ids=fixed_ids,
+        broken_ids=broken_ids, improved=improved, worsened=worsened, randomisation=rand,
+        config_diff=diffs, fairness=fairness, warnings=tuple(notes), selection=selection,
+        n_variants_tried=n_variants,
+    )

@@ -1,0 +1,196 @@
+"""The CI gate: a refutation rule written before the numbers, checked on a paired comparison.
+
+A rule has up to three checks, each failing the candidate when:
+
+- ``max_broken``: more than this many questions broken (went from 1 to 0). For a metric that is
+  not binary the gate counts losses (questions whose value fell) instead, and says so;
+- ``min_delta``: the mean paired difference (candidate - baseline) is below this;
+- ``require_ci_above``: the lower end of the bootstrap interval is below this (equal passes).
+
+With ``per_slice`` the same checks apply in every slice. A slice with fewer than
+``min_slice_size`` questions (default 10) is checked and shown, but its failures are advisory:
+a slice that small gives a direction, not proof. The gate passes when no enforced check fails.
+Exit code: 0 pass, 1 fail.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import UsageError
+from ._comparison import Comparison
+from ._slices import SMALL_NOTE, SMALL_SLICE, PairedStats
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """What makes the candidate fail; state it before looking at the numbers."""
+
+    max_broken: int | None = None
+    min_delta: float | None = None
+    require_ci_above: float | None = None
+    per_slice: bool = False
+    min_slice_size: int = SMALL_SLICE
+
+    def __post_init__(self) -> None:
+        if self.max_broken is None and self.min_delta is None and self.require_ci_above is None:
+            raise UsageError("the gate needs a rule: give at least one of --max-broken, "
+                             "--min-delta, --require-ci-above")
+        if self.max_broken is not None and self.max_broken < 0:
+            raise UsageError(f"--max-broken must be 0 or more, got {self.max_broken}")
+
+    def statement(self, metric: str, *, binary: bool = True, confidence: float = 0.95) -> str:
+        """The refutation rule in words, e.g. for the output's first line."""
+        parts = []
+        if self.max_broken is not None:
+            what = "questions broken" if binary else "questions whose value fell (losses)"
+            parts.append(f"more than {self.max_broken} {what}")
+        if self.min_delta is not None:
+            parts.append(f"the mean paired difference is below {self.min_delta:+g}")
+        if self.require_ci_above is not None:
+            parts.append(f"the lower end of the {confidence:.0%} bootstrap interval is below "
+                         f"{self.require_ci_above:+g}")
+        where = (f"overall or in any slice of {self.min_slice_size} or more questions"
+                 if self.per_slice else "overall")
+        return f"The candidate fails on {metric} if {', or '.join(parts)} ({where})."
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One check of the rule on one scope (overall, a split or a slice)."""
+
+    scope: str
+    check: str
+    observed: float
+    threshold: float
+    passed: bool
+    enforced: bool = True
+
+    @property
+    def failed(self) -> bool:
+        return self.enforced and not self.passed
+
+    def describe(self) -> str:
+        result = "pass" if self.passed else ("FAIL" if self.enforced else f"advisory ({SMALL_NOTE})")
+        return (f"{self.scope}: {self.check} = {_fmt(self.check, self.observed)} "
+                f"(limit {_fmt(self.check, self.threshold)}): {result}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scope": self.scope, "check": self.check, "observed": self.observed,
+                "threshold": self.threshold, "passed": self.passed, "enforced": self.enforced}
+
+
+def _fmt(check: str, x: float) -> str:
+    return str(int(x)) if check in ("broken", "losses") else f"{x:+.4f}"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    rule: GateRule
+    comparison: Comparison
+    checks: tuple[GateCheck, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return not any(c.failed for c in self.checks)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    @property
+    def statement(self) -> str:
+        c = self.comparison
+        return self.rule.statement(c.metric, binary=c.binary, confidence=c.confidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.rule
+        return {"passed": self.passed, "rule": self.statement,
+                "max_broken": r.max_broken, "min_delta": r.min_delta,
+                "require_ci_above": r.require_ci_above, "per_slice": r.per_slice,
+                "checks": [ch.to_dict() for ch in self.checks],
+                "comparison": self.comparison.to_dict()}
+
+    def to_markdown(self) -> str:
+        c = self.comparison
+        lo, hi = c.ci
+        head = "PASSED" if self.passed else "FAILED"
+        lines = [
+            f"## ragmeter gate {head}: {c.candidate} vs {c.baseline} on {c.metric}", "",
+            f"**Rule, stated before the numbers:** {self.statement}", "",
+            "| scope | check | observed | limit | result |", "|---|---|---|---|---|",
+        ]
+        for ch in self.checks:
+            res = "pass" if ch.passed else ("**FAIL**" if ch.enforced else "advisory")
+            lines.append(f"| {ch.scope} | {ch.check} | {_fmt(ch.check, ch.observed)} | "
+                         f"{_fmt(ch.check, ch.threshold)} | {res} |")
+        fb = f", fixed {c.fixed} / broken {c.broken}" if c.binary else ""
+        headline = (
+            f"n = {c.n} questions; mean {c.overall.baseline_mean:.4f} -> "
+            f"{c.overall.candidate_mean:.4f}, difference {c.mean_delta:+.4f}, "
+            f"{c.confidence:.0%} interval [{lo:+.4f}, {hi:+.4f}] ({c.n_resamples} paired "
+            f"bootstrap resamples, seed {c.seed}); wins {c.wins} / losses {c.losses} / ties "
+            f"{c.ties}{fb}; sign test p = {c.sign_test_p:.3g}.")
+        lines += [
+            "", headline, "",
+            f"Verdict: {c.verdict}.",
+        ]
+        if c.broken_ids:
+            lines += ["", "Broken: " + ", ".join(c.broken_ids[:20])
+                      + (f" and {len(c.broken_ids) - 20} more" if len(c.broken_ids) > 20 else "")]
+        if c.warnings:
+            lines += ["", *[f"> warning: {w}" for w in c.warnings]]
+        return "\n".join(lines) + "\n"
+
+    def to_junit_xml(self) -> str:
+        c = self.comparison
+        suite_name = f"ragmeter gate: {c.candidate} vs {c.baseline} on {c.metric}"
+        failures = sum(ch.failed for ch in self.checks)
+        suites = ET.Element("testsuites", name="ragmeter gate", tests=str(len(self.checks)),
+                            failures=str(failures))
+        suite = ET.SubElement(suites, "testsuite", name=suite_name,
+                              tests=str(len(self.checks)), failures=str(failures), errors="0",
+                              skipped="0")
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="rule", value=self.statement)
+        ET.SubElement(props, "property", name="verdict", value=c.verdict)
+        for ch in self.checks:
+            case = ET.SubElement(suite, "testcase", classname=f"ragmeter.gate.{ch.scope}",
+                                 name=f"{ch.check} (limit {_fmt(ch.check, ch.threshold)})")
+            if ch.failed:
+                ET.SubElement(case, "failure", message=ch.describe(), type="GateFailure").text = (
+                    self.statement)
+            elif not ch.passed:
+                ET.SubElement(case, "system-out").text = ch.describe()
+        ET.SubElement(suite, "system-out").text = self.to_markdown()
+        ET.indent(suites)
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _checks(scope: str, s: PairedStats, rule: GateRule, binary: bool,
+            enforced: bool) -> list[GateCheck]:
+    out = []
+    if rule.max_broken is not None:
+        broken = s.broken if binary and s.broken is not None else s.losses
+        out.append(GateCheck(scope, "broken" if binary else "losses", float(broken),
+                             float(rule.max_broken), broken <= rule.max_broken, enforced))
+    if rule.min_delta is not None:
+        out.append(GateCheck(scope, "mean delta", s.mean_delta, rule.min_delta,
+                             s.mean_delta >= rule.min_delta, enforced))
+    if rule.require_ci_above is not None:
+        out.append(GateCheck(scope, "interval lower end", s.ci[0], rule.require_ci_above,
+                             s.ci[0] >= rule.require_ci_above, enforced))
+    return out
+
+
+def gate(comparison: Comparison, rule: GateRule) -> GateResult:
+    """Check ``rule`` on ``comparison`` overall (and per slice when the rule says so)."""
+    c = comparison
+    checks = _checks("overall", c.overall, rule, c.binary, True)
+    if rule.per_slice:
+        for name, sl in c.slices.items():
+            checks += _checks(f"slice {name}", sl.stats, rule, c.binary,
+                              sl.stats.n >= rule.min_slice_size)
+    return GateResult(rule, c, tuple(checks))

@@ -1,0 +1,140 @@
+"""Selection accounting: a local ledger of every comparison made on each golden-set version.
+
+Each comparison appends one JSON line to the ledger (default ``.ragmeter/ledger.jsonl`` under the
+current directory). A line is written with a single ``write`` on a file opened with ``O_APPEND``
+(under an exclusive ``flock`` where the platform has one), so concurrent writers never interleave
+partial lines. The experiment store of a later release will take over this job; the file format
+is plain JSONL so it can be imported there.
+
+A *variant* is a run identity: its name plus a fingerprint of its config (bookkeeping keys
+removed), so two runs with one name but different settings count as two variants. The variants
+tried on a version are the distinct *candidates* of the comparisons on it: the baseline is what
+they are measured against, not one of the options being selected (a promoted winner was counted
+when it was a candidate).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._errors import InputError
+from ._configdiff import flatten, is_setting
+
+DEFAULT_LEDGER = Path(".ragmeter") / "ledger.jsonl"
+#: Ledger key for comparisons of runs that carry no golden-set version.
+UNVERSIONED = "<unversioned>"
+
+
+def variant_id(run: str, config: Mapping[str, Any]) -> str:
+    """``run`` plus a short fingerprint of its settings, e.g. ``bm25+rerank#3f9a1c2b``."""
+    settings = {k: v for k, v in flatten(config).items() if is_setting(k)}
+    if not settings:
+        return run
+    blob = json.dumps(settings, sort_keys=True, default=str).encode()
+    return f"{run}#{hashlib.sha256(blob).hexdigest()[:8]}"
+
+
+@dataclass(frozen=True)
+class LedgerSummary:
+    """What the ledger knows about one golden-set version."""
+
+    golden_version: str
+    n_comparisons: int
+    variants: tuple[str, ...]
+
+    @property
+    def n_variants(self) -> int:
+        return len(self.variants)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"golden_version": self.golden_version, "n_comparisons": self.n_comparisons,
+                "n_variants": self.n_variants, "variants": list(self.variants)}
+
+
+class Ledger:
+    """An append-only JSONL file counting comparisons per golden-set version."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else Path.cwd() / DEFAULT_LEDGER
+
+    def append(self, entry: Mapping[str, Any]) -> None:
+        """Append one entry as a single line, atomically with respect to other writers."""
+        line = (json.dumps(dict(entry), sort_keys=True, ensure_ascii=False, default=str)
+                + "\n").encode()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot write the ledger: {exc.strerror}", path=self.path) from None
+        try:
+            try:
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except ImportError:  # pragma: no cover - not on POSIX
+                pass
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+    def record(
+        self, *, golden_version: str | None, metric: str, baseline: str, candidate: str,
+        baseline_config: Mapping[str, Any] | None = None,
+        candidate_config: Mapping[str, Any] | None = None,
+        n: int | None = None, mean_delta: float | None = None,
+        ci: tuple[float, float] | None = None,
+    ) -> dict[str, Any]:
+        """Count one comparison; returns the entry written."""
+        entry = {
+            "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "golden_version": golden_version if golden_version is not None else UNVERSIONED,
+            "metric": metric,
+            "baseline": variant_id(baseline, baseline_config or {}),
+            "candidate": variant_id(candidate, candidate_config or {}),
+            "n": n,
+            "mean_delta": mean_delta,
+            "ci": list(ci) if ci is not None else None,
+        }
+        self.append(entry)
+        return entry
+
+    def entries(self) -> list[dict[str, Any]]:
+        """All entries; a torn last line (a writer killed mid-write) is skipped."""
+        if not self.path.exists():
+            return []
+        try:
+            lines = self.path.read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the ledger: {exc}", path=self.path) from None
+        out = []
+        # Every entry ends with a newline, so text after the last newline is a torn write.
+        torn = len(lines) - 1
+        for i, text in enumerate(lines):
+            if not text.strip():
+                continue
+            try:
+                entry = json.loads(text)
+            except json.JSONDecodeError:
+                if i == torn:
+                    continue
+                raise InputError("not a JSON object; the ledger is one JSON object per line",
+                                 path=self.path, line=i + 1) from None
+            if not isinstance(entry, dict) or "golden_version" not in entry:
+                raise InputError("ledger entry lacks 'golden_version'", path=self.path,
+                                 line=i + 1, field="golden_version")
+            out.append(entry)
+        return out
+
+    def summary(self, golden_version: str | None) -> LedgerSummary:
+        """Comparisons counted and variants tried on one golden-set version."""
+        key = golden_version if golden_version is not None else UNVERSIONED
+        mine = [e for e in self.entries() if e.get("golden_version") == key]
+        variants = dict.fromkeys(str(e["candidate"]) for e in mine if e.get("candidate"))
+        return LedgerSummary(key, len(mine), tuple(variants))

@@ -1,0 +1,244 @@
+"""k-sweeps: a metric for several runs at every cutoff in a range, and where the winner changes.
+
+Which retriever is "better" can depend on k: one that ranks what it finds near the top but misses
+some queries wins recall at small k, one that finds almost everything lower down wins from some
+k on. A sweep evaluates every run at every cutoff (ranks k, or token budgets with span labels),
+names the leader at each cutoff (``None`` for a tie within 1e-12) and summarises the segments,
+e.g. "A leads R@k for k < 11, B from k = 11".
+
+Span labels (``sweep_spans``) sweep token budgets as well as ranks, each run with its own
+chunking, so chunk sizes are compared at equal context budgets.
+
+Recall at a large k (default 100) is reported apart, labelled *pool headroom*: it says the
+evidence is somewhere in the candidate pool (what a reranker could still bring up), never that the
+generator could see it. Quality is the metric at the k the generator receives.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from .._errors import UsageError
+from ..metrics import Metric, parse
+
+Kind = Literal["k", "budget"]
+_TIE = 1e-12
+
+HEADROOM_NOTE = "pool headroom: the evidence is in the candidate pool, not in the prompt; not quality"
+
+
+def base_metric(text: str | Metric) -> Metric:
+    """The metric to sweep, with or without a cutoff (``"R"``, ``"nDCG(gain=exp)"``, ``"P@5"``)."""
+    if isinstance(text, Metric):
+        return text
+    s = text.strip()
+    return parse(s if "@" in s else s + "@1")
+
+
+def parse_cutoffs(text: str) -> list[int]:
+    """``"1..20"``, ``"1-20"``, ``"1,3,5,10"``, a stepped range ``"400..2000:400"`` or a mix
+    (``"1..5,10,20"``) -> sorted cutoffs."""
+    out: set[int] = set()
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        span, colon, step_text = piece.partition(":")
+        lo, sep, hi = span.partition("..")
+        if not sep:
+            lo, sep, hi = span.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+            step = int(step_text) if colon else 1
+        except ValueError:
+            raise UsageError(f"cannot read cutoffs '{text}': use e.g. 1..20, 1,3,5,10 or "
+                             "400..2000:400") from None
+        if a < 1 or b < a or step < 1:
+            raise UsageError(f"cutoff range '{piece}' must run upwards from 1 or more")
+        out.update(range(a, b + 1, step))
+    if not out:
+        raise UsageError("no cutoff given")
+    return sorted(out)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of consecutive cutoffs with one leader (None: tied)."""
+
+    leader: str | None
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Means of one metric for several runs across cutoffs."""
+
+    metric: Metric
+    kind: Kind
+    cutoffs: tuple[int, ...]
+    runs: tuple[str, ...]
+    values: np.ndarray  # (runs, cutoffs)
+    n_queries: int | None = None
+    headroom_k: int | None = None
+    headroom: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``R@k``, ``nDCG(gain=exp)@k`` or ``R@budget``."""
+        return str(self.metric.at(1)).rsplit("@", 1)[0] + ("@k" if self.kind == "k" else "@budget")
+
+    def at(self, run: str, cutoff: int) -> float:
+        return float(self.values[self.runs.index(run), self.cutoffs.index(cutoff)])
+
+    @property
+    def leaders(self) -> list[str | None]:
+        out: list[str | None] = []
+        for col in self.values.T:
+            best = col.max()
+            top = np.flatnonzero(col >= best - _TIE)
+            out.append(self.runs[int(top[0])] if len(top) == 1 else None)
+        return out
+
+    @property
+    def segments(self) -> list[Segment]:
+        segs: list[Segment] = []
+        for c, lead in zip(self.cutoffs, self.leaders):
+            if segs and segs[-1].leader == lead:
+                segs[-1] = Segment(lead, segs[-1].first, c)
+            else:
+                segs.append(Segment(lead, c, c))
+        return segs
+
+    @property
+    def crossovers(self) -> list[tuple[int, str | None, str | None]]:
+        """``(cutoff, previous leader, new leader)`` wherever the leader changes."""
+        segs = self.segments
+        return [(b.first, a.leader, b.leader) for a, b in itertools.pairwise(segs)]
+
+    def summary(self) -> str:
+        """Where the winner changes, in words."""
+        v = "k" if self.kind == "k" else "budget"
+        segs = self.segments
+        who = [s.leader if s.leader is not None else "no run (tie)" for s in segs]
+        if len(segs) == 1:
+            return (f"{who[0]} leads {self.label} at every {v} from {segs[0].first} "
+                    f"to {segs[0].last}")
+        parts = [f"{who[0]} leads {self.label} for {v} < {segs[1].first}"]
+        for s, w, nxt in zip(segs[1:-1], who[1:-1], segs[2:]):
+            parts.append(f"{w} for {s.first} <= {v} < {nxt.first}")
+        parts.append(f"{who[-1]} from {v} = {segs[-1].first}")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.label,
+            "kind": self.kind,
+            "cutoffs": list(self.cutoffs),
+            "n_queries": self.n_queries,
+            "values": {r: dict(zip(map(str, self.cutoffs), row.tolist()))
+                       for r, row in zip(self.runs, self.values)},
+            "leaders": dict(zip(map(str, self.cutoffs), self.leaders)),
+            "crossovers": [{"at": c, "from": a, "to": b} for c, a, b in self.crossovers],
+            "summary": self.summary(),
+            "headroom": None if not self.headroom else {
+                "metric": f"R@{self.headroom_k}", "values": dict(self.headroom),
+                "note": HEADROOM_NOTE},
+        }
+
+
+def sweep_values(
+    values: Mapping[str, Sequence[float]], cutoffs: Sequence[int], metric: str | Metric,
+    *, kind: Kind = "k", n_queries: int | None = None, headroom_k: int | None = None,
+    headroom: Mapping[str, float] | None = None,
+) -> Sweep:
+    """Build a :class:`Sweep` from means already computed (``{run: [value at each cutoff]}``)."""
+    runs = tuple(values)
+    if len(runs) < 1:
+        raise UsageError("a sweep needs at least one run")
+    arr = np.asarray([list(values[r]) for r in runs], dtype=np.float64)
+    if arr.shape != (len(runs), len(cutoffs)):
+        raise UsageError("every run needs one value per cutoff")
+    return Sweep(base_metric(metric), kind, tuple(int(c) for c in cutoffs), runs, arr, n_queries,
+                 headroom_k, dict(headroom or {}))
+
+
+def sweep(
+    qrels: Any,
+    runs: Mapping[str, Any] | Iterable[Any],
+    metric: str | Metric = "R",
+    ks: Iterable[int] = range(1, 21),
+    *,
+    headroom_k: int | None = 100,
+    **evaluate_kw: Any,
+) -> Sweep:
+    """Evaluate every run at every k in ``ks`` with the metric engine (rank-level labels).
+
+    ``runs`` maps names to anything ``ragmeter.evaluate`` reads (a Run, a dict-of-dicts, a path),
+    or is a sequence of them named by their own names. ``headroom_k`` adds ``R@headroom_k`` as
+    pool headroom (None: leave it out).
+    """
+    from ..metrics._engine import evaluate
+
+    base = base_metric(metric)
+    cutoffs = sorted({int(k) for k in ks})
+    if not cutoffs or cutoffs[0] < 1:
+        raise UsageError("cutoffs must be positive integers")
+    ms = [base.at(k) for k in cutoffs]
+    head = parse(f"R@{headroom_k}") if headroom_k else None
+    named = runs.items() if isinstance(runs, Mapping) else ((None, r) for r in runs)
+    values: dict[str, list[float]] = {}
+    headroom: dict[str, float] = {}
+    n_queries = None
+    for name, run in named:
+        ev = evaluate(qrels, run, [*ms, head] if head else ms, run_name=name, **evaluate_kw)
+        if ev.run in values:
+            raise UsageError(f"two runs are named '{ev.run}'; give them distinct names")
+        agg = ev.aggregate
+        values[ev.run] = [agg[str(m)] for m in ms]
+        if head is not None:
+            headroom[ev.run] = agg[str(head)]
+        n_queries = ev.n_queries
+    return sweep_values(values, cutoffs, base, kind="k", n_queries=n_queries,
+                        headroom_k=headroom_k if head else None, headroom=headroom)
+
+
+def sweep_spans(
+    golden: Any,
+    runs: Mapping[str, tuple[Any, Any]],
+    metric: str | Metric = "R",
+    cutoffs: Iterable[int] = (400, 800, 1200, 1600, 2000),
+    *,
+    kind: Kind = "budget",
+    headroom_k: int | None = 100,
+    cover: float | None = None,
+) -> Sweep:
+    """Evaluate runs of chunk ids against span labels at every token budget (``kind="budget"``)
+    or rank k (``kind="k"``); ``runs`` maps a name to ``(chunking, run)``, so each run is scored
+    against its own chunking (span-level metrics: R, Hit, AllR, RR)."""
+    from ..labels import DEFAULT_COVER, evaluate_spans
+
+    base = base_metric(metric)
+    cuts = sorted({int(c) for c in cutoffs})
+    if not cuts or cuts[0] < 1:
+        raise UsageError("cutoffs must be positive integers")
+    ms = [base.at(budget=c) if kind == "budget" else base.at(c) for c in cuts]
+    head = parse(f"R@{headroom_k}") if headroom_k else None
+    values: dict[str, list[float]] = {}
+    headroom: dict[str, float] = {}
+    n_queries = None
+    for name, (chunking, run) in runs.items():
+        ev = evaluate_spans(golden, chunking, run, [*ms, head] if head else ms,
+                            cover=DEFAULT_COVER if cover is None else cover, run_name=name)
+        agg = ev.aggregate
+        values[name] = [agg[str(m)] for m in ms]
+        if head is not None:
+            headroom[name] = agg[str(head)]
+        n_queries = ev.n_queries
+    return sweep_values(values, cuts, base, kind=kind, n_queries=n_queries,
+                        headroom_k=headroom_k if head else None, headroom=headroom)

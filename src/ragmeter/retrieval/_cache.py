@@ -1,0 +1,256 @@
+"""Content-addressed cache for chunkings, BM25 indexes, embeddings and runs.
+
+Every entry is named by the sha256 of what produced it, never by a name or a date:
+
+==============  ==========================================================================
+kind            key
+==============  ==========================================================================
+chunkings       corpus hash, chunker name, tokenizer name
+bm25            hash of the (id, text) list indexed, BM25 parameters, bm25s version
+embeddings      model id and role (folder), then one entry per text: sha256 of the text
+runs            retriever config, hash of the items searched, hash of the queries, depth
+==============  ==========================================================================
+
+Embeddings are stored per text, so changing k, depth or the set of chunks re-embeds only texts
+never seen before by that model. New vectors are written in shards of at most
+``flush_every`` texts while encoding, so an interrupted run resumes where it stopped. Every file
+and folder is written under a temporary name and moved into place with ``os.replace``
+(atomic on POSIX), so a crash leaves either the old entry or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._protocol import Encoder
+
+#: Shards written per (model, role) before they are merged into one file on the next load.
+MAX_SHARDS = 32
+
+
+def digest(*parts: Any) -> str:
+    """sha256 (hex) of the canonical JSON of ``parts``: equal inputs, equal key, across runs."""
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def texts_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
+    """sha256 of an ordered (id, text) list; names the items an index or a run was built on."""
+    h = hashlib.sha256()
+    for i, t in zip(ids, texts):
+        h.update(hashlib.sha256(i.encode("utf-8")).digest())
+        h.update(hashlib.sha256(t.encode("utf-8")).digest())
+    return h.hexdigest()
+
+
+def _tmp_name(path: Path) -> Path:
+    # the suffix is kept: some writers choose the format by it (.parquet / .jsonl)
+    return path.with_name(f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}-{path.name}")
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary path to write; on success it is moved onto ``path`` in one step."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_name(path)
+    try:
+        yield tmp
+        if tmp.is_dir():
+            try:
+                os.replace(tmp, path)
+            except OSError:  # another process filled ``path`` first: its entry is equal
+                shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif tmp.exists():
+            tmp.unlink()
+
+
+class Cache:
+    """A cache folder (or a disabled cache when ``root`` is None: nothing is read or written).
+
+    ``hits`` and ``misses`` count lookups per kind, for reports and tests.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None) -> None:
+        self.root = None if root is None else Path(root)
+        self.hits: dict[str, int] = {}
+        self.misses: dict[str, int] = {}
+        self._stores: dict[tuple[str, str], EmbeddingStore] = {}
+
+    @property
+    def enabled(self) -> bool:
+        return self.root is not None
+
+    def entry(self, kind: str, key: str, suffix: str = "") -> Path | None:
+        """Where the entry ``key`` of ``kind`` lives (None when the cache is disabled)."""
+        if self.root is None:
+            return None
+        return self.root / kind / key[:2] / f"{key}{suffix}"
+
+    def lookup(self, kind: str, key: str, suffix: str = "") -> Path | None:
+        """The entry's path if it exists (counted as a hit), else None (counted as a miss)."""
+        path = self.entry(kind, key, suffix)
+        found = path is not None and path.exists()
+        counter = self.hits if found else self.misses
+        counter[kind] = counter.get(kind, 0) + 1
+        return path if found else None
+
+    def read_json(self, kind: str, key: str) -> Any | None:
+        path = self.lookup(kind, key, ".json")
+        if path is None:
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # a damaged entry is a miss, rebuilt below
+            return None
+
+    def write_json(self, kind: str, key: str, value: Any) -> None:
+        path = self.entry(kind, key, ".json")
+        if path is None:
+            return
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+
+    def embeddings(self, model_id: str, role: str) -> EmbeddingStore:
+        """The per-text vector store of one model and role (shared within this cache)."""
+        key = (model_id, role)
+        if key not in self._stores:
+            folder = None if self.root is None else self.root / "embeddings" / digest(model_id, role)
+            self._stores[key] = EmbeddingStore(folder, label=f"{model_id} [{role}]")
+        return self._stores[key]
+
+
+class EmbeddingStore:
+    """Vectors of one model and role, keyed by the sha256 of each text, stored in npz shards."""
+
+    def __init__(self, folder: Path | None, label: str = "") -> None:
+        self.folder = folder
+        self.label = label
+        self._rows: dict[bytes, int] | None = None
+        self._blocks: list[np.ndarray] = []
+        self._matrix: np.ndarray | None = None
+
+    def _load(self) -> dict[bytes, int]:
+        if self._rows is not None:
+            return self._rows
+        self._rows = {}
+        shards = sorted(self.folder.glob("shard-*.npz")) if self.folder and self.folder.exists() else []
+        for shard in shards:
+            try:
+                with np.load(shard) as z:
+                    keys, vecs = z["keys"], z["vecs"]
+            except (OSError, ValueError, KeyError):
+                continue  # damaged shard: its texts are simply encoded again
+            self._append(keys, vecs)
+        if len(shards) > MAX_SHARDS and self._blocks:
+            self._compact(shards)
+        return self._rows
+
+    def _append(self, keys: np.ndarray, vecs: np.ndarray) -> None:
+        assert self._rows is not None
+        base = sum(len(b) for b in self._blocks)
+        self._blocks.append(np.asarray(vecs, dtype=np.float32))
+        self._matrix = None
+        for j, row in enumerate(keys):
+            self._rows.setdefault(bytes(row), base + j)
+
+    def _compact(self, old: list[Path]) -> None:
+        """Merge many small shards into one; old shards are removed only after the merge landed."""
+        assert self._rows is not None and self.folder is not None
+        matrix = self.matrix()
+        keys = np.zeros((len(self._rows), 32), dtype=np.uint8)
+        rows = np.empty(len(self._rows), dtype=np.int64)
+        for j, (k, r) in enumerate(self._rows.items()):
+            keys[j] = np.frombuffer(k, dtype=np.uint8)
+            rows[j] = r
+        self._write_shard(keys, matrix[rows])
+        for shard in old:
+            shard.unlink(missing_ok=True)
+
+    def matrix(self) -> np.ndarray:
+        if self._matrix is None:
+            self._matrix = np.concatenate(self._blocks) if self._blocks else np.zeros((0, 0), np.float32)
+            self._blocks = [self._matrix]
+        return self._matrix
+
+    def _write_shard(self, keys: np.ndarray, vecs: np.ndarray) -> None:
+        if self.folder is None:
+            return
+        path = self.folder / f"shard-{uuid.uuid4().hex}.npz"
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, keys=keys, vecs=vecs)
+
+    def get(self, keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """(found mask, row numbers in :meth:`matrix` for the found keys)."""
+        rows = self._load()
+        idx = np.array([rows.get(k, -1) for k in keys], dtype=np.int64)
+        found = idx >= 0
+        return found, idx[found]
+
+    def add(self, keys: list[bytes], vecs: np.ndarray) -> None:
+        """Store new vectors (memory and one new shard on disk)."""
+        self._load()
+        arr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32)
+        self._append(arr, vecs)
+        self._write_shard(arr, np.asarray(vecs, dtype=np.float32))
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def encode_cached(
+    encoder: Encoder,
+    texts: Sequence[str],
+    *,
+    role: str,
+    cache: Cache | None,
+    flush_every: int = 1024,
+    on_progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Vectors for ``texts`` (one row each), encoding only texts the cache has not seen.
+
+    Equal texts are encoded once. Missing texts are encoded in slices of ``flush_every`` and each
+    slice is stored before the next starts, so an interrupted run keeps what it finished.
+    ``on_progress(n)`` is called with the number of texts done (cached ones at once).
+    """
+    cache = cache or Cache(None)
+    store = cache.embeddings(encoder.model_id, "text" if encoder.symmetric else role)
+    keys = [text_key(t) for t in texts]
+    first: dict[bytes, int] = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k, i)
+    copies = Counter(keys)
+    ukeys = list(first)
+    found, _ = store.get(ukeys)
+    todo = [k for k, f in zip(ukeys, found) if not f]
+    if on_progress:
+        on_progress(len(texts) - sum(copies[k] for k in todo))
+    for start in range(0, len(todo), flush_every):
+        part = todo[start:start + flush_every]
+        vecs = encoder.encode([texts[first[k]] for k in part], role=role)
+        store.add(part, vecs)
+        if on_progress:
+            on_progress(sum(copies[k] for k in part))
+    found, rows = store.get(keys)
+    if not found.all():  # pragma: no cover - add() above stores every missing key
+        raise RuntimeError("embedding store lost vectors it just stored")
+    return store.matrix()[rows]

