@@ -100,9 +100,13 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
     take = np.minimum(lengths, depth)
 
     # Row/column of every kept run row in the padded (nq x depth) matrix.
-    row = np.repeat(np.arange(nq), take)
-    col = np.arange(row.size) - np.repeat(np.cumsum(take) - take, take)
-    run_rows = ranked.rows[ranked.starts[sel][row] + col]
+    itype = np.int32 if max(nq, depth) < 2**31 else np.int64
+    row = np.repeat(np.arange(nq, dtype=itype), take)
+    col = (np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)).astype(itype)
+    grade_of_row = _join_grades(q, run)
+    grades = np.zeros((nq, depth), dtype=grade_of_row.dtype)
+    grades[row, col] = grade_of_row[ranked.rows[ranked.starts[sel][row] + col]]
+    del grade_of_row, ranked
 
     # Judged items of each scored query (for |rel|, the ideal DCG and the grade join).
     qrow_of_qrels = np.full(len(qrels_qids), -1, dtype=np.int64)
@@ -112,8 +116,7 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
     keep = j_row_all >= 0
     j_row, j_rel = j_row_all[keep], rel[keep]
 
-    grades = np.zeros((nq, depth), dtype=np.int64)
-    grades[row, col] = _join_grades(q, j_row_all, rel, run, run_rows, row)
+    del row, col
 
     values = np.zeros((nq, len(ms)))
     cache: dict[Any, np.ndarray] = {}
@@ -149,31 +152,24 @@ def _needed_depth(ms: list[Metric], max_len: int) -> int:
     return min(max_len, max(m.k or 0 for m in ms))
 
 
-def _join_grades(
-    q: Qrels, j_row: np.ndarray, rel: np.ndarray, run: Run, run_rows: np.ndarray, row: np.ndarray
-) -> np.ndarray:
-    """Grade of each kept run row (scored query ``row``, item ``run.doc[run_rows]``); 0 if unjudged.
+def _join_grades(q: Qrels, run: Run) -> np.ndarray:
+    """Grade of every run row (0 when its (query, item) pair is unjudged).
 
-    Items are coded against the qrels' own (small) dictionary, so the run's item column is only
-    hashed, never sorted or dictionary-encoded.
+    One hash join in Arrow's engine, with the hash table built on the (small) qrels side; only
+    judged rows come back, so the run's item strings are never copied, sorted or re-encoded.
     """
-    qd_idx, qd_dict = _encode(q.doc)
-    ndict = max(len(qd_dict), 1)
-    ok = j_row >= 0
-    j_key = j_row[ok] * ndict + qd_idx[ok]
-    j_rel = rel[ok]
-    order = np.argsort(j_key, kind="stable")
-    j_key, j_rel = j_key[order], j_rel[order]
-    doc = run.doc.combine_chunks() if isinstance(run.doc, pa.ChunkedArray) else run.doc
-    code = pc.index_in(doc.take(pa.array(run_rows)), value_set=qd_dict).fill_null(-1)
-    code = code.to_numpy(zero_copy_only=False).astype(np.int64)
-    out = np.zeros(len(run_rows), dtype=np.int64)
-    hit = np.flatnonzero(code >= 0)
-    if hit.size and j_key.size:
-        r_key = row[hit] * ndict + code[hit]
-        p = np.minimum(np.searchsorted(j_key, r_key), j_key.size - 1)
-        found = j_key[p] == r_key
-        out[hit[found]] = j_rel[p[found]]
+    n = len(run.score)
+    rel = np.asarray(q.rel)
+    lo, hi = (int(rel.min()), int(rel.max())) if rel.size else (0, 0)
+    dtype = np.result_type(np.min_scalar_type(lo), np.min_scalar_type(hi), np.int8)
+    out = np.zeros(n, dtype=dtype)
+    if not n or not rel.size:
+        return out
+    left = pa.table({"qid": run.qid, "doc": run.doc, "row": pa.array(np.arange(n, dtype=np.int64))})
+    right = pa.table({"qid": q.qid, "doc": q.doc, "rel": pa.array(rel)})
+    joined = left.join(right, keys=["qid", "doc"], join_type="inner", use_threads=True)
+    rows = joined.column("row").to_numpy()
+    out[rows] = joined.column("rel").to_numpy()
     return out
 
 
