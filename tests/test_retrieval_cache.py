@@ -45,6 +45,16 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path) -> None:
     assert not list(tmp_path.rglob(".tmp-*"))  # no half-written file survives
 
 
+def test_finished_slices_are_kept_when_encoding_is_interrupted(tmp_path) -> None:
+    crashing = HashingEncoder(fail_after=25)
+    with pytest.raises(KeyboardInterrupt):
+        encode_cached(crashing, TEXTS, role="passage", cache=Cache(tmp_path), slice_size=10,
+                      flush_every=1000)
+    enc = HashingEncoder()
+    encode_cached(enc, TEXTS, role="passage", cache=Cache(tmp_path))
+    assert enc.texts_encoded == 30  # the two slices done before Ctrl-C were stored
+
+
 def test_models_and_roles_do_not_share_vectors(tmp_path) -> None:
     cache = Cache(tmp_path)
     encode_cached(HashingEncoder(model_id="m1"), TEXTS, role="passage", cache=cache)

@@ -164,7 +164,7 @@ class AnswerReport:
         groups: dict[str, list[AnswerCheck]] = {}
         for c in self.checks:
             names = [*c.slices, "answerable" if c.answerable else "unanswerable"]
-            for s in names:
+            for s in dict.fromkeys(names):  # a golden slice may already be named "unanswerable"
                 groups.setdefault(s, []).append(c)
         out = {}
         for name in sorted(groups):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
 
 from ._common import console, handle_errors
@@ -12,8 +15,25 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
-def demo_cmd() -> None:
-    """Run the seed's toy example and the fare-rules example through the real engine."""
+def demo_cmd(
+    example: Optional[Path] = typer.Option(
+        None, help="The fare-rules example folder (default: ./examples/fare-rules)."),
+    cache_dir: Optional[Path] = typer.Option(
+        None, help="Cache for chunkings, indexes and embeddings (default: beside the example)."),
+    toy_only: bool = typer.Option(False, "--toy-only", help="Only the seed's toy table."),
+) -> None:
+    """The seed's toy table, then the fare-rules example through the whole chain.
+
+    Synthetic data; no network, no paid call, nothing written outside the cache.
+    """
+    from ..demo._chain_section import (answers_section, budget_section, experiment_section,
+                                       find_example)
     from ..demo._toy_section import run as toy
 
     toy(console)
+    if toy_only:
+        return
+    folder = find_example(example)
+    budget_section(console)
+    result = experiment_section(console, folder, cache_dir)
+    answers_section(console, folder, result)

@@ -53,6 +53,75 @@ def pair_keys(qid: pa.Array, doc: pa.Array) -> np.ndarray:
     return q * max(nd, 1) + d
 
 
+_MULT = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio (odd)
+_FMIX1 = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's 64-bit finaliser constants
+_FMIX2 = np.uint64(0xC4CEB9FE1A85EC53)
+_SPACES = np.frombuffer(b" " * 8, dtype=np.uint64)[0]
+
+
+def _fmix(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's finaliser, in place: every input bit reaches every output bit."""
+    h ^= h >> np.uint64(33)
+    h *= _FMIX1
+    h ^= h >> np.uint64(33)
+    h *= _FMIX2
+    h ^= h >> np.uint64(33)
+    return h
+
+
+def string_hashes(arr: pa.Array) -> np.ndarray | None:
+    """One uint64 per string, equal for equal strings (different strings rarely collide).
+
+    Each string is right-padded with spaces to ``W`` bytes (the block's longest, rounded up to
+    8) and read as ``W / 8`` little-endian words ``w_1..w_m``; ``h = fmix(w_1)``, then for each
+    later word that is not all spaces ``h = fmix(h xor w_j)`` (``fmix``: MurmurHash3's 64-bit
+    finaliser). Skipping all-space words makes the hash independent of ``W``, so hashes from
+    different blocks agree. The padding is unambiguous only for ids without spaces (TREC
+    fields); callers treat equal hashes as "maybe equal". None when some string is not ASCII
+    (then the padded strings are not all ``W`` bytes).
+    """
+    import pyarrow.compute as pc
+
+    n = len(arr)
+    if n == 0:
+        return np.empty(0, dtype=np.uint64)
+    width = max(8, -(-int(pc.max(pc.binary_length(arr)).as_py()) // 8) * 8)
+    padded = pc.utf8_rpad(arr, width=width, padding=" ")
+    p_off = _offsets(padded)
+    if int(p_off[-1]) - int(p_off[0]) != n * width:
+        return None
+    words = np.frombuffer(padded.buffers()[2], dtype=np.uint64, count=n * width // 8,
+                          offset=int(p_off[0])).reshape(n, width // 8)
+    h = _fmix(words[:, 0].copy())
+    for j in range(1, width // 8):
+        w = words[:, j]
+        h = np.where(w == _SPACES, h, _fmix(h ^ w))
+    return h
+
+
+def _offsets(arr: pa.Array) -> np.ndarray:
+    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    raw = np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32)
+    return raw[arr.offset: arr.offset + len(arr) + 1]
+
+
+def combine_hashes(qid_hashes: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:
+    """Pair hashes ``fmix(hq * 0x9E3779B97F4A7C15 xor hd)``, in place in ``qid_hashes``."""
+    qid_hashes *= _MULT
+    qid_hashes ^= doc_hashes
+    return _fmix(qid_hashes)
+
+
+def pair_hashes(qid: pa.Array, doc: pa.Array) -> np.ndarray | None:
+    """One uint64 per row, equal whenever (qid, doc) is equal (``combine_hashes`` of the
+    ``string_hashes``); None when an id is not ASCII."""
+    hq = string_hashes(qid)
+    hd = string_hashes(doc) if hq is not None else None
+    if hq is None or hd is None:
+        return None
+    return combine_hashes(hq, hd)
+
+
 def check_policy(duplicates: str) -> None:
     if duplicates not in ("best", "error"):
         raise UsageError(f"duplicates must be 'best' or 'error', got '{duplicates}'")

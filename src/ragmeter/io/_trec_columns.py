@@ -60,6 +60,13 @@ def parse_columnar(src: Source, layout: Layout) -> Parsed:
     head = src.read_head(SNIFF_BYTES)
     has_comments = head.startswith(b"#") or b"\n#" in head
     tabs = b"\t" in head
+    if layout.kind == "run" and not has_comments and not tabs:
+        from ._trec_fast import parse_clean_run
+
+        try:
+            return parse_clean_run(src, layout)
+        except Unclean:
+            pass
     if not has_comments and not (tabs and b" " in head):
         try:
             with src.arrow_stream() as stream:
@@ -315,13 +322,15 @@ def _concat_strings(chunks: list[pa.Array]) -> pa.Array:
 
 
 def _concat_numbers(chunks: list[pa.Array], dtype: Any) -> np.ndarray:
-    """One numpy array from blocks, consuming ``chunks`` (each released once copied)."""
+    """One numpy array from blocks (arrow or numpy), consuming ``chunks`` (each released once
+    copied)."""
     out = np.empty(sum(len(c) for c in chunks), dtype=dtype)
     pos = 0
     chunks.reverse()
     while chunks:
         chunk = chunks.pop()
-        out[pos: pos + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+        out[pos: pos + len(chunk)] = (
+            chunk if isinstance(chunk, np.ndarray) else chunk.to_numpy(zero_copy_only=False))
         pos += len(chunk)
         del chunk
     return out

@@ -12,10 +12,11 @@ runs            retriever config, hash of the items searched, hash of the querie
 ==============  ==========================================================================
 
 Embeddings are stored per text, so changing k, depth or the set of chunks re-embeds only texts
-never seen before by that model. New vectors are written in shards of at most
-``flush_every`` texts while encoding, so an interrupted run resumes where it stopped. Every file
-and folder is written under a temporary name and moved into place with ``os.replace``
-(atomic on POSIX), so a crash leaves either the old entry or the new one, never half of one.
+never seen before by that model. New vectors are stored as a shard every ``flush_every`` texts
+or ``flush_seconds`` while encoding, and what is finished is stored when encoding stops early,
+so an interrupted run resumes where it stopped. Every file and folder is written under a
+temporary name and moved into place with ``os.replace`` (atomic on POSIX), so a crash leaves
+either the old entry or the new one, never half of one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -224,12 +226,16 @@ def encode_cached(
     role: str,
     cache: Cache | None,
     flush_every: int = 1024,
+    flush_seconds: float = 30.0,
+    slice_size: int = 256,
     on_progress: Callable[[int], None] | None = None,
 ) -> np.ndarray:
     """Vectors for ``texts`` (one row each), encoding only texts the cache has not seen.
 
-    Equal texts are encoded once. Missing texts are encoded in slices of ``flush_every`` and each
-    slice is stored before the next starts, so an interrupted run keeps what it finished.
+    Equal texts are encoded once. Missing texts go to the encoder in slices of ``slice_size``
+    (progress is reported after each); finished vectors are stored as a shard every
+    ``flush_every`` texts or ``flush_seconds``, and whatever is finished is stored when encoding
+    stops early (an exception or Ctrl-C), so an interrupted run resumes where it stopped.
     ``on_progress(n)`` is called with the number of texts done (cached ones at once).
     """
     cache = cache or Cache(None)
@@ -244,13 +250,31 @@ def encode_cached(
     todo = [k for k, f in zip(ukeys, found) if not f]
     if on_progress:
         on_progress(len(texts) - sum(copies[k] for k in todo))
-    for start in range(0, len(todo), flush_every):
-        part = todo[start:start + flush_every]
-        vecs = encoder.encode([texts[first[k]] for k in part], role=role)
-        store.add(part, vecs)
-        if on_progress:
-            on_progress(sum(copies[k] for k in part))
+    step = max(1, min(slice_size, flush_every))
+    pending_keys: list[bytes] = []
+    pending_vecs: list[np.ndarray] = []
+    last_flush = time.monotonic()
+
+    def flush() -> None:
+        nonlocal last_flush
+        if pending_keys:
+            store.add(list(pending_keys), np.concatenate(pending_vecs))
+            pending_keys.clear()
+            pending_vecs.clear()
+        last_flush = time.monotonic()
+
+    try:
+        for start in range(0, len(todo), step):
+            part = todo[start:start + step]
+            pending_vecs.append(encoder.encode([texts[first[k]] for k in part], role=role))
+            pending_keys.extend(part)
+            if len(pending_keys) >= flush_every or time.monotonic() - last_flush >= flush_seconds:
+                flush()
+            if on_progress:
+                on_progress(sum(copies[k] for k in part))
+    finally:
+        flush()  # keep what was finished, also when encoding was interrupted
     found, rows = store.get(keys)
-    if not found.all():  # pragma: no cover - add() above stores every missing key
+    if not found.all():  # pragma: no cover - flush() above stores every missing key
         raise RuntimeError("embedding store lost vectors it just stored")
     return store.matrix()[rows]

@@ -1,0 +1,87 @@
+"""Demo sections 2-4: the fare-rules example through the whole chain.
+
+2. one golden set of span labels scores two chunkings at the same token budget;
+3. the experiment file: baseline, smaller chunks at equal budget, hybrid, reranker;
+4. answers for two variants: correctness, quotes, the retrieval-by-answer table, the paired
+   comparison and the diagnosis.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .._errors import InputError
+
+#: experiment variant -> answers file of the example written for it
+ANSWER_VARIANTS = {"baseline": "baseline", "reranker": "rerank"}
+
+
+def find_example(explicit: Path | None = None) -> Path:
+    """The fare-rules example: ``explicit``, else ./examples/fare-rules, else the source tree's."""
+    candidates = [explicit] if explicit else [
+        Path.cwd() / "examples" / "fare-rules",
+        Path(__file__).resolve().parents[3] / "examples" / "fare-rules",
+    ]
+    for c in candidates:
+        if c is not None and (c / "experiment.toml").is_file():
+            return c
+    raise InputError(
+        "the fare-rules example was not found; run the demo from a ragmeter checkout or pass "
+        "--example PATH/TO/examples/fare-rules",
+        path=candidates[0],
+    )
+
+
+def budget_section(console: Console) -> None:
+    from ..labels import budget_table
+
+    console.rule("[bold]2. Span labels: compare chunkings at the same context budget, not the same k")
+    console.print("Evidence is labelled as character spans of the documents, so the same golden "
+                  "set scores every chunking with no relabelling. The seed's budget table:")
+    t = Table()
+    for col in ("chunk size", "k", "context tokens", "vs baseline", "fair comparison?"):
+        t.add_column(col, justify="right" if col != "fair comparison?" else "left")
+    for r in budget_table(["300x4", "900x4", "300x12"]):
+        t.add_row(f"{r.variant.chunk_tokens:g} tokens", str(r.variant.k),
+                  f"{r.context_tokens:,.0f}", f"{r.ratio_to_baseline:.2f}x",
+                  "baseline" if r.is_baseline else ("yes" if r.fair_with else "no"))
+    t.caption = "fair = within 10% of each other's context tokens (300 x 12 is fair against 900 x 4)"
+    console.print(t)
+
+
+def experiment_section(console: Console, example: Path, cache_dir: Path | None) -> Any:
+    from ..retrieval.runner import run_experiment
+
+    console.rule("[bold]3. Retrieval experiment: smaller chunks, hybrid search or a reranker?")
+    console.print(f"{example / 'experiment.toml'}: one change per variant against the baseline, "
+                  "the same golden-set version, metrics at the prompt k and token budget. The "
+                  "first run encodes the corpus (about a minute on 2 cores); later runs read the "
+                  "cache.")
+    result = run_experiment(example / "experiment.toml", console=console, cache_dir=cache_dir,
+                            write=False)
+    for renderable in result.render():
+        console.print(renderable)
+    s, b = result.variant("smaller chunks"), result.baseline
+    metric = f"R@budget={b.settings.budget}" if b.settings.budget else None
+    if metric:
+        console.print(
+            f"Two chunkings, one golden set: {b.chunking.get('name')} at k = {b.settings.k} and "
+            f"{s.chunking.get('name')} at k = {s.settings.k} both fill about "
+            f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs {s.value(metric):.3f}.\n")
+    return result
+
+
+def answers_section(console: Console, example: Path, result: Any) -> dict[str, Any]:
+    from ..answers.demo import run as answers_demo
+
+    console.rule("[bold]4. Answers: correctness, faithfulness, the retrieval-by-answer table, diagnosis")
+    evaluations = {ANSWER_VARIANTS[v.name]: v.evaluation for v in result.variants
+                   if v.name in ANSWER_VARIANTS}
+    k = result.baseline.settings.k
+    headroom = result.experiment.headroom_k
+    return answers_demo(console, example, evaluations=evaluations, prompt_metric=f"AllR@{k}",
+                        headroom_metric=f"R@{headroom}" if headroom else None)
