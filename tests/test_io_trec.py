@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from ragmeter import InputError, UsageError, ValidationError, read_qrels, read_run
 from ragmeter._errors import RagmeterWarning
-from ragmeter.io import _trec_columns, _trec_lines
+from ragmeter.io import _trec_columns, _trec_fast, _trec_lines
+from ragmeter.io._duplicates import pair_hashes, string_hashes
 from ragmeter.io._source import open_source
 from ragmeter.io._trec_format import RUN as RUN_LAYOUT
+from ragmeter.io._trec_format import Unclean
 from ragmeter.io.trec import write_qrels, write_run
 
 FIX = Path(__file__).parent / "fixtures" / "io"
@@ -302,6 +304,7 @@ def test_duplicates_across_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                                   grouped: bool) -> None:
     """Tiny parse blocks: duplicates within, across and far apart from block edges are found."""
     monkeypatch.setattr(_trec_columns, "BLOCK_SIZE", 256)
+    monkeypatch.setattr(_trec_fast, "BLOCK_SIZE", 256)
     lines = [f"q{q} Q0 d{d} {d} {100 - d} s\n" for q in range(6) for d in range(40)]
     if not grouped:
         lines = lines[::2] + lines[1::2]
@@ -410,3 +413,101 @@ def test_hypothesis_any_whitespace_reads_alike(tmp_path: Path, data: st.DataObje
     parsed = _trec_lines.parse_lines(open_source(p), RUN_LAYOUT)
     got = zip(parsed.qid.to_pylist(), parsed.doc.to_pylist(), parsed.value.tolist())
     assert [(q, d, s.hex()) for q, d, s in got] == expected
+
+
+# -- the fast path for clean runs (_trec_fast) --------------------------------------------------
+def fast(path: Path) -> list[tuple[str, str, float]]:
+    parsed = _trec_fast.parse_clean_run(open_source(path), RUN_LAYOUT)
+    assert not parsed.maybe_duplicates
+    return list(zip(parsed.qid.to_pylist(), parsed.doc.to_pylist(), parsed.value.tolist()))
+
+
+def test_fast_path_reads_a_clean_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_trec_fast, "BLOCK_SIZE", 256)  # many blocks, queries straddling them
+    lines = [f"q{q} Q0 doc-{q}-{d}-long-id {d} {1.0 / (d + 1)!r} tag\n"
+             for q in range(20) for d in range(15)]
+    p = write(tmp_path, "".join(lines))
+    expected = [(f"q{q}", f"doc-{q}-{d}-long-id", 1.0 / (d + 1)) for q in range(20) for d in range(15)]
+    assert fast(p) == expected
+    assert fast(write(tmp_path, "".join(lines)[:-1], "no-final-newline.txt")) == expected
+    assert fast(write(tmp_path, "".join(lines).replace("\n", "\r"), "cr.txt")) == expected
+    assert fast(write(tmp_path, gzip.compress("".join(lines).encode()), "run.gz")) == expected
+    assert fast(write(tmp_path, b"\xef\xbb\xbf" + "".join(lines).encode(), "bom.txt")) == expected
+    interleaved = write(tmp_path, "".join(lines[::2] + lines[1::2]), "interleaved.txt")
+    assert sorted(fast(interleaved)) == sorted(expected)
+
+
+def test_read_run_takes_the_fast_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a: object, **k: object) -> None:
+        raise AssertionError("a slower parser ran on a clean run")
+
+    monkeypatch.setattr(_trec_columns, "_parse", boom)
+    monkeypatch.setattr(_trec_lines, "parse_lines", boom)
+    p = write(tmp_path, "q1 Q0 d1 1 2.5 s\nq1 Q0 d2 2 1.5 s\nq0 Q0 d1 1 0.5 s\n")
+    assert rows(read_run(p)) == [("q1", "d1", 2.5), ("q1", "d2", 1.5), ("q0", "d1", 0.5)]
+
+
+@pytest.mark.parametrize(("text", "line", "field"), [
+    ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2  0.4 s\n", 2, None),  # empty rank field: 5 fields
+    ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4 \n", 2, None),  # trailing space: empty tag
+    ("q1 Q0 d1 1 0.5 s\n q1 Q0 d2 2 0.4\n", 2, None),  # leading space: empty qid
+    ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4\n", 2, None),  # 5 fields
+    ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 nan s\n", 2, "score"),
+])
+def test_fast_path_guards(tmp_path: Path, text: str, line: int, field: str | None) -> None:
+    """Each file the fast path cannot vouch for is refused by it, and read_run still names the
+    line (the general parsers take over; a non-finite score is reported by the fast path)."""
+    p = write(tmp_path, text)
+    if "nan" not in text:
+        with pytest.raises(Unclean):
+            _trec_fast.parse_clean_run(open_source(p), RUN_LAYOUT)
+    with pytest.raises(InputError) as e:
+        read_run(p)
+    assert e.value.line == line and e.value.path == str(p), e.value
+    if field:
+        assert e.value.field == field, e.value
+
+
+@pytest.mark.parametrize("text", [
+    "q1 Q0 d1 1 0.5 s\r\nq1 Q0 d2 2 0.4 s\r\n",  # CRLF
+    "q1 Q0 d1 1 0.5 s\n# a comment\nq1 Q0 d2 2 0.4 s\n",
+    "q1 Q0 d1 1 0.5 s\n\nq1 Q0 d2 2 0.4 s\n",  # blank line
+    "q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4 s\x0c\n",  # form feed ends a field
+])
+def test_fast_path_hands_over_files_it_cannot_vouch_for(tmp_path: Path, text: str) -> None:
+    p = write(tmp_path, text)
+    with pytest.raises(Unclean):
+        _trec_fast.parse_clean_run(open_source(p), RUN_LAYOUT)
+    assert rows(read_run(p)) == [("q1", "d1", 0.5), ("q1", "d2", 0.4)]
+
+
+def test_fast_path_tab_inside_a_skipped_field(tmp_path: Path) -> None:
+    """Split on spaces the line has 6 fields, split on whitespace 7: whitespace wins."""
+    p = write(tmp_path, "q1 Q0 d1 1 0.5 s\nq1 Q0\tx d2 1 0.4 s\n")
+    with pytest.raises(Unclean):
+        _trec_fast.parse_clean_run(open_source(p), RUN_LAYOUT)
+    with pytest.warns(RagmeterWarning):
+        assert rows(read_run(p)) == [("q1", "d1", 0.5), ("q1", "x", 1.0)]
+
+
+def test_fast_path_non_ascii_ids(tmp_path: Path) -> None:
+    p = write(tmp_path, "q\u00e9 Q0 d\u00fc 1 0.5 s\nq\u00e9 Q0 d\u00fc\u00fc 2 0.4 s\n")
+    assert fast(p) == [("q\u00e9", "d\u00fc", 0.5), ("q\u00e9", "d\u00fc\u00fc", 0.4)]
+
+
+def test_string_hashes_agree_across_widths_and_rarely_collide() -> None:
+    rng = np.random.default_rng(7)
+    alphabet = np.array(list("abcdefghij0123456789_-#"))
+    ids = sorted({"".join(rng.choice(alphabet, rng.integers(1, 30))) for _ in range(20000)})
+    h = string_hashes(pa_strings(ids))
+    assert len(np.unique(h)) == len(ids)
+    short = [i for i in ids if len(i) <= 9]  # same strings, padded to 16 instead of 32 bytes
+    assert np.array_equal(string_hashes(pa_strings(short)), h[[ids.index(i) for i in short]])
+    pairs = pair_hashes(pa_strings(["q1", "q1", "q2"]), pa_strings(["d", "d", "d"]))
+    assert pairs is not None and pairs[0] == pairs[1] != pairs[2]
+
+
+def pa_strings(values: list[str]):  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+
+    return pa.array(values, type=pa.string())

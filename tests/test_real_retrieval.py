@@ -86,5 +86,5 @@ def test_squad_bm25_span_recall_pin(data_root: Path, tmp_path) -> None:
 
 
 #: benchmarks/squad_retrieval.py's BM25 row (README table); a change here changes the README.
-SQUAD_BM25_R5 = float("nan")
-SQUAD_BM25_RR10 = float("nan")
+SQUAD_BM25_R5 = 0.9163
+SQUAD_BM25_RR10 = 0.8122

@@ -56,7 +56,6 @@ def pair_keys(qid: pa.Array, doc: pa.Array) -> np.ndarray:
 _MULT = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio (odd)
 _FMIX1 = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's 64-bit finaliser constants
 _FMIX2 = np.uint64(0xC4CEB9FE1A85EC53)
-_SPACES = np.frombuffer(b" " * 8, dtype=np.uint64)[0]
 
 
 def _fmix(h: np.ndarray) -> np.ndarray:
@@ -72,13 +71,12 @@ def _fmix(h: np.ndarray) -> np.ndarray:
 def string_hashes(arr: pa.Array) -> np.ndarray | None:
     """One uint64 per string, equal for equal strings (different strings rarely collide).
 
-    Each string is right-padded with spaces to ``W`` bytes (the block's longest, rounded up to
-    8) and read as ``W / 8`` little-endian words ``w_1..w_m``; ``h = fmix(w_1)``, then for each
-    later word that is not all spaces ``h = fmix(h xor w_j)`` (``fmix``: MurmurHash3's 64-bit
-    finaliser). Skipping all-space words makes the hash independent of ``W``, so hashes from
-    different blocks agree. The padding is unambiguous only for ids without spaces (TREC
-    fields); callers treat equal hashes as "maybe equal". None when some string is not ASCII
-    (then the padded strings are not all ``W`` bytes).
+    Each string is right-padded with NUL bytes to ``W`` bytes (the longest, rounded up to 8) and
+    read as little-endian words ``w_0..w_m``; ``h = xor_j (w_j * M_j) (mod 2**64)`` with odd
+    constants ``M_j``. An all-NUL word adds nothing, so the hash does not depend on ``W`` and
+    hashes of different blocks agree; a string of at most 8 bytes hashes without collisions.
+    Strings that differ only in trailing NULs collide, as may others: callers treat equal hashes
+    as "maybe equal". None if the padding did not give ``W`` bytes per string.
     """
     import pyarrow.compute as pc
 
@@ -86,16 +84,15 @@ def string_hashes(arr: pa.Array) -> np.ndarray | None:
     if n == 0:
         return np.empty(0, dtype=np.uint64)
     width = max(8, -(-int(pc.max(pc.binary_length(arr)).as_py()) // 8) * 8)
-    padded = pc.utf8_rpad(arr, width=width, padding=" ")
+    padded = pc.ascii_rpad(arr, width=width, padding="\x00")  # pads bytes, ASCII or not
     p_off = _offsets(padded)
     if int(p_off[-1]) - int(p_off[0]) != n * width:
         return None
     words = np.frombuffer(padded.buffers()[2], dtype=np.uint64, count=n * width // 8,
                           offset=int(p_off[0])).reshape(n, width // 8)
-    h = _fmix(words[:, 0].copy())
+    h = words[:, 0] * _MULT
     for j in range(1, width // 8):
-        w = words[:, j]
-        h = np.where(w == _SPACES, h, _fmix(h ^ w))
+        h ^= words[:, j] * np.uint64((0x9E3779B97F4A7C15 * (2 * j + 1)) % 2**64 | 1)
     return h
 
 
@@ -114,7 +111,7 @@ def combine_hashes(qid_hashes: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray
 
 def pair_hashes(qid: pa.Array, doc: pa.Array) -> np.ndarray | None:
     """One uint64 per row, equal whenever (qid, doc) is equal (``combine_hashes`` of the
-    ``string_hashes``); None when an id is not ASCII."""
+    ``string_hashes``); None when they cannot be computed."""
     hq = string_hashes(qid)
     hd = string_hashes(doc) if hq is not None else None
     if hq is None or hd is None:

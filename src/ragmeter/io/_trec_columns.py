@@ -1,6 +1,9 @@
 """Columnar TREC parsing with pyarrow.csv: no Python work per line on the happy path.
 
-Two tries, cheapest first; either raises ``Unclean`` when the file needs a slower pass:
+Runs without tabs or comments in their first 64 KiB go first to ``_trec_fast`` (whole-file
+``read_csv`` of three columns, byte-level checks; the common case). Otherwise, or when that
+refuses the file, two tries, cheapest first; either raises ``Unclean`` when the file needs a
+slower pass:
 
 1. *direct*: pyarrow reads the file (streamed, gzip decompressed on the fly) split on a single
    space, or on a single tab when the first lines use tabs. Every field is checked after the
@@ -333,6 +336,8 @@ def _concat_numbers(chunks: list[pa.Array], dtype: Any) -> np.ndarray:
             chunk if isinstance(chunk, np.ndarray) else chunk.to_numpy(zero_copy_only=False))
         pos += len(chunk)
         del chunk
+        if len(chunks) % 16 == 0:
+            pa.default_memory_pool().release_unused()  # hand copied blocks' pages back
     return out
 
 

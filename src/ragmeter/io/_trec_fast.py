@@ -1,37 +1,45 @@
 """The fast path for the common TREC run: one space between fields, no comments, no tabs.
 
-pyarrow parses only the three columns a run is scored from (``qid``, ``doc``, ``score``); the
-other three (iter, rank, tag) are split but never converted. What pyarrow does not check is
+pyarrow parses the whole file at once on all cores (``read_csv``; the streaming reader parses
+one block at a time) but converts only the three columns a run is scored from (``qid``, ``doc``,
+``score``); the other three (iter, rank, tag) are split but never converted. What pyarrow does not check is
 checked byte-wise while the bytes stream past (``_CheckedStream``, numpy, no Python per line):
 
 - pyarrow itself refuses a line with other than 6 space-separated fields;
 - no byte <= 0x20 (space, newline, control) may follow another one, and the file may neither
   start nor end with a space: so no field is empty (two spaces, or a space at a line's start or
   end) and there are no blank lines, which makes the space split equal the whitespace split;
-- no tab, vertical tab, form feed or carriage return anywhere (they are blanks to a whitespace
-  split, so a field holding one would split differently);
+- the file holds exactly 6 blank bytes per row (5 separating spaces and the line end): so no
+  field holds a tab, vertical tab, form feed or other control byte (a whitespace split would cut
+  there), and lines end in ``\n`` or ``\r`` alone;
 - no ``qid`` starts with ``#`` (a comment line); every score is finite.
 
 Row ``i`` is then physical line ``i + 1``. Duplicate (qid, doc) pairs are ruled out with one
-64-bit hash per row (``_duplicates.pair_hashes``) sorted once; equal hashes send the run to the
-exact check. Anything unusual raises ``Unclean`` and the general parsers take over, so this path
+64-bit hash per row (``_duplicates``: the qid hashed once per run of equal qids): sorted per
+block, and across blocks only for the query that straddles a boundary, when each query's rows
+are contiguous (the usual file); otherwise all hashes are sorted together. Equal hashes send the
+run to the exact check. Anything unusual raises ``Unclean`` and the general parsers take over, so this path
 only ever speeds up files it can vouch for; it never changes what a file means.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from ._duplicates import pair_hashes
+from ._duplicates import combine_hashes, pair_hashes, string_hashes
 from ._source import Source
 from ._trec_columns import _concat_numbers, _concat_strings, _offsets, _report
 from ._trec_format import Layout, Parsed, Unclean, describe_nonfinite, rows_are_lines
 
 BLOCK_SIZE = 1 << 22
-_OTHER_BLANKS = (b"\t", b"\x0b", b"\x0c", b"\r")
+_MAX_WORKERS = 4
 
 
 def parse_clean_run(src: Source, layout: Layout) -> Parsed:
@@ -39,12 +47,10 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
     import pyarrow.csv as pcsv
 
     keep = ["qid", "doc", layout.value]
-    blocks: list[list[pa.Array]] = []
-    checks: list[tuple[np.ndarray, np.ndarray]] = []  # per block: (pair hashes, bad score rows)
     try:
         with src.arrow_stream() as raw:
             stream = _CheckedStream(raw)
-            reader = pcsv.open_csv(
+            table = pcsv.read_csv(
                 stream,
                 read_options=pcsv.ReadOptions(column_names=list(layout.names),
                                               block_size=BLOCK_SIZE),
@@ -57,94 +63,158 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
                                   layout.value: pa.float64()},
                 ),
             )
-            # The checks run here while pyarrow parses the next blocks on its own threads.
-            for batch in reader:
-                columns = batch.columns
-                del batch
-                blocks.append(columns)
-                checks.append(_check_block(*columns))
-            del reader
-            stream.finish()
+            stream.finish(table.num_rows)
+        blocks = [b.columns for b in table.to_batches() if b.num_rows]  # zero-copy, per block
+        del table
+        workers = max(1, min(_MAX_WORKERS, os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as executor:  # numpy and arrow free the GIL
+            infos = list(executor.map(lambda cols: _check_block(*cols), blocks))
     except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
         raise Unclean(str(exc)) from None
     if not blocks:
         raise Unclean("no rows")
 
     starts = np.cumsum([0] + [len(b[0]) for b in blocks])
-    bad = [rows + start for (_, rows), start in zip(checks, starts) if len(rows)]
+    bad = [i.bad_scores + start for i, start in zip(infos, starts) if len(i.bad_scores)]
     score = _concat_numbers([b.pop() for b in blocks], np.float64)
     if bad:
         _report(src, rows_are_lines, np.concatenate(bad), layout.value, lambda row: (
             f"score is {describe_nonfinite(float(score[row]))}; scores must be finite"))
+    grouped = _queries_contiguous(infos)
+    maybe_dup = grouped and _repeats_in_blocks(infos)
     doc = _concat_strings([b.pop() for b in blocks])
     qid = _concat_strings([b.pop() for b in blocks])
-    keys = _concat_numbers([h for h, _ in checks], np.uint64)
-    del checks
-    keys.sort()
-    maybe_dup = bool((keys[1:] == keys[:-1]).any())
+    if not grouped:  # queries interleave: compare every row's hash with every other's
+        keys = pair_hashes(qid, doc)
+        assert keys is not None  # every block was hashed
+        keys.sort()
+        maybe_dup = bool((keys[1:] == keys[:-1]).any())
     return Parsed(qid=qid, doc=doc, value=score, line_of=rows_are_lines,
                   maybe_duplicates=maybe_dup)
 
 
-def _check_block(qid: pa.Array, doc: pa.Array, score: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(pair hashes, rows with a non-finite score) of one block; Unclean on a comment line."""
+@dataclass
+class _Block:
+    """What the checks learnt about one block of rows."""
+
+    queries: pa.Array  # the qid of each run of equal qids, in order
+    repeat: bool  # two rows of the block have equal pair hashes
+    head: np.ndarray  # pair hashes of the first run's rows
+    tail: np.ndarray  # pair hashes of the last run's rows
+    bad_scores: np.ndarray  # rows whose score is NaN or infinite
+
+
+def _check_block(qid: pa.Array, doc: pa.Array, score: pa.Array) -> _Block:
+    """Per-block checks (comment lines, finite scores) and pair hashes."""
     offsets = _offsets(qid)
-    first = np.frombuffer(qid.buffers()[2], dtype=np.uint8)[offsets[:-1]]
+    starts = np.concatenate((np.zeros(1, np.int64), _true_rows(
+        pc.not_equal(qid[1:], qid[:-1])) + 1))
+    queries = qid.take(pa.array(starts))
+    first = np.frombuffer(qid.buffers()[2], dtype=np.uint8)[offsets[starts]]
     if (first == ord("#")).any():
         raise Unclean("a comment line")
-    hashes = pair_hashes(qid, doc)
-    if hashes is None:
-        raise Unclean("ids are not plain ASCII")
+    hq = string_hashes(queries)
+    hd = string_hashes(doc)
+    if hq is None or hd is None:
+        raise Unclean("ids could not be hashed")
+    lengths = np.diff(np.append(starts, len(qid)))
+    keys = combine_hashes(np.repeat(hq, lengths), hd)
+    head = keys[: lengths[0]].copy()
+    tail = keys[int(starts[-1]):].copy()
+    keys.sort()
     values = score.to_numpy()
     finite = np.isfinite(values)
-    return hashes, (np.flatnonzero(~finite) if not finite.all() else np.empty(0, np.int64))
+    return _Block(queries, bool((keys[1:] == keys[:-1]).any()), head, tail,
+                  np.empty(0, np.int64) if finite.all() else np.flatnonzero(~finite))
+
+
+def _true_rows(mask: pa.BooleanArray) -> np.ndarray:
+    """Indices of the true values of a null-free boolean array (its bitmap unpacked by numpy,
+    much faster than ``pc.indices_nonzero``)."""
+    bits = np.frombuffer(mask.buffers()[1], dtype=np.uint8)
+    flags = np.unpackbits(bits, count=mask.offset + len(mask), bitorder="little")
+    return np.flatnonzero(flags[mask.offset:])
+
+
+def _continues(infos: list[_Block]) -> list[bool]:
+    """[b]: block b starts with the query block b - 1 ended with (one query, two blocks)."""
+    return [b > 0 and infos[b].queries[0].as_py() == infos[b - 1].queries[-1].as_py()
+            for b in range(len(infos))]
+
+
+def _queries_contiguous(infos: list[_Block]) -> bool:
+    """True when each query's rows form one stretch of the file."""
+    runs = sum(len(i.queries) for i in infos) - sum(_continues(infos))
+    return bool(pc.count_distinct(pa.concat_arrays([i.queries for i in infos])).as_py() == runs)
+
+
+def _repeats_in_blocks(infos: list[_Block]) -> bool:
+    """Some pair hash repeats, within a block or in a query straddling blocks (contiguous
+    queries only: then a pair can repeat across blocks only inside such a query)."""
+    if any(i.repeat for i in infos):
+        return True
+    carry = infos[0].tail
+    for info, cont in zip(infos[1:], _continues(infos)[1:]):
+        if not cont:
+            carry = info.tail
+            continue
+        both = np.concatenate((carry, info.head))
+        both.sort()
+        if (both[1:] == both[:-1]).any():
+            return True
+        carry = both if len(info.queries) == 1 else info.tail
+    return False
 
 
 class _CheckedStream:
     """A read-only file over a pyarrow stream that checks the blank bytes as they pass.
 
-    pyarrow calls ``read_buffer`` from its reader thread; a failed check raises
-    there, which stops the parse with an error the caller turns into Unclean.
+    Blank bytes are those <= 0x20 (space, line ends, tabs, other controls). pyarrow calls
+    ``read_buffer`` from its reader thread (zero-copy); a failed check raises there, which stops
+    the parse with an error the caller turns into Unclean. ``finish`` checks the totals.
     """
 
     def __init__(self, raw: Any) -> None:
         self._raw = raw
         self._last = 0x0A  # as if a newline came before the file: a leading blank is caught
         self._seen = False
+        self._blanks = 0
         self._flags = np.empty(0, dtype=bool)
         self.closed = False
 
     def read_buffer(self, nbytes: int | None = None) -> pa.Buffer:
-        return pa.py_buffer(self.read(nbytes))
+        buf = self._raw.read_buffer(nbytes) if nbytes is not None else self._raw.read_buffer()
+        if buf.size:
+            self._check(np.frombuffer(buf, dtype=np.uint8))
+        return buf
 
     def read(self, nbytes: int | None = None) -> bytes:
-        chunk: bytes = self._raw.read(nbytes)
-        if chunk:
-            self._check(chunk)
-        return chunk
+        return bytes(self.read_buffer(nbytes).to_pybytes())
 
-    def _check(self, chunk: bytes) -> None:
-        data = np.frombuffer(chunk, dtype=np.uint8)
+    def _check(self, data: np.ndarray) -> None:
         if not self._seen:
             self._seen = True
             if data[:3].tobytes() == b"\xef\xbb\xbf":  # pyarrow skips a UTF-8 BOM
                 data = data[3:]
                 if not len(data):
                     return
-        if any(b in chunk for b in _OTHER_BLANKS):  # memchr-fast
-            raise ValueError("tab, vertical tab, form feed or carriage return")
         n = len(data)
         if len(self._flags) < n:
             self._flags = np.empty(n, dtype=bool)
         blank = np.less_equal(data, 0x20, out=self._flags[:n])
         if (self._last <= 0x20 and blank[0]) or np.logical_and(blank[:-1], blank[1:]).any():
             raise ValueError("an empty field, a blank line or a space at a line's start or end")
+        self._blanks += int(np.count_nonzero(blank))
         self._last = int(data[-1])
 
-    def finish(self) -> None:
-        """Check the end of the stream (a final line may not end with a space)."""
+    def finish(self, rows: int) -> None:
+        """Check the whole file: 5 spaces and 1 line end per row (the last line end may be
+        missing), nothing else blank; the file does not end in a space."""
         if self._last == 0x20:
             raise ValueError("a space at the end of the file")
+        expected = 6 * rows - (0 if self._last in (0x0A, 0x0D) else 1)
+        if self._blanks != expected:
+            raise ValueError("a tab, control byte or CRLF line end")
 
     # the rest of the file protocol pyarrow's PythonFile wrapper may call
     def readable(self) -> bool:
