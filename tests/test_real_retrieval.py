@@ -1,9 +1,9 @@
 """Real data: ragmeter's retrievers reproduce published SciFact figures; SQuAD span-level pins.
 
-Needs $RAGMETER_DATA (skips otherwise). The dense SciFact check encodes 5,183 abstracts with
-MiniLM (30-60 s on a 4-core CI runner, several minutes on 2 busy cores); embeddings go to
-$RAGMETER_TEST_CACHE when set (CI can keep that folder between jobs, so the check then costs
-seconds), else to a temporary folder used once.
+Needs $RAGMETER_DATA (skips otherwise). The dense SciFact check (marked ``slow``) encodes
+5,183 abstracts with MiniLM int8: about 19 abstracts/s on 2 cores (they fill the 256-piece
+window), so about 4.5 minutes cold. Embeddings go to $RAGMETER_TEST_CACHE when set (CI can keep
+that folder between jobs; the check then takes seconds), else to a temporary folder used once.
 """
 
 from __future__ import annotations

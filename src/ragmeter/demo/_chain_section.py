@@ -68,10 +68,11 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
     s, b = result.variant("smaller chunks"), result.baseline
     metric = f"R@budget={b.settings.budget}" if b.settings.budget else None
     if metric:
-        console.print(
+        console.print(  # emoji=False: rich would read ":100:" in "tokens:100:0" as an emoji
             f"Two chunkings, one golden set: {b.chunking.get('name')} at k = {b.settings.k} and "
             f"{s.chunking.get('name')} at k = {s.settings.k} both fill about "
-            f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs {s.value(metric):.3f}.\n")
+            f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs {s.value(metric):.3f}.\n",
+            emoji=False)
     return result
 
 

@@ -52,7 +52,9 @@ class VariantResult:
     #: chunk-level metrics (nDCG, P, AP) on chunk qrels; None when none were asked or the run
     #: is an imported spans run (no chunking of the whole corpus to judge against).
     chunk_evaluation: Evaluation | None
+    #: the chunking's name, tokenizer, chunk count and token sizes (``Chunking.stats()``).
     chunking: dict[str, Any]
+    #: mean tokens of the context the generator would receive (top k, or the budget's fill).
     context_tokens: float
     timings: dict[str, float]
     cached: dict[str, bool]
@@ -300,7 +302,8 @@ class _Context:
             name=v.name, label=s.label(), settings=s, changes=effective_changes(
                 self.exp.baseline.settings, s) if not v.is_baseline else (),
             run=run, evaluation=evaluation, chunk_evaluation=chunk_eval,
-            chunking=chunking.stats(), context_tokens=_context_tokens(run, chunking, s),
+            chunking={"name": chunking.name, **chunking.stats()},
+            context_tokens=_context_tokens(run, chunking, s),
             timings={k: round(x, 4) for k, x in timings.items()}, cached=cached,
             run_path=run_path, notes=tuple(notes), is_baseline=v.is_baseline)
         if self.write:
