@@ -132,3 +132,32 @@ def test_empty_run_gives_zeros_for_every_labelled_query() -> None:
     e = evaluate(q, r, "RR,nDCG@5,P@5,R@5,AP,Rprec")
     assert e.query_ids == ("q",)
     assert all(v == 0.0 for v in e.aggregate.values())
+
+
+def test_sorted_and_shuffled_runs_rank_identically() -> None:
+    # Grouped, score-sorted runs skip the sort (fast path); any other layout is sorted. Both must
+    # give the same ranking, ties (equal in float32) included.
+    rng = np.random.default_rng(7)
+    rows = []
+    for q in range(40):
+        scores = np.round(rng.random(25), 1)  # many ties
+        for d, s in enumerate(scores):
+            rows.append((f"q{q}", f"d{rng.integers(0, 1000)}-{d}", float(s)))
+    grouped = sorted(rows, key=lambda r: (r[0], -np.float32(r[2])))
+    shuffled = [rows[i] for i in rng.permutation(len(rows))]
+    a, b = rank_run(_run(grouped)), rank_run(_run(shuffled))
+    assert a.qids == b.qids
+    for i in range(len(a.qids)):
+        assert a.docs_of(i) == b.docs_of(i)
+        # the trec rule: score desc (float32), then doc id desc
+        docs = a.docs_of(i)
+        got = [(-np.float32(s), d) for q, d, s in rows if q == a.qids[i]]
+        by_doc_desc = sorted(got, key=lambda t: t[1].encode(), reverse=True)
+        want = sorted(by_doc_desc, key=lambda t: t[0])  # stable: doc order kept within a score
+        assert docs == [d for _, d in want]
+
+
+def test_query_split_over_two_blocks_is_still_ranked_together() -> None:
+    r = _run([("q1", "a", 3.0), ("q2", "x", 1.0), ("q1", "b", 2.0)])
+    ranked = rank_run(r)
+    assert ranked.docs_of(0) == ["a", "b"] and ranked.docs_of(1) == ["x"]

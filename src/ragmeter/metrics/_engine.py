@@ -165,7 +165,8 @@ def _join_grades(q: Qrels, run: Run) -> np.ndarray:
     out = np.zeros(n, dtype=dtype)
     if not n or not rel.size:
         return out
-    left = pa.table({"qid": run.qid, "doc": run.doc, "row": pa.array(np.arange(n, dtype=np.int64))})
+    row_type = np.int32 if n < 2**31 else np.int64
+    left = pa.table({"qid": run.qid, "doc": run.doc, "row": pa.array(np.arange(n, dtype=row_type))})
     right = pa.table({"qid": q.qid, "doc": q.doc, "rel": pa.array(rel)})
     joined = left.join(right, keys=["qid", "doc"], join_type="inner", use_threads=True)
     rows = joined.column("row").to_numpy()

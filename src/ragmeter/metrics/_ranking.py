@@ -55,7 +55,7 @@ def desc_float32_key(score: np.ndarray) -> np.ndarray:
 def query_codes(qid: pa.Array | pa.ChunkedArray, qids: Sequence[str]) -> np.ndarray:
     """Position of each row's query in ``qids`` (-1 when the query is not in ``qids``)."""
     codes = pc.index_in(_flat(qid), value_set=pa.array(list(qids), pa.string()))
-    return codes.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
 
 
 def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None) -> Ranked:
@@ -71,30 +71,55 @@ def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None
     qids = list(qids)
     qcode = query_codes(run.qid, qids)
     rows = np.flatnonzero(qcode >= 0)
+    if rows.size < 2**31:
+        rows = rows.astype(np.int32)
     qcode = qcode[rows]
     if ties == "given":
         order = np.argsort(qcode, kind="stable")
     else:
-        key = (qcode.astype(np.uint64) << np.uint64(32)) | desc_float32_key(
-            np.asarray(run.score)[rows]
-        ).astype(np.uint64)
-        # stable: already-sorted runs (the usual case) sort in linear time
-        order = np.argsort(key, kind="stable")
-        order = _break_ties(order, key[order], _flat(run.doc), rows)
+        score_key = desc_float32_key(np.asarray(run.score)[rows])
+        order = _grouped_order(qcode, score_key)
+        if order is None:
+            key = (qcode.astype(np.uint64) << np.uint64(32)) | score_key.astype(np.uint64)
+            order = np.argsort(key, kind="stable")
+            del key
+        order = _break_ties(order, qcode[order], score_key[order], _flat(run.doc), rows)
     counts = np.bincount(qcode, minlength=len(qids))
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     return Ranked(qids, starts, rows[order], run)
 
 
-def _break_ties(order: np.ndarray, sorted_key: np.ndarray, doc: pa.Array, rows: np.ndarray) -> np.ndarray:
+def _grouped_order(qcode: np.ndarray, score_key: np.ndarray) -> np.ndarray | None:
+    """The (query, rank) order without a sort, when each query's rows are contiguous and already
+    in descending score order (how TREC runs are usually written); None otherwise."""
+    n = qcode.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
+    ascending = score_key[1:] >= score_key[:-1]
+    ascending[change - 1] = True  # a new query may start at any score
+    if not ascending.all():
+        return None
+    block_start = np.concatenate(([0], change))
+    block_query = qcode[block_start]
+    by_query = np.argsort(block_query, kind="stable")
+    if np.any(block_query[by_query][1:] == block_query[by_query][:-1]):
+        return None  # a query's rows are split over several blocks
+    lengths = np.diff(np.append(block_start, n))[by_query]
+    starts = block_start[by_query]
+    return np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(n)
+
+
+def _break_ties(order: np.ndarray, q_sorted: np.ndarray, key_sorted: np.ndarray, doc: pa.Array,
+                rows: np.ndarray) -> np.ndarray:
     """Within runs of equal (query, float32 score), order by item id descending (byte order)."""
-    if sorted_key.size < 2:
+    if key_sorted.size < 2:
         return order
-    eq = sorted_key[1:] == sorted_key[:-1]
+    eq = (key_sorted[1:] == key_sorted[:-1]) & (q_sorted[1:] == q_sorted[:-1])
     if not eq.any():
         return order
-    in_tie = np.zeros(sorted_key.size, dtype=bool)
+    in_tie = np.zeros(key_sorted.size, dtype=bool)
     in_tie[1:] |= eq
     in_tie[:-1] |= eq
     pos = np.flatnonzero(in_tie)
