@@ -4,12 +4,36 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ._errors import InputError
 from .metrics import Metric, parse
+
+
+class ColumnDetails(Mapping[str, Mapping[str, Any]]):
+    """Per-query details stored as columns: ``details[qid] -> {name: value}`` built on access.
+
+    Keeps a 100k-query evaluation from building 100k small dicts it may never read.
+    """
+
+    def __init__(self, query_ids: Sequence[str], columns: Mapping[str, np.ndarray],
+                 none_when_zero: Sequence[str] = ()) -> None:
+        self._index = {q: i for i, q in enumerate(query_ids)}
+        self._columns = {k: np.asarray(v).tolist() for k, v in columns.items()}
+        self._none = frozenset(none_when_zero)
+
+    def __getitem__(self, qid: str) -> Mapping[str, Any]:
+        i = self._index[qid]
+        return {k: (None if k in self._none and not col[i] else col[i])
+                for k, col in self._columns.items()}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from .._errors import UsageError
 from ..evaluation import Evaluation
 from ..io._tables import Qrels, Run
 from . import _kernels as K
-from ._ranking import Ties, rank_run
+from ._ranking import Ties, query_codes, rank_run
+from ..evaluation import ColumnDetails
 from ._spec import Metric, parse_list
 
 Missing = Literal["zero", "skip"]
@@ -88,7 +89,8 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
     has_rel = np.bincount(qq_idx[rel >= 1], minlength=len(qrels_qids)) > 0
     with_rel = sorted(x for x, h in zip(qrels_qids, has_rel.tolist()) if h)
     no_relevant = sorted(x for x, h in zip(qrels_qids, has_rel.tolist()) if not h)
-    ranked = rank_run(run, ties=ties, qids=with_rel)
+    codes = query_codes(run.qid, with_rel)
+    ranked = rank_run(run, ties=ties, qids=with_rel, codes=codes)
     lengths_all = ranked.lengths
     missing_ids = [x for x, n in zip(with_rel, lengths_all.tolist()) if n == 0]
     keep_q = np.ones(len(with_rel), bool) if missing == "zero" else lengths_all > 0
@@ -99,14 +101,19 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
     depth = _needed_depth(ms, int(lengths.max()) if nq else 0)
     take = np.minimum(lengths, depth)
 
-    # Row/column of every kept run row in the padded (nq x depth) matrix.
-    itype = np.int32 if max(nq, depth) < 2**31 else np.int64
-    row = np.repeat(np.arange(nq, dtype=itype), take)
-    col = (np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)).astype(itype)
-    grade_of_row = _join_grades(q, run)
-    grades = np.zeros((nq, depth), dtype=grade_of_row.dtype)
-    grades[row, col] = grade_of_row[ranked.rows[ranked.starts[sel][row] + col]]
-    del grade_of_row, ranked
+    # The padded (nq x depth) matrix of grades, in ranked order.
+    grade_of_row = _join_grades(q, qq_idx, codes, with_rel, qrels_qids, run)
+    if sel.size == len(with_rel) and nq and np.all(lengths == depth):
+        # every query has exactly `depth` items (a common layout): a reshape, no scatter
+        grades = grade_of_row[ranked.rows].reshape(nq, depth)
+    else:
+        itype = np.int32 if max(nq, depth) < 2**31 else np.int64
+        row = np.repeat(np.arange(nq, dtype=itype), take)
+        col = (np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take))
+        grades = np.zeros((nq, depth), dtype=grade_of_row.dtype)
+        grades[row, col] = grade_of_row[ranked.rows[ranked.starts[sel][row] + col]]
+        del row, col
+    del grade_of_row, ranked, codes
 
     # Judged items of each scored query (for |rel|, the ideal DCG and the grade join).
     qrow_of_qrels = np.full(len(qrels_qids), -1, dtype=np.int64)
@@ -116,8 +123,6 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
     keep = j_row_all >= 0
     j_row, j_rel = j_row_all[keep], rel[keep]
 
-    del row, col
-
     values = np.zeros((nq, len(ms)))
     cache: dict[Any, np.ndarray] = {}
     for j, m in enumerate(ms):
@@ -125,10 +130,8 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
 
     first = K.reciprocal_rank(grades >= 1, None)
     first_rank = np.where(first > 0, np.rint(1.0 / np.where(first > 0, first, 1.0)), 0).astype(int)
-    details = {
-        qid: {"first_rank": int(fr) if fr else None, "n_retrieved": int(n)}
-        for qid, fr, n in zip(query_ids, first_rank.tolist(), lengths.tolist())
-    }
+    details = ColumnDetails(query_ids, {"first_rank": first_rank, "n_retrieved": lengths},
+                            none_when_zero=("first_rank",))
     return {
         "query_ids": query_ids,
         "values": values,
@@ -152,11 +155,15 @@ def _needed_depth(ms: list[Metric], max_len: int) -> int:
     return min(max_len, max(m.k or 0 for m in ms))
 
 
-def _join_grades(q: Qrels, run: Run) -> np.ndarray:
+def _join_grades(
+    q: Qrels, qq_idx: np.ndarray, codes: np.ndarray, with_rel: list[str], qrels_qids: list[str],
+    run: Run,
+) -> np.ndarray:
     """Grade of every run row (0 when its (query, item) pair is unjudged).
 
-    One hash join in Arrow's engine, with the hash table built on the (small) qrels side; only
-    judged rows come back, so the run's item strings are never copied, sorted or re-encoded.
+    One hash join in Arrow's engine on (query code, item), with the hash table built on the
+    (small) qrels side; only judged rows come back, so the run's item strings are never copied,
+    sorted or re-encoded. ``codes`` are the run rows' positions in ``with_rel`` (-1: not scored).
     """
     n = len(run.score)
     rel = np.asarray(q.rel)
@@ -165,10 +172,14 @@ def _join_grades(q: Qrels, run: Run) -> np.ndarray:
     out = np.zeros(n, dtype=dtype)
     if not n or not rel.size:
         return out
+    pos = {x: i for i, x in enumerate(with_rel)}
+    code_of_qrels_query = np.array([pos.get(x, -1) for x in qrels_qids], dtype=np.int32)
     row_type = np.int32 if n < 2**31 else np.int64
-    left = pa.table({"qid": run.qid, "doc": run.doc, "row": pa.array(np.arange(n, dtype=row_type))})
-    right = pa.table({"qid": q.qid, "doc": q.doc, "rel": pa.array(rel)})
-    joined = left.join(right, keys=["qid", "doc"], join_type="inner", use_threads=True)
+    left = pa.table({"q": pa.array(codes), "doc": run.doc,
+                     "row": pa.array(np.arange(n, dtype=row_type))})
+    right = pa.table({"q": pa.array(code_of_qrels_query[qq_idx]), "doc": q.doc,
+                      "rel": pa.array(rel)})
+    joined = left.join(right, keys=["q", "doc"], join_type="inner", use_threads=True)
     rows = joined.column("row").to_numpy()
     out[rows] = joined.column("rel").to_numpy()
     return out

@@ -58,51 +58,61 @@ def query_codes(qid: pa.Array | pa.ChunkedArray, qids: Sequence[str]) -> np.ndar
     return codes.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
 
 
-def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None) -> Ranked:
+def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None,
+             codes: np.ndarray | None = None) -> Ranked:
     """Sort a run into ranked lists: score descending, then item id descending (trec_eval's rule,
     scores compared as 32-bit floats), or ``ties="given"`` to keep each query's rows in file order.
 
     ``qids`` restricts (and orders) the queries; by default every query of the run, sorted.
+    ``codes`` may pass ``query_codes(run.qid, qids)`` when the caller already has it.
     """
     if ties not in ("trec", "given"):
         raise UsageError(f"ties must be 'trec' or 'given', got '{ties}'")
     if qids is None:
         qids = sorted(pc.unique(_flat(run.qid)).to_pylist())
     qids = list(qids)
-    qcode = query_codes(run.qid, qids)
-    rows = np.flatnonzero(qcode >= 0)
-    if rows.size < 2**31:
-        rows = rows.astype(np.int32)
-    qcode = qcode[rows]
+    if codes is None:
+        codes = query_codes(run.qid, qids)
+    if np.all(codes >= 0):
+        rows = np.arange(codes.size, dtype=np.int32 if codes.size < 2**31 else np.int64)
+        qcode = codes
+    else:
+        rows = np.flatnonzero(codes >= 0)
+        if rows.size < 2**31:
+            rows = rows.astype(np.int32)
+        qcode = codes[rows]
     if ties == "given":
         order = np.argsort(qcode, kind="stable")
     else:
-        score_key = desc_float32_key(np.asarray(run.score)[rows])
-        order = _grouped_order(qcode, score_key)
+        s32 = np.asarray(run.score, dtype=np.float32)
+        s32 = s32 if rows.size == s32.size else s32[rows]
+        order = _grouped_order(qcode, s32)
         if order is None:
-            key = (qcode.astype(np.uint64) << np.uint64(32)) | score_key.astype(np.uint64)
+            key = (qcode.astype(np.uint64) << np.uint64(32)) | desc_float32_key(s32).astype(np.uint64)
             order = np.argsort(key, kind="stable")
             del key
-        order = _break_ties(order, qcode[order], score_key[order], _flat(run.doc), rows)
+        order = _break_ties(order, qcode[order], s32[order], _flat(run.doc), rows)
     counts = np.bincount(qcode, minlength=len(qids))
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     return Ranked(qids, starts, rows[order], run)
 
 
-def _grouped_order(qcode: np.ndarray, score_key: np.ndarray) -> np.ndarray | None:
+def _grouped_order(qcode: np.ndarray, s32: np.ndarray) -> np.ndarray | None:
     """The (query, rank) order without a sort, when each query's rows are contiguous and already
-    in descending score order (how TREC runs are usually written); None otherwise."""
+    in descending float32 score order (how TREC runs are usually written); None otherwise."""
     n = qcode.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     change = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
-    ascending = score_key[1:] >= score_key[:-1]
-    ascending[change - 1] = True  # a new query may start at any score
-    if not ascending.all():
+    descending = s32[1:] <= s32[:-1]
+    descending[change - 1] = True  # a new query may start at any score
+    if not descending.all():
         return None
     block_start = np.concatenate(([0], change))
     block_query = qcode[block_start]
+    if np.all(block_query[1:] > block_query[:-1]):
+        return np.arange(n)  # blocks already in query order
     by_query = np.argsort(block_query, kind="stable")
     if np.any(block_query[by_query][1:] == block_query[by_query][:-1]):
         return None  # a query's rows are split over several blocks
@@ -113,7 +123,9 @@ def _grouped_order(qcode: np.ndarray, score_key: np.ndarray) -> np.ndarray | Non
 
 def _break_ties(order: np.ndarray, q_sorted: np.ndarray, key_sorted: np.ndarray, doc: pa.Array,
                 rows: np.ndarray) -> np.ndarray:
-    """Within runs of equal (query, float32 score), order by item id descending (byte order)."""
+    """Within runs of equal (query, float32 score), order by item id descending (byte order).
+
+    ``key_sorted`` holds the float32 scores in ``order`` (float equality: -0.0 ties 0.0)."""
     if key_sorted.size < 2:
         return order
     eq = (key_sorted[1:] == key_sorted[:-1]) & (q_sorted[1:] == q_sorted[:-1])
