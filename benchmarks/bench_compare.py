@@ -25,7 +25,7 @@ import tracemalloc
 import numpy as np
 from scipy import stats
 
-from ragmeter.compare import paired_bootstrap
+from ragmeter.paired import paired_bootstrap
 
 
 def data(kind: str, n: int) -> tuple[np.ndarray, np.ndarray]:

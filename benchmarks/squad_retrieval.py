@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from rich.console import Console
 
-    from ragmeter.compare import compare
+    from ragmeter.paired import compare
     from ragmeter.data import load_squad, write_corpus, write_golden
     from ragmeter.retrieval import run_experiment
 

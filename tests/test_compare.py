@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import ragmeter
 from ragmeter import Evaluation, evaluate
 from ragmeter._errors import InputError, RagmeterWarning, UsageError, VersionMismatchError
-from ragmeter.compare import Comparison, compare
+from ragmeter.paired import Comparison, compare
 from ragmeter.demo.toy import toy_qrels, toy_run
 from ragmeter.metrics import parse
 

@@ -13,8 +13,8 @@ import pytest
 
 from ragmeter import Evaluation
 from ragmeter._errors import InputError, RagmeterWarning
-from ragmeter.compare import Ledger, compare
-from ragmeter.compare._ledger import DEFAULT_LEDGER, UNVERSIONED, variant_id
+from ragmeter.paired import Ledger, compare
+from ragmeter.paired._ledger import DEFAULT_LEDGER, UNVERSIONED, variant_id
 from ragmeter.metrics import parse
 
 

@@ -11,15 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter._errors import UsageError
-from ragmeter.compare import _bootstrap
-from ragmeter.compare._bootstrap import choose_method, paired_bootstrap, resample_means
-from ragmeter.compare._selection import (
+from ragmeter.paired import _bootstrap
+from ragmeter.paired._bootstrap import choose_method, paired_bootstrap, resample_means
+from ragmeter.paired._selection import (
     SEED_DIFFICULTY,
     best_of_n,
     optimism_from_pair,
     seed_difficulty_chances,
 )
-from ragmeter.compare._tests import randomisation_test, sign_test
+from ragmeter.paired._tests import randomisation_test, sign_test
 
 
 # -- the bootstrap draws the seed's stream -------------------------------------------------------
@@ -182,7 +182,7 @@ def test_optimism_from_pair_only_moves_on_discordant_questions() -> None:
 
 
 def test_normal_approximation_for_many_pools(monkeypatch) -> None:
-    from ragmeter.compare import _selection
+    from ragmeter.paired import _selection
 
     p = seed_difficulty_chances(150)
     exact = best_of_n(p, 30, seed=0)

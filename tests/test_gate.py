@@ -9,7 +9,7 @@ import pytest
 
 from ragmeter import Evaluation
 from ragmeter._errors import UsageError
-from ragmeter.compare import GateRule, compare, gate
+from ragmeter.paired import GateRule, compare, gate
 from ragmeter.metrics import parse
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from ragmeter._errors import UsageError
-from ragmeter.compare import sweep, sweep_values
-from ragmeter.compare._sweep import HEADROOM_NOTE, parse_cutoffs
+from ragmeter.paired import sweep, sweep_values
+from ragmeter.paired._sweep import HEADROOM_NOTE, parse_cutoffs
 
 #: The seed's simulation, with parameters chosen to match its description: 300 queries with one
 #: relevant passage each, a pool of 100 ranked passages per query.
@@ -143,7 +143,7 @@ def budget_scenario():
 
 
 def test_budget_sweep_compares_chunkings_at_equal_budgets() -> None:
-    from ragmeter.compare import sweep_spans
+    from ragmeter.paired import sweep_spans
 
     golden, runs = budget_scenario()
     s = sweep_spans(golden, runs, "R", [100, 300, 600, 900, 1200], headroom_k=10)

@@ -57,14 +57,14 @@ _PUBLIC: dict[str, str] = {
     "chunk_qrels": ".labels",
     "budget_table": ".labels",
     # paired comparison, sweeps, gate
-    "compare": ".compare",
-    "Comparison": ".compare",
-    "paired_bootstrap": ".compare",
-    "sweep": ".compare",
-    "Sweep": ".compare",
-    "gate": ".compare",
-    "GateRule": ".compare",
-    "Ledger": ".compare",
+    "compare": ".paired",
+    "Comparison": ".paired",
+    "paired_bootstrap": ".paired",
+    "sweep": ".paired",
+    "Sweep": ".paired",
+    "gate": ".paired",
+    "GateRule": ".paired",
+    "Ledger": ".paired",
     # retrieval and experiments
     "BM25Retriever": ".retrieval",
     "DenseRetriever": ".retrieval",
@@ -110,7 +110,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .data.corpus import Corpus, load_corpus
     from .data.golden import GoldenSet, load_golden, validate_golden
     from .data.squad import load_squad
-    from .compare import (Comparison, GateRule, Ledger, Sweep, compare, gate, paired_bootstrap,
+    from .paired import (Comparison, GateRule, Ledger, Sweep, compare, gate, paired_bootstrap,
                           sweep)
     from .evaluation import Evaluation
     from .io.trec import read_qrels, read_run, write_qrels, write_run

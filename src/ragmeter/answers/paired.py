@@ -1,5 +1,5 @@
 """Paired comparison of two answer variants on "answer correct and supported" (1/0 per
-question), through :func:`ragmeter.compare.compare`: fixed and broken questions, the paired
+question), through :func:`ragmeter.paired.compare`: fixed and broken questions, the paired
 bootstrap interval of the difference and the sign test, on the questions both variants scored.
 """
 
@@ -22,7 +22,7 @@ class AnswerComparison:
     baseline: str
     candidate: str
     split: str | None
-    comparison: Any  # ragmeter.compare.Comparison
+    comparison: Any  # ragmeter.paired.Comparison
 
     def to_dict(self) -> dict[str, Any]:
         return {"baseline_variant": self.baseline, "candidate_variant": self.candidate,
@@ -38,7 +38,7 @@ def outcomes(report: AnswerReport, split: str | None = None) -> dict[str, float]
 def compare_answers(baseline: AnswerReport, candidate: AnswerReport, *, split: str | None = None,
                     seed: int = 0, n_resamples: int = 5000) -> AnswerComparison:
     """Compare two checked variants question by question (same golden version required)."""
-    from ..compare import compare
+    from ..paired import compare
 
     if baseline.golden_version != candidate.golden_version:
         raise UsageError(f"variants were checked on golden versions {baseline.golden_version} and "

@@ -16,7 +16,7 @@ from .._errors import InputError, RagmeterWarning, UsageError
 from ._common import Format, console, err_console, escape, handle_errors, print_json
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
-    from ..compare import Comparison, Sweep
+    from ..paired import Comparison, Sweep
     from ..evaluation import Evaluation
 
 
@@ -105,7 +105,7 @@ def load_pair(base: str, cand: str, metric: str | None, qrels: Path | None,
 
 
 def _run_compare(base: str, cand: str, metric: str | None, opts: dict[str, Any]) -> Comparison:
-    from ..compare import compare
+    from ..paired import compare
 
     a, b = load_pair(base, cand, metric, opts.pop("qrels"), opts.pop("golden"),
                      opts.pop("chunks"), opts.pop("cover"))
@@ -274,7 +274,7 @@ def gate_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
 ) -> None:
     """Exit 1 when the candidate regresses by the rule given, 0 otherwise (CI gate)."""
-    from ..compare import GateRule, gate
+    from ..paired import GateRule, gate
 
     rule = GateRule(max_broken=max_broken, min_delta=min_delta,
                     require_ci_above=require_ci_above, per_slice=per_slice,
@@ -338,7 +338,7 @@ def sweep_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """A metric for several runs at every k (or token budget), and where the winner changes."""
-    from ..compare._sweep import parse_cutoffs
+    from ..paired._sweep import parse_cutoffs
 
     if (qrels is None) == (golden is None):
         raise UsageError("give --qrels (item labels) or --golden with --chunks (span labels)")
@@ -364,7 +364,7 @@ def sweep_cmd(
                     sweeps.append(_span_sweep(golden, chunks or [], runs, names, m, cutoffs,
                                               kind, head, cover))
                 else:
-                    from ..compare._sweep import sweep
+                    from ..paired._sweep import sweep
 
                     sweeps.append(sweep(qrels, dict(zip(names, runs)), m, cutoffs,
                                         headroom_k=head))
@@ -386,7 +386,7 @@ def _span_sweep(golden: Path, chunks: list[Path], runs: list[Path], names: list[
                 metric: str, cutoffs: list[int], kind: str, headroom_k: int | None,
                 cover: float) -> Sweep:
     from ..chunking import load_chunking
-    from ..compare._sweep import sweep_spans
+    from ..paired._sweep import sweep_spans
     from ..data.golden import load_golden
 
     if len(chunks) not in (1, len(runs)):

@@ -55,7 +55,7 @@ def desc_float32_key(score: np.ndarray) -> np.ndarray:
 def query_codes(qid: pa.Array | pa.ChunkedArray, qids: Sequence[str]) -> np.ndarray:
     """Position of each row's query in ``qids`` (-1 when the query is not in ``qids``)."""
     codes = pc.index_in(_flat(qid), value_set=pa.array(list(qids), pa.string()))
-    return codes.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return codes.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
 
 
 def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None,
@@ -73,7 +73,8 @@ def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None
     qids = list(qids)
     if codes is None:
         codes = query_codes(run.qid, qids)
-    if np.all(codes >= 0):
+    all_kept = bool(np.all(codes >= 0))
+    if all_kept:
         rows = np.arange(codes.size, dtype=np.int32 if codes.size < 2**31 else np.int64)
         qcode = codes
     else:
@@ -91,11 +92,22 @@ def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None
             key = (qcode.astype(np.uint64) << np.uint64(32)) | desc_float32_key(s32).astype(np.uint64)
             order = np.argsort(key, kind="stable")
             del key
-        order = _break_ties(order, qcode[order], s32[order], _flat(run.doc), rows)
+        if order is IDENTITY:  # already ranked: no gathers, no copies
+            _break_ties(rows, qcode, s32, _flat(run.doc))
+        else:
+            rows = order if all_kept else rows[order]  # rows is the identity when all are kept
+            _break_ties(rows, qcode[order], s32[order], _flat(run.doc))
+        order = None
+    if order is not None:
+        rows = rows[order]
     counts = np.bincount(qcode, minlength=len(qids))
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
-    return Ranked(qids, starts, rows[order], run)
+    return Ranked(qids, starts, rows, run)
+
+
+#: returned by _grouped_order when the rows are already in (query, rank) order
+IDENTITY = np.zeros(0, dtype=np.int64)
 
 
 def _grouped_order(qcode: np.ndarray, s32: np.ndarray) -> np.ndarray | None:
@@ -112,35 +124,38 @@ def _grouped_order(qcode: np.ndarray, s32: np.ndarray) -> np.ndarray | None:
     block_start = np.concatenate(([0], change))
     block_query = qcode[block_start]
     if np.all(block_query[1:] > block_query[:-1]):
-        return np.arange(n)  # blocks already in query order
+        return IDENTITY  # blocks already in query order
     by_query = np.argsort(block_query, kind="stable")
     if np.any(block_query[by_query][1:] == block_query[by_query][:-1]):
         return None  # a query's rows are split over several blocks
     lengths = np.diff(np.append(block_start, n))[by_query]
     starts = block_start[by_query]
-    return np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(n)
+    itype = np.int32 if n < 2**31 else np.int64
+    order = np.repeat((starts - (np.cumsum(lengths) - lengths)).astype(itype), lengths)
+    order += np.arange(n, dtype=itype)
+    return order
 
 
-def _break_ties(order: np.ndarray, q_sorted: np.ndarray, key_sorted: np.ndarray, doc: pa.Array,
-                rows: np.ndarray) -> np.ndarray:
+def _break_ties(rows: np.ndarray, q_sorted: np.ndarray, key_sorted: np.ndarray, doc: pa.Array) -> None:
     """Within runs of equal (query, float32 score), order by item id descending (byte order).
 
-    ``key_sorted`` holds the float32 scores in ``order`` (float equality: -0.0 ties 0.0)."""
+    ``rows`` (ranked run rows, reordered in place), ``q_sorted`` and ``key_sorted`` (float32
+    scores; float equality, so -0.0 ties 0.0) are aligned; only tied positions are touched.
+    """
     if key_sorted.size < 2:
-        return order
-    eq = (key_sorted[1:] == key_sorted[:-1]) & (q_sorted[1:] == q_sorted[:-1])
+        return
+    eq = key_sorted[1:] == key_sorted[:-1]
+    eq &= q_sorted[1:] == q_sorted[:-1]
     if not eq.any():
-        return order
+        return
     in_tie = np.zeros(key_sorted.size, dtype=bool)
     in_tie[1:] |= eq
     in_tie[:-1] |= eq
     pos = np.flatnonzero(in_tie)
-    group = np.cumsum(np.concatenate(([True], ~eq)))[pos]  # tie-group id of each tied position
-    docs = doc.take(pa.array(rows[order[pos]]))
+    group = np.cumsum(np.concatenate(([True], ~eq[pos[:-1]] | (np.diff(pos) > 1))))
+    docs = doc.take(pa.array(rows[pos]))
     within = pc.sort_indices(
         pa.table({"g": group, "d": docs}),
         sort_keys=[("g", "ascending"), ("d", "descending")],
     ).to_numpy()
-    out = order.copy()
-    out[pos] = order[pos[within]]
-    return out
+    rows[pos] = rows[pos[within]]

@@ -93,7 +93,7 @@ def primary_metric(result: ExperimentResult, v: VariantResult) -> Metric | None:
 def comparison_rows(result: ExperimentResult, *, n_resamples: int = 2000,
                     seed: int = 0) -> list[dict[str, Any]]:
     """Paired comparison of each variant against the baseline on its primary metric."""
-    from ..compare import compare
+    from ..paired import compare
 
     rows: list[dict[str, Any]] = []
     base = result.baseline

@@ -335,7 +335,7 @@ def compare(
 ) -> Comparison:
     """Compare ``candidate`` against ``baseline`` on ``metric``, question by question.
 
-    ``ledger`` (a path or :class:`~ragmeter.compare.Ledger`) counts this comparison in a local
+    ``ledger`` (a path or :class:`~ragmeter.paired.Ledger`) counts this comparison in a local
     ledger and, when several variants were tried on the golden-set version, attaches the
     simulated optimism of the best of that many equally good variants (``selection``).
     ``names`` overrides the two run names (mappings are otherwise "baseline" and "candidate").
