@@ -12,7 +12,7 @@ from rich.table import Table
 
 from .._errors import UsageError
 from ..evaluation import Evaluation
-from ._common import Format, console, handle_errors, print_json
+from ._common import Format, console, err_console, handle_errors, print_json
 
 DEFAULT_METRICS = "nDCG@10,RR@10,R@100,P@5,AP"
 
@@ -58,12 +58,15 @@ def eval_cmd(
         from ..io.trec import read_qrels
         from ..metrics._engine import evaluate
 
-        qrels = read_qrels(paths[0]) if not _is_jsonl(paths[0]) else _read_jsonl_qrels(paths[0])
+        # a spinner on stderr while large files are read and scored (silent when not a terminal)
+        with err_console.status(f"reading {paths[0]}"):
+            qrels = read_qrels(paths[0]) if not _is_jsonl(paths[0]) else _read_jsonl_qrels(paths[0])
         evals = []
         for p in paths[1:]:
-            run = _read_jsonl_run(p) if _is_jsonl(p) else read_run(p, duplicates=duplicates)
-            evals.append(evaluate(qrels, run, metrics or DEFAULT_METRICS, missing=missing, ties=ties,  # type: ignore[arg-type]
-                                  run_name=str(p), config={"qrels": str(paths[0])}))
+            with err_console.status(f"reading and scoring {p}"):
+                run = _read_jsonl_run(p) if _is_jsonl(p) else read_run(p, duplicates=duplicates)
+                evals.append(evaluate(qrels, run, metrics or DEFAULT_METRICS, missing=missing,  # type: ignore[arg-type]
+                                      ties=ties, run_name=str(p), config={"qrels": str(paths[0])}))
     output(evals, fmt, per_query)
 
 
