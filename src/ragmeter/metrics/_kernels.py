@@ -52,19 +52,22 @@ def reciprocal_rank(rel: np.ndarray, k: int | None) -> np.ndarray:
 
 
 def average_precision(rel: np.ndarray, num_rel: np.ndarray, k: int | None) -> np.ndarray:
-    """AP@k = Σ_{i ≤ k, item i relevant} P@i / |rel| (trec_eval ``map_cut_k``; no k: ``map``)."""
+    """AP@k = Σ_{i ≤ k, item i relevant} P@i / |rel| (trec_eval ``map_cut_k``; no k: ``map``).
+
+    Computed over the relevant positions only: the n-th relevant item at rank i adds n / i.
+    """
     r = _cut(rel, k)
-    ranks = np.arange(1, r.shape[1] + 1, dtype=np.float64)
-    prec_at_hits = np.where(r, np.cumsum(r, axis=1) / ranks, 0.0)
-    return _safe_div(prec_at_hits.sum(axis=1), num_rel)
+    rows, cols = np.nonzero(r)  # row-major: each query's hits in rank order
+    nth = np.arange(1, rows.size + 1) - np.searchsorted(rows, rows)
+    prec_at_hits = nth / (cols + 1.0)
+    return _safe_div(np.bincount(rows, weights=prec_at_hits, minlength=r.shape[0]), num_rel)
 
 
 def r_precision(rel: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
     """Rprec = |rel ∩ top_R| / R with R = |rel|."""
-    depth = rel.shape[1]
-    csum = np.concatenate([np.zeros((rel.shape[0], 1), dtype=np.int64), np.cumsum(rel, axis=1)], axis=1)
-    at_r = csum[np.arange(rel.shape[0]), np.minimum(num_rel, depth)]
-    return _safe_div(at_r, num_rel)
+    rows, cols = np.nonzero(rel)
+    within = cols < num_rel[rows]
+    return _safe_div(np.bincount(rows[within], minlength=rel.shape[0]), num_rel)
 
 
 def discounts(n: int) -> np.ndarray:
