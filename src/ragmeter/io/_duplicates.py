@@ -17,9 +17,9 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._errors import InputError, Problem, UsageError, ValidationError
+from ._tables import dictionary_codes
 from ._trec_format import LineOf, Unclean, warn
 
 Duplicates = Literal["best", "error"]
@@ -40,10 +40,8 @@ class Table:
 
 
 def _codes(arr: pa.Array) -> tuple[np.ndarray, int]:
-    enc = pc.dictionary_encode(arr)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks()
-    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(enc.dictionary)
+    codes, dictionary = dictionary_codes(arr)
+    return codes, len(dictionary)
 
 
 def pair_keys(qid: pa.Array, doc: pa.Array) -> np.ndarray:

@@ -6,6 +6,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+
+def flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One contiguous array (chunked arrays are combined)."""
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def dictionary_codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """(int64 index of each row's value in the dictionary, the dictionary of distinct values)."""
+    enc = pc.dictionary_encode(flat(arr))
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
 
 
 @dataclass(frozen=True)

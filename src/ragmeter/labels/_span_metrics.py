@@ -33,11 +33,12 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import InputError, RagmeterWarning, UsageError
 from ..evaluation import Evaluation
+from ..io._tables import dictionary_codes
+from ..io._tables import flat as _flat
 from ..metrics import Metric, parse_list
 from ._budget import effective_k, k_summary
 from ._mapping import Overlaps, SpanTable, map_spans, questions_of
@@ -256,14 +257,10 @@ def _per_question_min(question: np.ndarray, values: np.ndarray, nq: int) -> np.n
     return out
 
 
-def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-
-
 def _chunk_rows(r: Any, chunking: Any) -> np.ndarray:
     """Chunk index of every run row; InputError when an item is not a chunk of ``chunking``."""
-    enc = pc.dictionary_encode(_flat(r.doc))
-    dictionary = enc.dictionary.to_pylist()
+    codes, enc_dictionary = dictionary_codes(r.doc)
+    dictionary = enc_dictionary.to_pylist()
     chunk_of_code = chunking.index_of(dictionary)
     unknown = [d for d, c in zip(dictionary, chunk_of_code.tolist()) if c < 0]
     if unknown:
@@ -272,7 +269,7 @@ def _chunk_rows(r: Any, chunking: Any) -> np.ndarray:
             f"{len(unknown)} item id(s) of the run are not chunks of chunking "
             f"'{chunking.name}' (e.g. {shown}); score a run of the chunk ids in that chunk file",
             path=r.name, field="doc")
-    return chunk_of_code[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+    return chunk_of_code[codes]
 
 
 def _to_run(run: Any):  # -> Run

@@ -19,11 +19,10 @@ from typing import Any, Iterable, Literal, Mapping
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._errors import UsageError
 from ..evaluation import Evaluation
-from ..io._tables import Qrels, Run
+from ..io._tables import Qrels, Run, dictionary_codes
 from . import _kernels as K
 from ._ranking import Ties, query_codes, rank_run
 from ..evaluation import ColumnDetails
@@ -83,7 +82,7 @@ def evaluate(
 
 def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -> dict[str, Any]:
     # -- which queries are scored -----------------------------------------------------------
-    qq_idx, qq_dict = _encode(q.qid)
+    qq_idx, qq_dict = dictionary_codes(q.qid)
     rel = np.asarray(q.rel, dtype=np.int64)
     qrels_qids = qq_dict.to_pylist()
     has_rel = np.bincount(qq_idx[rel >= 1], minlength=len(qrels_qids)) > 0
@@ -139,14 +138,6 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
         "no_relevant_ids": no_relevant,
         "details": details,
     }
-
-
-def _encode(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """(indices, dictionary) of a string column."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    enc = pc.dictionary_encode(arr)
-    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
 
 
 def _needed_depth(ms: list[Metric], max_len: int) -> int:

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from .._errors import UsageError
 from ..io._tables import Run
+from ..io._tables import flat as _flat
 
 Ties = Literal["trec", "given"]
 
@@ -36,10 +37,6 @@ class Ranked:
         """The ranked item ids of query ``qids[i]``."""
         rows = self.rows[self.starts[i]: self.starts[i + 1]]
         return _flat(self.run.doc).take(pa.array(rows)).to_pylist()
-
-
-def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
 def desc_float32_key(score: np.ndarray) -> np.ndarray:
