@@ -30,7 +30,8 @@ def test_per_answer_verdicts() -> None:
     assert r["first-bag"].ok is False
     assert r["first-bag"].faithfulness.failed_quotes[0].found_elsewhere == ("doc:baggage",)
     assert r["name-change"].correct is True and r["name-change"].supported is None
-    assert r["name-change"].ok is True  # nothing contradicts it
+    # nothing contradicts it, nothing supports it: unknown, never counted as supported
+    assert r["name-change"].ok is None and r["name-change"].support_unknown
     assert r["pet-fee"].abstained and r["pet-fee"].abstained_from == "text"
     assert r["pet-fee"].correct is True
 
@@ -45,13 +46,15 @@ def test_stale_policy_is_flagged_faithful_but_wrong() -> None:
                            "version": "2026.1"},)
     s = rep.summary()
     assert s["faithful_but_wrong"] == 1 and s["correct"] == 4 and s["n_scored"] == 5
-    assert s["ok"] == 3 and s["quotes_checked"] == 3 and s["quotes_failed"] == 1
+    assert s["ok"] == 2 and s["ok_known"] == 4 and s["correct_support_unknown"] == 1
+    assert s["quotes_checked"] == 3 and s["quotes_failed"] == 1
     assert s["abstention"]["abstention_rate"] == 1.0
     sl = rep.by_slice()
-    assert sl["unanswerable"] == {"n": 1, "correct_rate": 1.0, "ok_rate": 1.0}
+    assert sl["unanswerable"] == {"n": 1, "correct_rate": 1.0, "ok_rate": 1.0,
+                                  "support_unknown": 0}
     assert sl["fees"]["correct_rate"] == 0.5
     assert rep.answer_ok() == {"change-fee": False, "refund-window": True, "first-bag": False,
-                               "name-change": True}
+                               "name-change": None}
 
 
 def test_answering_the_unanswerable_and_false_abstention() -> None:
@@ -83,8 +86,9 @@ def test_variants_compared_question_by_question() -> None:
     cand = check_answers(answers_from_records(recs, variant="fixed"), golden(), corpus=corpus())
     ac = compare_answers(base, cand)
     c = ac.comparison
-    assert (c.fixed, c.broken, c.n) == (1, 0, 5)
-    assert c.mean_delta == pytest.approx(0.2)
+    # name-change (correct, support unknown) is not a paired outcome: 4 questions, not 5
+    assert (c.fixed, c.broken, c.n) == (1, 0, 4)
+    assert c.mean_delta == pytest.approx(0.25)
     with pytest.raises(UsageError):
         compare_answers(base, cand, split="heldout")
 

@@ -189,9 +189,8 @@ def test_gate_per_slice_and_json(tmp_path: Path) -> None:
     d = json.loads(out)
     assert code == 0 and d["passed"] is True
     scopes = {c["scope"] for c in d["checks"]}
-    assert scopes == {"overall", "slice fees", "slice rule codes"}
-    small = [c for c in d["checks"] if c["scope"] == "slice rule codes"]
-    assert all(c["enforced"] is False for c in small)  # 8 questions: advisory
+    assert scopes == {"overall", "slice fees"}
+    assert d["skipped"] == [{"slice": "rule codes", "n": 8}]  # 8 questions: not gated
 
 
 def test_gate_without_a_rule_is_a_usage_error(tmp_path: Path) -> None:

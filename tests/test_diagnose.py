@@ -63,6 +63,13 @@ def test_headroom_decides_candidates_vs_ranking() -> None:
                     headroom_recall=RecallAt("AllR@50", 0.97, 70), golden_version="v3")
     assert high.failing_link == "retrieval (ranking)" and high.experiment.assumption is None
     assert high.experiment.metric == "nDCG(gain=exp)@3 and AllR@3"
+    # both fixes the path lists for each link are named, one change per run: the experiment
+    # changes one thing and the other fix is its own run under the same rule
+    assert "hybrid" not in high.experiment.change and "reranker" in high.experiment.change
+    assert "hybrid search" in high.experiment.alternative
+    assert "as its own run" in high.experiment.alternative
+    assert "chunk boundaries" in low.experiment.alternative
+    assert low.to_dict()["experiment"]["alternative"] == low.experiment.alternative
     assert "AllR@3 paired per question on golden v3 tune split" in high.experiment.comparison
 
 
@@ -73,7 +80,7 @@ def test_generation_failure_and_tie_break_by_largest_bad_cell() -> None:
     # both retrieval and generation fail: the largest bad cell decides
     both = diagnose(table=table_from_counts(20, 25, 5, 20))
     assert both.failing_link == "generation"
-    assert any("largest bad cell" in n and "decides" in n for n in both.notes)
+    assert any("largest bad cell" in n and "names the link" in n for n in both.notes)
     both = diagnose(table=table_from_counts(20, 10, 5, 35))
     assert both.failing_link.startswith("retrieval")
 
@@ -135,3 +142,65 @@ def test_without_retrieval_numbers_the_advice_is_to_measure_first() -> None:
     d = diagnose(report=rep)
     assert d.failing_link is None and d.experiment.link == "unknown"
     assert "AllR@k" in d.experiment.change
+
+
+def test_high_recall_means_the_same_at_both_depths() -> None:
+    # "high" is one bar at both depths: a fifth of the questions without their evidence in the
+    # prompt is not high recall, whatever the pool holds
+    t = Thresholds()
+    assert t.prompt_recall == t.headroom_recall == 0.90
+    # the fare-rules baseline: R@20 = 0.996, AllR@4 = 0.800 (16 of 80 miss the prompt), table
+    # 49 working, 14 generation failures, 2 from memory, 14 retrieval failures, 1 correct with
+    # support unknown
+    d = diagnose(table=table_from_counts(49, 14, 2, 14, support_unknown=1),
+                 prompt_recall=RecallAt("AllR@4", 0.80, 80),
+                 headroom_recall=RecallAt("R@20", 0.996, 80), golden_version="v3")
+    steps = {s.key: s for s in d.steps}
+    assert steps["headroom"].status == "pass"
+    assert steps["prompt_k"].status == "fail"
+    assert steps["prompt_k"].detail == "AllR@4 = 0.800 (< 0.90)"
+    assert steps["generation"].status == "fail"  # 49 / 63 = 0.778
+    # the path (high at a large k, not at the prompt k) and the table name the same link
+    assert d.failing_link == "retrieval (ranking)"
+    assert d.notes[0] == ("the path fails first at 'Recall high at the prompt k?' (retrieval), "
+                          "then at 'Faithful and correct?'; the largest bad cell (retrieval "
+                          "failure, 14) names the link: retrieval, as the path does")
+    assert d.to_dict()["thresholds"]["prompt_recall"] == 0.90
+
+
+def test_cli_prompt_threshold_defaults_to_the_headroom_one() -> None:
+    # the fare-rules baseline's table: evidence in the prompt for 49 + 14 + 1 of 80 = 0.800
+    r = CliRunner().invoke(app, ["diagnose", "--counts", "49,14,2,14,0,1", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["thresholds"]["prompt_recall"] == out["thresholds"]["headroom_recall"] == 0.90
+    step = {s["key"]: s for s in out["steps"]}["prompt_k"]
+    assert step["status"] == "fail" and step["detail"].endswith("= 0.800 (< 0.90)")
+    r = CliRunner().invoke(app, ["diagnose", "--counts", "49,14,2,14,0,1", "--prompt-threshold",
+                                 "0.8", "--format", "json"])
+    assert {s["key"]: s["status"] for s in json.loads(r.stdout)["steps"]}["prompt_k"] == "pass"
+
+
+def test_once_the_chain_fails_the_largest_bad_cell_names_the_link() -> None:
+    # with a lower bar at the prompt k only the generation step fails (49 / 63 = 0.78 < 0.80;
+    # AllR@4 = 0.80 passes), but the retrieval failures are as many as the generation
+    # failures: ties go down the chain
+    rec = RecallAt("AllR@4", 0.80, 80)
+    big = RecallAt("AllR@20", 0.99, 80)
+    low_bar = Thresholds(prompt_recall=0.80)
+    d = diagnose(table=table_from_counts(49, 14, 2, 14), prompt_recall=rec, headroom_recall=big,
+                 thresholds=low_bar)
+    steps = {s.key: s.status for s in d.steps}
+    assert steps == {"headroom": "pass", "prompt_k": "pass", "generation": "fail"}
+    assert d.failing_link == "retrieval (ranking)" and "reranker" in d.experiment.change
+    assert d.notes[0] == ("the path fails first at 'Faithful and correct?' (generation); the "
+                          "largest bad cell (retrieval failure, 14) names the link: retrieval")
+    assert any("tied with generation failure" in n for n in d.notes)
+    # fewer retrieval failures: the generation cell is the largest and names the link
+    d = diagnose(table=table_from_counts(49, 14, 2, 10), prompt_recall=rec, headroom_recall=big,
+                 thresholds=low_bar)
+    assert d.failing_link == "generation"
+    # nothing in the chain fails: the table alone does not invent a failing link
+    d = diagnose(table=table_from_counts(70, 3, 1, 4), prompt_recall=RecallAt("AllR@4", 0.9, 78),
+                 headroom_recall=big)
+    assert d.failing_link is None

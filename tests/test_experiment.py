@@ -74,7 +74,7 @@ k = 12
 """))
     v = exp.variants[0]
     assert v.changes == ("chunker", "k")
-    assert effective_changes(exp.baseline.settings, v.settings) == ("chunker",)
+    assert effective_changes(exp.baseline.settings, v.settings) == ("chunking",)
     assert v.settings.nominal_budget == 1200
 
 
@@ -85,7 +85,7 @@ name = "two at once"
 retriever = "dense"
 reranker = "e5"
 """)
-    with pytest.warns(RagmeterWarning, match="changes 2 things \\(retriever, reranker\\)"):
+    with pytest.warns(RagmeterWarning, match="changes 2 things \\(reranker, retriever\\)"):
         exp = load_experiment(path)
     assert len(exp.warnings) == 1
 

@@ -35,8 +35,8 @@ HERE = Path(__file__).resolve().parent
 VARIANTS = ("baseline", "rerank")
 SPLITS = ("tune", "heldout")
 #: intended reading of each demo answer (kept in answers.toml only; see its header).
-ANSWER_KINDS = ("correct", "memory", "retrieval-miss", "generation-error", "stale",
-                "misattributed", "abstain", "hallucination")
+ANSWER_KINDS = ("correct", "unverifiable", "computed", "memory", "retrieval-miss",
+                "generation-error", "stale", "misattributed", "abstain", "hallucination")
 #: a quote in an answer: text in double quotes with at least this many words.
 MIN_QUOTE_WORDS = 3
 _QUOTE_RE = re.compile(r'"([^"\n]+)"')
@@ -226,8 +226,13 @@ def _check_kind(where: str, kind: str | None, abstained: bool, text: str,
                                 and all(any(q in quote for d, quote in cited if d in superseded)
                                         for q in quotes)):
         problems.append(f"{where}: a stale answer quotes a superseded document it cites")
-    if kind in ("correct", "generation-error", "stale", "misattributed") and not cited:
+    if kind in ("correct", "unverifiable", "computed", "generation-error", "stale",
+                "misattributed") and not cited:
         problems.append(f"{where}: kind {kind!r} needs a citation")
+    if kind == "computed" and len(cited) < 2:
+        problems.append(f"{where}: a computed total cites the parts it adds up (two or more)")
+    if kind == "unverifiable" and quotes:
+        problems.append(f"{where}: an unverifiable answer quotes nothing")
     if kind == "memory" and cited:
         problems.append(f"{where}: an answer from memory cites nothing")
     if kind in ("abstain", "hallucination") and answerable:

@@ -46,6 +46,10 @@ _PUBLIC: dict[str, str] = {
     "validate_golden": ".data.golden",
     "load_beir": ".data.beir",
     "load_squad": ".data.squad",
+    "label_agreement": ".data.agreement",
+    "read_log": ".data.traffic",
+    "sample_log": ".data.traffic",
+    "compare_traffic": ".data.traffic",
     # chunking and span labels
     "Chunk": ".chunking",
     "Chunking": ".chunking",
@@ -65,6 +69,8 @@ _PUBLIC: dict[str, str] = {
     "gate": ".paired",
     "GateRule": ".paired",
     "Ledger": ".paired",
+    "plan_size": ".paired",
+    "SizePlan": ".paired",
     # retrieval and experiments
     "BM25Retriever": ".retrieval",
     "DenseRetriever": ".retrieval",
@@ -110,8 +116,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .data.corpus import Corpus, load_corpus
     from .data.golden import GoldenSet, load_golden, validate_golden
     from .data.squad import load_squad
-    from .paired import (Comparison, GateRule, Ledger, Sweep, compare, gate, paired_bootstrap,
-                          sweep)
+    from .data.agreement import label_agreement
+    from .data.traffic import compare_traffic, read_log, sample_log
+    from .paired import (Comparison, GateRule, Ledger, SizePlan, Sweep, compare, gate,
+                          paired_bootstrap, plan_size, sweep)
     from .evaluation import Evaluation
     from .io.trec import read_qrels, read_run, write_qrels, write_run
     from .metrics import Metric

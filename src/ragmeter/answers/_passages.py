@@ -22,6 +22,9 @@ class Passage:
     label: str  # "doc:12-80", "chunk#3"
     doc: str | None
     text: str
+    #: character offsets of ``text`` in its document, when known (chunks and doc spans)
+    start: int | None = None
+    end: int | None = None
 
 
 def _items(obj: Any, attrs: tuple[str, ...]) -> list[Any]:
@@ -71,10 +74,16 @@ class PassageIndex:
         """The cited text (call :meth:`problem` first)."""
         if c.doc is not None:
             text = self.docs[c.doc].text
-            return Passage(c.label, c.doc, text if c.start is None else text[c.start:c.end])
+            if c.start is None:
+                return Passage(c.label, c.doc, text, 0, len(text))
+            return Passage(c.label, c.doc, text[c.start:c.end], c.start, c.end)
         chunk = self.chunks[str(c.chunk)]
         text = chunk.text if c.start is None else chunk.text[c.start:c.end]
-        return Passage(c.label, str(chunk.doc), text)
+        base = getattr(chunk, "start", None)
+        if base is None:
+            return Passage(c.label, str(chunk.doc), text)
+        lo = int(base) + (c.start or 0)
+        return Passage(c.label, str(chunk.doc), text, lo, lo + len(text))
 
     def context(self, ids: Iterable[str]) -> list[Passage]:
         """Chunks of a prompt context in order; unknown ids are skipped (see :meth:`check`)."""
@@ -82,8 +91,35 @@ class PassageIndex:
         for cid in ids:
             chunk = self.chunks.get(cid)
             if chunk is not None:
-                out.append(Passage(cid, str(chunk.doc), chunk.text))
+                start = getattr(chunk, "start", None)
+                out.append(Passage(cid, str(chunk.doc), chunk.text,
+                                   None if start is None else int(start),
+                                   None if start is None else int(start) + len(chunk.text)))
         return out
+
+    def outside(self, citations: Iterable[Citation], context_ids: Iterable[str]) -> tuple[str, ...]:
+        """Labels of the citations that point outside the prompt context ``context_ids``.
+
+        A chunk citation is inside when its chunk is one of the context's chunks. A document
+        citation is inside when at least one character of the cited span (the whole document
+        when it names no offsets) lies in a context chunk of that document: a span that
+        straddles a chunk boundary was partly seen, so it is not flagged.
+        """
+        ids = list(context_ids)
+        members = set(ids)
+        ctx = self.context(ids)
+        out = []
+        for c in citations:
+            if c.chunk is not None:
+                inside = str(c.chunk) in members
+            else:
+                p = self.cited(c)
+                inside = any(q.doc == p.doc and (q.start is None or (
+                    p.start is not None and p.end is not None and q.end is not None
+                    and q.start < p.end and p.start < q.end)) for q in ctx)
+            if not inside:
+                out.append(c.label)
+        return tuple(out)
 
     def check(self, answers: AnswerSet, *, need_context: bool = False) -> list[Problem]:
         """Every citation or context id that cannot be resolved, with file, line and field."""

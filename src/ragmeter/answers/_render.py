@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from .._literal import CAPTION, TITLE, line, lit
 from .diagnose import Diagnosis
 from .judge_validation import JudgeValidation
 from .report import AnswerReport
-from .table import CELLS, RetrievalAnswerTable
+from .table import CELLS, OTHER, RetrievalAnswerTable
 
 
 def _pct(x: float | None) -> str:
@@ -21,14 +21,17 @@ def _pct(x: float | None) -> str:
 
 def print_report(console: Console, report: AnswerReport, *, per_answer: bool = False) -> None:
     s = report.summary()
-    t = Table(title=f"answers: {escape(report.variant)}"
-              + (f" (golden {report.golden_version})" if report.golden_version else ""))
+    # lit: ids, answers, quotes, variant and slice names print as written (never markup/emoji)
+    t = Table(title=lit(f"answers: {report.variant}"
+                        + (f" (golden {report.golden_version})" if report.golden_version else ""),
+                        TITLE))
     t.add_column("check")
     t.add_column("value", justify="right")
     rows = [
         ("answers / missing", f"{s['n_answers']} / {s['n_missing']}"),
         ("correct (combined rule)", f"{s['correct']} of {s['n_scored']} = {_pct(s['correct_rate'])}"),
-        ("correct and supported", f"{s['ok']} of {s['n_scored']} = {_pct(s['ok_rate'])}"),
+        ("correct and supported", f"{s['ok']} of {s['ok_known']} = {_pct(s['ok_rate'])}"),
+        ("correct, support unknown (not counted)", str(s["correct_support_unknown"])),
         ("exact match rate", _pct(s["exact_rate"])),
         ("mean token F1", _pct(s["mean_f1"])),
         ("value match rate", _pct(s["value_match_rate"])),
@@ -36,6 +39,8 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
         ("values checked / failed", f"{s['values_checked']} / {s['values_failed']}"),
         ("supported / unsupported / unknown",
          f"{s['supported']} / {s['unsupported']} / {s['support_unknown']}"),
+        ("cites a passage outside its context",
+         str(s["cites_outside_context"]) if s["context_known"] else "context not known"),
         ("faithful but wrong", str(s["faithful_but_wrong"])),
     ]
     ab = s["abstention"]
@@ -45,11 +50,10 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
     rows.append(("abstained on answerable", f"{ab['abstained_answerable']} of {ab['n_answerable']}"))
     for name, j in (s.get("judged") or {}).items():
         rows.append((f"judge {name} (mean, failed)", f"{_pct(j['mean'])}, {j['failed']} of {j['n']}"))
-    for r in rows:
-        t.add_row(*r)
-    t.caption = f"correct: {s['rule']}"
-    if s.get("judge"):
-        t.caption += f"\njudge: {s['judge']}"
+    for what, value in rows:
+        t.add_row(lit(what), lit(value))
+    caption = f"correct: {s['rule']}" + (f"\njudge: {s['judge']}" if s.get("judge") else "")
+    t.caption = lit(caption, CAPTION)
     console.print(t)
 
     sl = report.by_slice()
@@ -58,42 +62,52 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
         for col in ("slice", "n", "correct", "correct and supported"):
             st.add_column(col, justify="left" if col == "slice" else "right")
         for name, row in sl.items():
-            st.add_row(escape(name), str(row["n"]), _pct(row["correct_rate"]), _pct(row["ok_rate"]))
+            st.add_row(lit(name), str(row["n"]), _pct(row["correct_rate"]), _pct(row["ok_rate"]))
         console.print(st)
 
     failed = [(c.id, q) for c in report.checks for q in c.faithfulness.failed_quotes]
     if failed:
         ft = Table(title="quotes not found in the cited passage")
         for col in ("question", "quote", "checked", "found elsewhere"):
-            ft.add_column(col)
+            ft.add_column(col, overflow="fold")
         for qid, q in failed:
-            ft.add_row(qid, escape(q.quote), escape(", ".join(q.checked) or q.reason),
-                       escape(", ".join(q.found_elsewhere) or "nowhere"))
+            ft.add_row(lit(qid), lit(q.quote), lit(", ".join(q.checked) or q.reason),
+                       lit(", ".join(q.found_elsewhere) or "nowhere"))
         console.print(ft)
     fv = [(c.id, v) for c in report.checks for v in c.faithfulness.failed_values]
     if fv:
         vt = Table(title="stated values not in the cited passage")
         for col in ("question", "value", "checked", "found elsewhere"):
-            vt.add_column(col)
+            vt.add_column(col, overflow="fold")
         for qid, v in fv:
-            vt.add_row(qid, v.value, escape(", ".join(v.checked) or "no citation"),
-                       escape(", ".join(v.found_elsewhere) or "nowhere"))
+            vt.add_row(lit(qid), lit(v.value), lit(", ".join(v.checked) or "no citation"),
+                       lit(", ".join(v.found_elsewhere) or "nowhere"))
         console.print(vt)
+    outside = [c for c in report.checks if c.cites_outside_context]
+    if outside:
+        ot = Table(title="citations outside the prompt context (a pipeline bug or a leak from "
+                         "memory; never counted as supported)")
+        for col in ("question", "cited outside the context", "context from"):
+            ot.add_column(col, overflow="fold")
+        for c in outside:
+            ot.add_row(lit(c.id), lit(", ".join(c.faithfulness.outside_context)),
+                       lit(c.context_from or ""))
+        console.print(ot)
     if report.faithful_but_wrong:
         bt = Table(title="faithful but wrong (look at the corpus, not the model)")
         for col in ("question", "answer", "reference", "cited", "evidence", "stale"):
-            bt.add_column(col)
+            bt.add_column(col, overflow="fold")
         for f in report.faithful_but_wrong:
-            bt.add_row(f.id, escape(f.answer), escape(f.reference or ""),
-                       escape("; ".join(_doc(c) for c in f.cited)),
-                       escape("; ".join(_doc(e) for e in f.evidence)), "yes" if f.stale else "no")
+            bt.add_row(lit(f.id), lit(f.answer), lit(f.reference or ""),
+                       lit("; ".join(_doc(c) for c in f.cited)),
+                       lit("; ".join(_doc(e) for e in f.evidence)), "yes" if f.stale else "no")
         console.print(bt)
     if per_answer:
         pt = Table(title="per answer")
         for col in ("question", "correct", "supported", "reason"):
             pt.add_column(col)
         for c in report.checks:
-            pt.add_row(c.id, str(c.correct), str(c.supported), escape(c.reason))
+            pt.add_row(lit(c.id), str(c.correct), str(c.supported), lit(c.reason))
         console.print(pt)
 
 
@@ -103,20 +117,26 @@ def _doc(d: dict[str, Any] | Any) -> str:
 
 
 def print_table(console: Console, table: RetrievalAnswerTable, title: str | None = None) -> None:
-    t = Table(title=title or "retrieval-by-answer table")
-    t.add_column(table.evidence_label)
+    t = Table(title=lit(title or "retrieval-by-answer table", TITLE))
+    t.add_column(lit(table.evidence_label))
     t.add_column("answer correct and supported", justify="right")
     t.add_column("not", justify="right")
-    by = {(c.evidence, c.answer_ok): c for c in CELLS}
-    for ev, name in ((True, "in context"), (False, "not in context")):
-        t.add_row(name, str(table.count(by[(ev, True)].key)), str(table.count(by[(ev, False)].key)))
+    t.add_column("correct, support unknown", justify="right")
+    t.add_row("in context", str(table.count("working")), str(table.count("generation_failure")),
+              str(table.count("support_unknown")))
+    t.add_row("not in context (split on correct)", str(table.count("from_memory")),
+              str(table.count("retrieval_failure")), "-")
+    t.add_row("cites a passage outside its context", "-",
+              str(table.count("cites_outside_context")), "-")
     lb = table.largest_bad
-    lines = [f"{c.title} ({table.count(c.key)}): {c.reading}" for c in CELLS]
-    lines.append(f"largest bad cell: {lb.title} ({table.count(lb.key)} of {table.n})" if lb
+    lines = [f"{c.title} ({table.count(c.key)}): {c.reading}" for c in (*CELLS, *OTHER)]
+    ties = "".join(f", tied with {c.title} (ties go down the chain)"
+                   for c in table.tied_with_largest)
+    lines.append(f"largest bad cell: {lb.title} ({table.count(lb.key)} of {table.n}){ties}" if lb
                  else "no bad cell has any question")
     if table.excluded:
         lines.append(f"{len(table.excluded)} question(s) not in the table (unanswerable or unscored)")
-    t.caption = "\n".join(lines)
+    t.caption = lit("\n".join(lines), CAPTION)
     console.print(t)
 
 
@@ -126,47 +146,49 @@ def print_diagnosis(console: Console, d: Diagnosis) -> None:
         t.add_column(col)
     colour = {"pass": "green", "fail": "red", "unknown": "yellow"}
     for s in d.steps:
-        t.add_row(escape(s.question), f"[{colour[s.status]}]{s.status}[/]", escape(s.detail))
+        t.add_row(lit(s.question), lit(s.status, colour[s.status]), lit(s.detail))
     console.print(t)
     for n in d.notes:
-        console.print(f"note: {escape(n)}")
+        console.print(lit(f"note: {n}"))
     e = d.experiment
-    console.print(f"[bold]failing link:[/bold] {escape(d.failing_link or 'none')}")
+    console.print(line(("failing link:", "bold"), f" {d.failing_link or 'none'}"))
     console.print("[bold]next experiment (one change):[/bold]")
-    console.print(f"  change:     {escape(e.change)}")
-    console.print(f"  metric:     {escape(e.metric)}")
-    console.print(f"  comparison: {escape(e.comparison)}")
-    console.print(f"  refute:     {escape(e.refutation)}")
+    console.print(lit(f"  change:     {e.change}"))
+    console.print(lit(f"  metric:     {e.metric}"))
+    console.print(lit(f"  comparison: {e.comparison}"))
+    console.print(lit(f"  refute:     {e.refutation}"))
+    if e.alternative:
+        console.print(lit(f"  or instead: {e.alternative}"))
     if e.assumption:
-        console.print(f"  assumption: {escape(e.assumption)}")
+        console.print(lit(f"  assumption: {e.assumption}"))
 
 
 def print_validation(console: Console, v: JudgeValidation) -> None:
     judge = v.judge.get("judge") if isinstance(v.judge.get("judge"), dict) else v.judge
     if judge:
         fake = " (FAKE JUDGE)" if judge.get("fake") else ""
-        console.print(f"judge: {escape(str(judge.get('name', '')))} model="
-                      f"{escape(str(judge.get('model', '')))}{fake}")
+        console.print(lit(f"judge: {judge.get('name', '')} model={judge.get('model', '')}{fake}"))
     ct = Table(title=f"confusion matrix ({v.n} items; rows human, columns judge)")
     ct.add_column("human \\ judge")
     for lab in v.labels:
-        ct.add_column(escape(lab), justify="right")
+        ct.add_column(lit(lab), justify="right")
     for i, lab in enumerate(v.labels):
-        ct.add_row(escape(lab), *(str(int(x)) for x in v.confusion[i]))
+        ct.add_row(lit(lab), *(str(int(x)) for x in v.confusion[i]))
     console.print(ct)
     pt = Table(title="agreement per class")
     for col in ("class", "human", "judge", "agree", "agreement", "precision"):
         pt.add_column(col, justify="left" if col == "class" else "right")
     for lab, row in v.per_class.items():
-        pt.add_row(escape(lab), str(row["n_human"]), str(row["n_judge"]), str(row["agree"]),
+        pt.add_row(lit(lab), str(row["n_human"]), str(row["n_judge"]), str(row["agree"]),
                    _pct(row["agreement"]), _pct(row["precision"]))
     pt.caption = (f"observed agreement {v.agreement:.3f}; Cohen's kappa {v.kappa:.3f}; "
                   f"failed judgements {len(v.failed)} (agreement counting them as "
                   f"disagreements {v.agreement_all:.3f}); not judged {len(v.unlabelled)}")
     console.print(pt)
     if v.order_pairs:
-        console.print(f"order effects: {len(v.order_flips)} flip(s) in {v.order_pairs} pair(s) "
-                      f"run in both orders" + (f": {', '.join(v.order_flips)}" if v.order_flips else ""))
+        console.print(lit(f"order effects: {len(v.order_flips)} flip(s) in {v.order_pairs} pair(s) "
+                          f"run in both orders"
+                          + (f": {', '.join(v.order_flips)}" if v.order_flips else "")))
     if v.n_runs > 1:
         var = "" if v.score_variance is None else f"; mean score variance {v.score_variance:.4f}"
         console.print(f"repeats: {v.n_runs} runs; {len(v.unstable)} item(s) changed label{var}")
@@ -175,5 +197,5 @@ def print_validation(console: Console, v: JudgeValidation) -> None:
         for col in ("id", "human", "judge"):
             dt.add_column(col)
         for item, human, judged in v.disagreements:
-            dt.add_row(escape(item), escape(human), escape(judged))
+            dt.add_row(lit(item), lit(human), lit(judged))
         console.print(dt)

@@ -14,6 +14,10 @@ Call::
 of its retrieval run (from ``ragmeter.labels.evaluate_spans``), carrying ``prompt_metric``
 (binary AllR at the prompt k or budget: evidence in the prompt context) and optionally
 ``headroom_metric``; without them the table is skipped and the diagnosis uses the answers only.
+``contexts`` (optional) maps a variant to ``{qid: chunk ids}`` of its prompt (from
+:func:`ragmeter.answers.contexts.prompt_contexts` of its run) and ``chunkings`` to the Chunking
+those ids refer to: the example's answers carry no ``context``, so their citations are checked
+against what the run put in the prompt.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from rich.console import Console
 from rich.rule import Rule
 
 from .._errors import InputError
+from .._literal import lit
 from ._render import print_diagnosis, print_report, print_table
 from ._schema import load_answers
 from .diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
 from .paired import compare_answers, print_comparison
 from .report import check_answers
-from .table import build_table
+from .table import table_from_report
 
 
 def _smallest_allr(ev: Any) -> str | None:
@@ -49,6 +54,8 @@ def run(
     headroom_metric: str | None = None,
     variants: Sequence[str] = ("baseline", "rerank"),
     chunks: Any = None,
+    contexts: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+    chunkings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Print the answers section of the demo; returns the reports, tables, comparison and
     diagnosis (for tests and for the caller's own summary)."""
@@ -68,7 +75,9 @@ def run(
     for v in variants:
         path = folder / "answers" / f"{v}.jsonl"
         aset = load_answers(path, golden=golden, variant=v)
-        reports[v] = check_answers(aset, golden, corpus=corpus, chunks=chunks)
+        reports[v] = check_answers(aset, golden, corpus=corpus,
+                                   chunks=(chunkings or {}).get(v, chunks),
+                                   contexts=(contexts or {}).get(v))
         print_report(console, reports[v])
 
     tables = {}
@@ -78,8 +87,9 @@ def run(
         metric = prompt_metric or (_smallest_allr(ev) if ev is not None else None)
         if ev is None or metric is None:
             continue
-        tables[v] = build_table(evidence_from_evaluation(ev, metric), reports[v].answer_ok(),
-                                evidence_label=f"evidence in the prompt context ({metric} = 1)")
+        tables[v] = table_from_report(evidence_from_evaluation(ev, metric), reports[v],
+                                      evidence_label=f"evidence in the prompt context "
+                                      f"({metric} = 1)")
         print_table(console, tables[v], title=f"retrieval-by-answer: {v}")
     if not tables:
         console.print("(no retrieval evaluations given: the retrieval-by-answer table needs "
@@ -98,7 +108,7 @@ def run(
     hr = None
     if ev is not None and headroom_metric is not None:
         hr = recall_from_evaluation(ev, headroom_metric)
-    console.print(Rule(f"diagnosis of '{base}'"))
+    console.print(Rule(lit(f"diagnosis of '{base}'", "rule.text")))  # the name as written
     diagnosis = diagnose(table=tables.get(base), prompt_recall=pr, headroom_recall=hr,
                          report=reports[base])
     print_diagnosis(console, diagnosis)

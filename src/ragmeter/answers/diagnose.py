@@ -6,25 +6,36 @@ The path (each "no" names one component to change):
    ``headroom_recall`` (0.90). No -> *candidate fix* (the evidence is not even in the pool:
    chunk boundaries, hybrid search, labels).
 2. **Recall high at the prompt k?** AllR at the prompt k or budget (or the table's share of
-   questions with evidence in context) >= ``prompt_recall`` (0.80). No -> *ranking fix* (in the
-   pool, not in the prompt: reranker, lexical candidates).
+   questions with evidence in context) >= ``prompt_recall`` (0.90, the same bar as step 1:
+   "high" means the same at both depths, and a fifth of the questions without their evidence
+   in the prompt is not high recall). No -> *ranking fix* (in the pool, not in the prompt:
+   reranker, lexical candidates).
 3. **Faithful and correct?** share of questions with evidence in context whose answer is correct
    and supported >= ``answer_ok`` (0.80). No -> *generation fix* (context order, prompt,
-   abstention).
+   abstention). Correct answers whose support is unknown are left out of the share and counted
+   in the detail, never taken as supported.
+   **Citations inside the prompt context?** answers that cite a passage their prompt never held
+   are a pipeline bug or a leak from the model's memory. When there are more of them than in
+   the largest bad cell, the failing link is the *pipeline* (the table cannot be trusted until
+   answers and run agree); otherwise the step fails and a note says so.
 4. **Slices**: stale sources (any faithful-but-wrong answer citing an older or superseded
    document), unanswerable questions (abstention rate >= ``abstention`` (0.80)), and golden
    slices of at least ``min_slice`` (10) questions whose ok-rate is ``slice_gap`` (0.15) or more
    below the overall rate (smaller slices give a direction, not proof, and are only noted).
 
-The failing link is the first failing step; when both retrieval (1 or 2) and generation (3)
-fail, the retrieval-by-answer table's largest bad cell decides, as the seed says. Without a
+The failing link is the first failing step; with a retrieval-by-answer table, once any step of
+the chain (1-3) fails, the table's largest bad cell names the link, as the seed says ("the
+largest bad cell names the next experiment"; ties in chain order: retrieval first). Without a
 table or any retrieval number, step 3 cannot separate generation from retrieval and is reported
 "unknown"; the slices are still checked, and with nothing failing the advice is to measure
 retrieval at the prompt k first. Within
 retrieval, step 1 decides candidate vs ranking; when the headroom was not measured the ranking
 fix is proposed and the assumption is stated. The experiment names the change, the metric at
 the prompt k or budget, the paired comparison to run, and the refutation rule, written before
-running it: "abandon if fixed - broken <= 0 or the 95% paired interval includes 0".
+running it: "abandon if fixed - broken <= 0 or the 95% paired interval includes 0". The path
+lists two fixes per retrieval link (ranking: reranker, lexical candidates; candidates: hybrid
+search, chunk boundaries): the experiment is the first, and the second is named as the
+``alternative``, its own run under the same rule, so that each run still changes one thing.
 """
 
 from __future__ import annotations
@@ -43,7 +54,7 @@ class Thresholds:
     """What counts as "high" at each step (documented in docs/answers.md)."""
 
     headroom_recall: float = 0.90
-    prompt_recall: float = 0.80
+    prompt_recall: float = 0.90  # the same bar as at a large k: "high" means one thing
     answer_ok: float = 0.80
     abstention: float = 0.80
     min_slice: int = 10
@@ -81,6 +92,9 @@ class Experiment:
     comparison: str
     refutation: str
     assumption: str | None = None
+    #: the other fix the path lists for this link: its own run (one change per run), never
+    #: folded into this one
+    alternative: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,11 +147,16 @@ def diagnose(
     s1 = _step("headroom", "Recall high at a large k?",
                headroom_recall.value if headroom_recall else None, t.headroom_recall,
                headroom_recall.metric if headroom_recall else "recall at a large k")
+    pr_val: float | None
     if prompt_recall is not None:
         pr_val, pr_what = prompt_recall.value, prompt_recall.metric
     elif table is not None:
-        ev = table.count("working") + table.count("generation_failure")
-        pr_val, pr_what = ev / table.n, "share of questions with evidence in the prompt context"
+        ev = table.count("working") + table.count("generation_failure") + \
+            table.count("support_unknown")
+        # an answer citing outside its context left the evidence rows: not in the share
+        placed = table.n - table.count("cites_outside_context")
+        pr_val = ev / placed if placed else None
+        pr_what = "share of questions with evidence in the prompt context"
     else:
         pr_val, pr_what = None, "recall at the prompt k"
     s2 = _step("prompt_k", "Recall high at the prompt k?", pr_val, t.prompt_recall, pr_what)
@@ -151,6 +170,12 @@ def diagnose(
     else:
         gen_val, gen_what = None, "answer correct and supported"
     s3 = _step("generation", "Faithful and correct?", gen_val, t.answer_ok, gen_what)
+    unknown = (table.count("support_unknown") if table is not None else
+               report.summary()["correct_support_unknown"] if report is not None else 0)
+    if unknown:
+        s3 = Step(s3.key, s3.question, s3.status, s3.value, s3.threshold,
+                  s3.detail + f"; {unknown} correct with support unknown, not counted")
+    s_cite, outside = _citations_step(table, report)
     blind = table is None and s1.status == "unknown" and s2.status == "unknown"
     if blind and s3.status == "fail":
         # without evidence-in-context, a wrong answer may be a retrieval or a generation failure
@@ -158,15 +183,25 @@ def diagnose(
                   s3.detail + "; retrieval not measured, so retrieval and generation failures "
                   "cannot be told apart")
     slice_steps, slice_fail = _slices(report, t)
-    steps = (s1, s2, s3, *slice_steps)
+    steps = (s1, s2, s3, *((s_cite,) if s_cite else ()), *slice_steps)
 
     retrieval_fails = s1.status == "fail" or s2.status == "fail"
     link: str | None
-    if retrieval_fails and s3.status == "fail" and table is not None and table.largest_bad:
+    worst_bad = (table.count(table.largest_bad.key) if table is not None and table.largest_bad
+                 else 0)
+    if outside:
+        notes.append(f"{outside} answer(s) cite a passage outside their prompt context: check "
+                     "that the answers and the retrieval run belong together before trusting "
+                     "the table")
+    if outside and outside > worst_bad:
+        link = "pipeline"
+    elif ((retrieval_fails or s3.status == "fail") and table is not None
+          and table.largest_bad):
+        # "the largest bad cell names the next experiment": once the chain fails anywhere, the
+        # table (per question, both links at once) picks the link, not the first step to fail
         lb = table.largest_bad.key
         link = "generation" if lb == "generation_failure" else "retrieval"
-        notes.append(f"retrieval and generation both fail; the largest bad cell "
-                     f"({table.largest_bad.title}, {table.count(lb)}) decides")
+        notes.append(_path_and_table(s1, s2, s3, table, link))
     elif retrieval_fails:
         link = "retrieval"
     elif s3.status == "fail":
@@ -177,13 +212,25 @@ def diagnose(
         link = None
     if table is not None and table.largest_bad is not None:
         cell = table.largest_bad
-        notes.append(f"largest bad cell: {cell.title} ({table.count(cell.key)} of {table.n}): "
-                     f"{cell.reading}")
+        ties = "".join(f" (tied with {c.title}: ties go down the chain)"
+                       for c in table.tied_with_largest)
+        notes.append(f"largest bad cell: {cell.title} ({table.count(cell.key)} of {table.n})"
+                     f"{ties}: {cell.reading}")
         if table.count("from_memory"):
             notes.append(f"{table.count('from_memory')} answered from memory: do not credit "
                          "retrieval for them")
 
-    if link == "retrieval":
+    if link == "pipeline":
+        exp = Experiment(
+            "pipeline",
+            "log the exact prompt context (chunk ids in order) with every answer, regenerate the "
+            "answers from the run being diagnosed, and check them again",
+            "answers citing a passage outside their context (target 0), then the table",
+            f"the same questions on {on}, answers and run from one pipeline execution",
+            "abandon the pipeline-bug reading if the logged contexts still miss the cited "
+            "passages: then the model cites from memory, a generation fix (cite only the "
+            "numbered passages given)")
+    elif link == "retrieval":
         if s1.status == "fail":
             link = "retrieval (candidates)"
             exp = Experiment(
@@ -191,7 +238,9 @@ def diagnose(
                 "add lexical candidates: hybrid BM25 + dense retrieval, everything else unchanged",
                 f"{big_metric} (pool) and {k_metric} (prompt)",
                 f"{k_metric} paired per question on {on}, same context budget",
-                _refute(k_metric))
+                _refute(k_metric),
+                alternative="move the chunk boundaries (size or overlap, same context budget), "
+                "as its own run with the same metric, comparison and rule")
         else:
             link = "retrieval (ranking)"
             exp = Experiment(
@@ -203,7 +252,9 @@ def diagnose(
                 _refute(k_metric),
                 None if s1.status == "pass" else
                 f"recall at a large k was not measured; if {big_metric} is also low, the "
-                "candidate fix (hybrid search, chunk boundaries) comes first")
+                "candidate fix (hybrid search, chunk boundaries) comes first",
+                alternative="fuse lexical and dense candidates (hybrid search), as its own run "
+                "with the same metric, comparison and rule")
     elif link == "generation":
         exp = _generation_experiment(report, on)
     elif link == "stale sources":
@@ -243,6 +294,36 @@ def diagnose(
                          k_metric, f"gate future changes paired on {on}",
                          "a change ships only if fixed - broken > 0 and the interval excludes 0")
     return Diagnosis(steps, link, exp, table, tuple(notes), t)
+
+
+def _path_and_table(s1: Step, s2: Step, s3: Step, table: RetrievalAnswerTable,
+                    link: str) -> str:
+    """One sentence joining the path's first "no" and the table's largest bad cell."""
+    failing = [s for s in (s1, s2, s3) if s.status == "fail"]
+    first = failing[0] if failing else s3
+    first_link = "generation" if first is s3 else "retrieval"
+    then = "".join(f", then at '{s.question}'" for s in failing[1:])
+    lb = table.largest_bad
+    cell = f"{lb.title}, {table.count(lb.key)}" if lb is not None else "none"
+    same = ", as the path does" if first_link == link else ""
+    return (f"the path fails first at '{first.question}' ({first_link}){then}; the largest bad "
+            f"cell ({cell}) names the link: {link}{same}")
+
+
+def _citations_step(table: RetrievalAnswerTable | None, report: AnswerReport | None
+                    ) -> tuple[Step | None, int]:
+    """Do answers cite only what their prompt held? (None when no context was known.)"""
+    n = table.count("cites_outside_context") if table is not None else 0
+    known = n > 0  # a table of plain verdicts says nothing when its count is 0
+    if report is not None and report.summary()["context_known"]:
+        # every answer counts here, unanswerable questions included (the table has none)
+        known, n = True, max(n, report.summary()["cites_outside_context"])
+    if not known:
+        return None, 0
+    detail = (f"{n} answer(s) cite a passage outside their prompt context (a pipeline bug or a "
+              "leak from the model's memory; never counted as supported)")
+    return Step("citations", "Citations inside the prompt context?", "fail" if n else "pass",
+                float(n), 0.0, detail), n
 
 
 def _cut(metric: str, default: Any) -> Any:

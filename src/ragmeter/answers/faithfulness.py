@@ -17,14 +17,23 @@ A failed item also lists where it *does* appear: other chunks of the prompt cont
 (``context:<chunk>``) and documents of the corpus (``doc:<id>``), so a wrong citation is told
 apart from an invented quote.
 
-``supported`` is True when at least one item was checked and all passed, False when any failed,
-None when the answer quotes and states nothing checkable (or abstained).
+**Citations inside the prompt.** When the prompt context is known (the answer's ``context``, or
+the one taken from the retrieval run, see :mod:`ragmeter.answers.contexts`), every citation must
+point into it (:meth:`PassageIndex.outside`). An answer that cites a passage its prompt never
+held is either a pipeline bug (answers and run do not belong together) or a leak from the
+model's memory: it is listed in ``outside_context`` and never counted as supported, even when
+its quote is verbatim in the cited passage.
+
+``supported`` is False when any item failed or a citation lies outside the context; True when at
+least one item was checked and all passed; None (unknown, reported as such and never counted as
+supported) when the answer quotes and states nothing checkable (or abstained).
 """
 
 from __future__ import annotations
 
 import re
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,6 +112,10 @@ class Faithfulness:
 
     quotes: tuple[QuoteCheck, ...]
     values: tuple[ValueCheck, ...]
+    #: labels of citations outside the prompt context (empty when inside or context unknown)
+    outside_context: tuple[str, ...] = ()
+    #: whether the prompt context was known, so citations could be checked against it
+    context_known: bool = False
 
     @property
     def failed_quotes(self) -> tuple[QuoteCheck, ...]:
@@ -114,13 +127,17 @@ class Faithfulness:
 
     @property
     def supported(self) -> bool | None:
+        if self.outside_context:
+            return False
         if not self.quotes and not self.values:
             return None
         return not self.failed_quotes and not self.failed_values
 
     def to_dict(self) -> dict[str, Any]:
         return {"supported": self.supported, "quotes": [q.to_dict() for q in self.quotes],
-                "values": [v.to_dict() for v in self.values]}
+                "values": [v.to_dict() for v in self.values],
+                "outside_context": list(self.outside_context),
+                "context_known": self.context_known}
 
 
 class _Finder:
@@ -148,14 +165,19 @@ class _Finder:
         return tuple(hits)
 
 
-def check_faithfulness(answer: Answer, index: PassageIndex, finder: _Finder | None = None) -> Faithfulness:
+def check_faithfulness(answer: Answer, index: PassageIndex, finder: _Finder | None = None,
+                       context_ids: Sequence[str] | None = None) -> Faithfulness:
     """Run the quote and value checks of one answer (citations must resolve: see
-    :meth:`PassageIndex.check`)."""
+    :meth:`PassageIndex.check`). ``context``: the prompt's chunk ids when the answer carries
+    none (e.g. from the retrieval run); the answer's own ``context`` wins."""
     if is_abstention(answer):
         return Faithfulness((), ())
     finder = finder or _Finder(index)
     cited = [index.cited(c) for c in answer.citations]
-    context = index.context(answer.context or [])
+    ctx_ids = answer.context if answer.context is not None else context_ids
+    known = ctx_ids is not None and bool(index.chunks)
+    outside = index.outside(answer.citations, ctx_ids or []) if known else ()
+    context = index.context(ctx_ids or [])
     cited_labels = {c.chunk for c in answer.citations if c.chunk is not None}
     norm_cited = [normalize_quote(p.text) for p in cited]
 
@@ -191,4 +213,4 @@ def check_faithfulness(answer: Answer, index: PassageIndex, finder: _Finder | No
             ok = v in cited_values
             values.append(ValueCheck(describe(v), ok, labels,
                                      () if ok else finder.value_elsewhere(v, context, cited_labels)))
-    return Faithfulness(tuple(quotes), tuple(values))
+    return Faithfulness(tuple(quotes), tuple(values), outside, known)

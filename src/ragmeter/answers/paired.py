@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from .._errors import UsageError
+from .._literal import lit
 from .report import AnswerReport
 
 METRIC_LABEL = "answer correct and supported"
@@ -57,15 +57,15 @@ def print_comparison(console: Console, ac: AnswerComparison) -> None:
     c = ac.comparison
     lo, hi = c.ci
     where = f" ({ac.split} split)" if ac.split else ""
-    console.print(f"[bold]{escape(ac.candidate)} vs {escape(ac.baseline)}[/bold] on "
-                  f"{METRIC_LABEL}{where}, {c.n} paired questions")
+    head = lit(f"{ac.candidate} vs {ac.baseline}", "bold")  # names print as written
+    console.print(head.append(f" on {METRIC_LABEL}{where}, {c.n} paired questions"))
     console.print(f"  baseline {c.baseline_values.mean():.3f}, candidate "
                   f"{c.candidate_values.mean():.3f}, difference {c.mean_delta:+.3f}")
     console.print(f"  fixed {c.fixed}, broken {c.broken}, net {c.fixed - c.broken:+d}; "
                   f"{int(c.confidence * 100)}% paired bootstrap interval [{lo:+.3f}, {hi:+.3f}]; "
                   f"sign test p = {c.sign_test_p:.2f}")
-    console.print(f"  verdict: {escape(c.verdict)}")
+    console.print(lit(f"  verdict: {c.verdict}"))
     if c.fixed_ids:
-        console.print(f"  fixed: {', '.join(c.fixed_ids[:10])}")
+        console.print(lit(f"  fixed: {', '.join(c.fixed_ids[:10])}"))
     if c.broken_ids:
-        console.print(f"  broken: {', '.join(c.broken_ids[:10])}")
+        console.print(lit(f"  broken: {', '.join(c.broken_ids[:10])}"))

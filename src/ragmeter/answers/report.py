@@ -5,10 +5,17 @@ Per question:
 - ``correct``: abstention verdict first (:mod:`.abstention`), else the combined correctness rule
   (:mod:`.correctness`); None when an answerable question has no reference answer.
 - ``supported``: False when the deterministic check (:mod:`.faithfulness`) or the judge's
-  faithfulness label says unsupported; True when either found support and none found a failure;
-  None when nothing could be checked. A failed judgement counts as neither.
-- ``ok`` (answer correct and supported, the column of the retrieval-by-answer table):
-  ``correct and supported is not False``; None when ``correct`` is None.
+  faithfulness label says unsupported, or a citation lies outside the prompt context; True when
+  either found support and none found a failure; None (unknown) when nothing could be checked.
+  A failed judgement counts as neither.
+- ``ok`` (answer correct and supported, the column of the retrieval-by-answer table): True when
+  correct and ``supported is True``; False when not correct or ``supported is False``; None when
+  ``correct`` is None or the answer is correct but its support is unknown ("correct, support
+  unknown": reported with its count, never counted as supported). An abstention claims nothing,
+  so its ``ok`` is its ``correct``.
+- the prompt context is the answer's ``context``, else ``contexts[id]`` (from the retrieval run
+  being diagnosed, :func:`ragmeter.answers.contexts.prompt_contexts`); ``context_from`` says
+  which ("answer", "run" or None).
 - faithful but wrong: answered, ``supported is True`` and ``correct is False`` — a corpus problem
   (e.g. a stale policy), listed with the cited documents' ``effective_date``/``version``.
 """
@@ -48,6 +55,7 @@ class AnswerCheck:
     slices: tuple[str, ...] = ()
     split: str = "tune"
     cited_docs: tuple[str, ...] = ()
+    context_from: str | None = None  # "answer", "run" or None (no prompt context known)
 
     @property
     def supported(self) -> bool | None:
@@ -65,7 +73,18 @@ class AnswerCheck:
         """Answer correct and supported (see module docstring)."""
         if self.correct is None:
             return None
-        return self.correct and self.supported is not False
+        if self.abstained or not self.correct:
+            return self.correct
+        return self.supported  # None: correct, support unknown
+
+    @property
+    def support_unknown(self) -> bool:
+        """Correct, answered, and nothing could establish or refute its support."""
+        return self.correct is True and not self.abstained and self.supported is None
+
+    @property
+    def cites_outside_context(self) -> bool:
+        return bool(self.faithfulness.outside_context)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "answerable": self.answerable, "abstained": self.abstained,
@@ -75,7 +94,9 @@ class AnswerCheck:
                 "faithfulness": self.faithfulness.to_dict(),
                 "judged": {k: v.to_dict() for k, v in self.judged.items()},
                 "slices": list(self.slices), "split": self.split,
-                "cited_docs": list(self.cited_docs)}
+                "cited_docs": list(self.cited_docs), "context_from": self.context_from,
+                "support_unknown": self.support_unknown,
+                "cites_outside_context": self.cites_outside_context}
 
 
 @dataclass(frozen=True)
@@ -114,8 +135,17 @@ class AnswerReport:
         return {c.id: c for c in self.checks}
 
     def answer_ok(self) -> dict[str, bool | None]:
-        """Per answerable question: answer correct and supported (the table's column)."""
+        """Per answerable question: answer correct and supported (the table's column; None
+        when not scored or correct with unknown support)."""
         return {c.id: c.ok for c in self.checks if c.answerable}
+
+    def answer_correct(self) -> dict[str, bool | None]:
+        """Per answerable question: the combined correctness verdict."""
+        return {c.id: c.correct for c in self.checks if c.answerable}
+
+    def cites_outside(self) -> dict[str, bool]:
+        """Per answerable question: does the answer cite a passage outside its prompt context."""
+        return {c.id: c.cites_outside_context for c in self.checks if c.answerable}
 
     @property
     def abstention(self) -> AbstentionSummary:
@@ -128,14 +158,19 @@ class AnswerReport:
         quotes = [q for c in cs for q in c.faithfulness.quotes]
         values = [v for c in cs for v in c.faithfulness.values]
         vm = [c.value_match for c in answered if c.value_match is not None]
+        known = [c for c in scored if c.ok is not None]
         out: dict[str, Any] = {
             "variant": self.variant, "golden_version": self.golden_version,
             "n_answers": len(cs), "n_missing": len(self.missing),
             "n_scored": len(scored),
             "correct": sum(bool(c.correct) for c in scored),
             "correct_rate": _rate(sum(bool(c.correct) for c in scored), len(scored)),
-            "ok": sum(bool(c.ok) for c in scored),
-            "ok_rate": _rate(sum(bool(c.ok) for c in scored), len(scored)),
+            # correct and supported, over the answers whose verdict is known: a correct answer
+            # with unknown support is counted apart, never as supported (nor as wrong)
+            "ok": sum(c.ok is True for c in known),
+            "ok_known": len(known),
+            "ok_rate": _rate(sum(c.ok is True for c in known), len(known)),
+            "correct_support_unknown": sum(c.support_unknown for c in scored),
             "exact_rate": _rate(sum(c.exact for c in answered), len(answered)),
             "mean_f1": _mean([c.f1 for c in answered]),
             "value_match_rate": _rate(sum(vm), len(vm)),
@@ -143,7 +178,10 @@ class AnswerReport:
             "values_checked": len(values), "values_failed": sum(not v.ok for v in values),
             "supported": sum(c.supported is True for c in cs),
             "unsupported": sum(c.supported is False for c in cs),
-            "support_unknown": sum(c.supported is None for c in cs),
+            # an abstention claims nothing: its support is not "unknown", it does not apply
+            "support_unknown": sum(c.supported is None and not c.abstained for c in cs),
+            "cites_outside_context": sum(c.cites_outside_context for c in cs),
+            "context_known": sum(c.faithfulness.context_known for c in cs),
             "faithful_but_wrong": len(self.faithful_but_wrong),
             "abstention": self.abstention.to_dict(),
             "rule": CORRECT_RULE,
@@ -169,8 +207,10 @@ class AnswerReport:
         out = {}
         for name in sorted(groups):
             g = [c for c in groups[name] if c.correct is not None]
+            known = [c for c in g if c.ok is not None]
             out[name] = {"n": len(g), "correct_rate": _rate(sum(bool(c.correct) for c in g), len(g)),
-                         "ok_rate": _rate(sum(bool(c.ok) for c in g), len(g))}
+                         "ok_rate": _rate(sum(c.ok is True for c in known), len(known)),
+                         "support_unknown": len(g) - len(known)}
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,13 +257,20 @@ def check_answers(
     chunks: Any = None,
     judge: Judge | None = None,
     judge_metrics: Sequence[str] = (),
+    contexts: Mapping[str, Sequence[str]] | None = None,
 ) -> AnswerReport:
     """Check ``answers`` against ``golden`` (a GoldenSet or anything with ``.questions``).
 
     ``corpus`` resolves document citations and supplies ``effective_date``/``version``;
-    ``chunks`` resolves chunk citations and the ``context`` ids. Judge metrics run only when both
-    ``judge`` and ``judge_metrics`` are given.
+    ``chunks`` resolves chunk citations and the ``context`` ids. ``contexts`` (``{qid: chunk
+    ids}``, e.g. :func:`ragmeter.answers.contexts.prompt_contexts` of the run being diagnosed)
+    is the prompt context of every answer that carries no ``context`` of its own: citations are
+    checked against it and judges read it. Judge metrics run only when both ``judge`` and
+    ``judge_metrics`` are given.
     """
+    from .contexts import require_chunks_for
+
+    require_chunks_for(contexts, chunks)
     questions = {q.id: q for q in golden.questions}
     unknown = [a.id for a in answers.answers if a.id not in questions]
     if unknown:
@@ -237,7 +284,9 @@ def check_answers(
         raise UsageError(f"judge metrics {', '.join(judge_metrics)} need a judge: pass one "
                          "explicitly (FakeJudge() for a demo, OpenAIJudge(...) for a model)")
     finder = _Finder(index)
-    judged = _run_judges(answers, questions, index, judge, judge_metrics) if judge_metrics else {}
+    ctx_of = _contexts(answers, contexts)
+    judged = (_run_judges(answers, questions, index, judge, judge_metrics, ctx_of)
+              if judge_metrics else {})
 
     checks, fbw = [], []
     for a in answers.answers:
@@ -255,8 +304,9 @@ def check_answers(
         cited_docs = tuple(dict.fromkeys(index.cited(c).doc or "" for c in a.citations))
         check = AnswerCheck(
             a.id, q.answerable, abstained, "field" if a.abstained is not None else "text",
-            verdict, reason, corr, check_faithfulness(a, index, finder), judged.get(a.id, {}),
-            tuple(q.slices), q.split, tuple(d for d in cited_docs if d))
+            verdict, reason, corr, check_faithfulness(a, index, finder, ctx_of.get(a.id)),
+            judged.get(a.id, {}), tuple(q.slices), q.split, tuple(d for d in cited_docs if d),
+            "answer" if a.context is not None else ("run" if a.id in ctx_of else None))
         checks.append(check)
         if not abstained and q.answerable and check.supported is True and check.correct is False:
             cited = tuple(_doc_fields(index, d) for d in check.cited_docs)
@@ -277,12 +327,25 @@ def golden_version_of(golden: Any) -> str | None:
     return None if v is None else str(v)
 
 
+def _contexts(answers: AnswerSet, contexts: Mapping[str, Sequence[str]] | None
+              ) -> dict[str, Sequence[str]]:
+    """Each answer's prompt context: its own ``context``, else the run's (absent: unknown)."""
+    out: dict[str, Sequence[str]] = {}
+    for a in answers.answers:
+        if a.context is not None:
+            out[a.id] = a.context
+        elif contexts is not None and a.id in contexts:
+            out[a.id] = contexts[a.id]
+    return out
+
+
 def _run_judges(answers: AnswerSet, questions: Mapping[str, Any], index: PassageIndex,
-                judge: Judge | None, metrics: Sequence[str]) -> dict[str, dict[str, JudgedScore]]:
+                judge: Judge | None, metrics: Sequence[str],
+                contexts: Mapping[str, Sequence[str]]) -> dict[str, dict[str, JudgedScore]]:
     items = []
     for a in answers.answers:
         q = questions[a.id]
-        ctx = index.context(a.context or [])
+        ctx = index.context(contexts.get(a.id) or [])
         items.append({"id": a.id, "question": q.question, "answer": a.answer,
                       "reference": q.answer,
                       "context": "\n\n".join(f"[{i + 1}] {p.text}" for i, p in enumerate(ctx))

@@ -16,8 +16,20 @@ not in context    no                  retrieval failure: fix ingestion, chunking
                                       bigger model cannot help
 ================  ==================  =====================================================
 
+Below the evidence line the split is on correctness: the passage that could support the answer
+never reached the prompt, so a right answer there came from the model's memory whatever it
+cites, and a wrong one is a retrieval failure. Above it, "correct and supported" means the
+deterministic (or judge) support check passed.
+
+Two more categories, outside the four cells and never counted as supported:
+
+- **cites a passage outside its context**: the answer cites a passage its prompt never held, a
+  pipeline bug (answers and run do not belong together) or a leak from the model's memory;
+- **correct, support unknown** (evidence in context): right, but it quotes and states nothing
+  checkable, so neither "working" nor "generation failure" can be claimed; counted apart.
+
 "The largest bad cell names the next experiment" (ties broken in chain order: retrieval, then
-generation, then memory). Built from plain per-question booleans, so it needs no retrieval run.
+generation, then memory). Built from plain per-question verdicts, so it needs no retrieval run.
 """
 
 from __future__ import annotations
@@ -48,7 +60,16 @@ CELLS: tuple[Cell, ...] = (
     Cell("retrieval_failure", False, False, "retrieval failure",
          "fix ingestion, chunking or ranking; a bigger model cannot help", True),
 )
-_BY_KEY = {c.key: c for c in CELLS}
+#: categories outside the four cells (``evidence``/``answer_ok`` None: not a row/column pair)
+OTHER: tuple[Cell, ...] = (
+    Cell("cites_outside_context", False, False, "cites a passage outside its context",
+         "a pipeline bug or a leak from the model's memory: check that the answers and the run "
+         "belong together (log the prompt); never counted as supported", True),
+    Cell("support_unknown", True, True, "correct, support unknown",
+         "nothing quoted or stated to check: have the answer quote what it relies on, or judge "
+         "faithfulness; not counted as supported", False),
+)
+_BY_KEY = {c.key: c for c in (*CELLS, *OTHER)}
 _BAD_ORDER = ("retrieval_failure", "generation_failure", "from_memory")
 
 
@@ -56,7 +77,7 @@ _BAD_ORDER = ("retrieval_failure", "generation_failure", "from_memory")
 class RetrievalAnswerTable:
     """Counts and question ids per cell."""
 
-    ids: Mapping[str, tuple[str, ...]]  # cell key -> question ids
+    ids: Mapping[str, tuple[str, ...]]  # cell key (CELLS and OTHER) -> question ids
     excluded: Mapping[str, str]  # question id -> why it is not in the table
     evidence_label: str = "evidence in the prompt context"
 
@@ -73,6 +94,15 @@ class RetrievalAnswerTable:
         best = max(_BAD_ORDER, key=lambda k: (self.count(k), -_BAD_ORDER.index(k)))
         return _BY_KEY[best] if self.count(best) else None
 
+    @property
+    def tied_with_largest(self) -> tuple[Cell, ...]:
+        """Other bad cells as large as the largest one (it won the tie by chain order)."""
+        lb = self.largest_bad
+        if lb is None:
+            return ()
+        return tuple(_BY_KEY[k] for k in _BAD_ORDER
+                     if k != lb.key and self.count(k) == self.count(lb.key))
+
     def cell(self, key: str) -> Cell:
         return _BY_KEY[key]
 
@@ -84,32 +114,60 @@ class RetrievalAnswerTable:
             "cells": [{"cell": c.key, "evidence_in_context": c.evidence, "answer_ok": c.answer_ok,
                        "title": c.title, "reading": c.reading, "count": self.count(c.key),
                        "ids": list(self.ids[c.key])} for c in CELLS],
+            "other": [{"cell": c.key, "title": c.title, "reading": c.reading,
+                       "count": self.count(c.key), "ids": list(self.ids[c.key])} for c in OTHER],
             "largest_bad_cell": lb.key if lb else None,
             "excluded": dict(self.excluded),
         }
+
+
+def _place(ev: bool, ok: bool | None, correct: bool | None, outside: bool) -> str | None:
+    """The category of one question, or None when its answer verdict is missing."""
+    if outside:
+        return "cites_outside_context"
+    if ev:
+        if ok is None:
+            return "support_unknown" if correct else None
+        return "working" if ok else "generation_failure"
+    right = ok if correct is None else correct
+    if right is None:
+        return None
+    return "from_memory" if right else "retrieval_failure"
 
 
 def build_table(
     evidence_in_context: Mapping[str, bool | None],
     answer_ok: Mapping[str, bool | None],
     *,
+    correct: Mapping[str, bool | None] | None = None,
+    cites_outside: Mapping[str, bool] | None = None,
     evidence_label: str = "evidence in the prompt context",
 ) -> RetrievalAnswerTable:
-    """Fill the table from per-question booleans.
+    """Fill the table from per-question verdicts.
 
-    A question enters when both values are known booleans; others are listed in ``excluded``
-    with the reason (no evidence label, e.g. unanswerable; no answer; answer not scored).
+    ``answer_ok``: correct and supported (None: unscored, or correct with unknown support);
+    ``correct`` (optional): the correctness verdict, which splits the "not in context" row and
+    tells "correct, support unknown" from "not scored"; without it the row splits on
+    ``answer_ok``. ``cites_outside`` (optional): the answer cites a passage outside its prompt
+    context. A question without an evidence verdict (e.g. unanswerable) or an answer verdict is
+    listed in ``excluded`` with the reason.
     """
-    ids: dict[str, list[str]] = {c.key: [] for c in CELLS}
+    ids: dict[str, list[str]] = {c.key: [] for c in (*CELLS, *OTHER)}
     excluded: dict[str, str] = {}
+    outside = cites_outside or {}
     for qid in sorted(set(evidence_in_context) | set(answer_ok)):
         ev, ok = evidence_in_context.get(qid), answer_ok.get(qid)
-        if qid not in evidence_in_context or ev is None:
+        right = None if correct is None else correct.get(qid)
+        if ev is None:
             excluded[qid] = "no evidence verdict (unanswerable, or not in the retrieval results)"
-        elif qid not in answer_ok or ok is None:
+            continue
+        if correct is None and qid not in answer_ok:
+            key = None
+        else:
+            key = _place(bool(ev), ok, right, bool(outside.get(qid)))
+        if key is None:
             excluded[qid] = "no answer verdict (no answer, or no reference to score it)"
         else:
-            key = next(c.key for c in CELLS if c.evidence == bool(ev) and c.answer_ok == bool(ok))
             ids[key].append(qid)
     if not any(ids.values()):
         raise UsageError("no question has both an evidence verdict and an answer verdict; check "
@@ -117,19 +175,34 @@ def build_table(
     return RetrievalAnswerTable({k: tuple(v) for k, v in ids.items()}, excluded, evidence_label)
 
 
+def table_from_report(evidence_in_context: Mapping[str, bool | None], report: Any, *,
+                      evidence_label: str = "evidence in the prompt context"
+                      ) -> RetrievalAnswerTable:
+    """The table of an :class:`~ragmeter.answers.report.AnswerReport` (its ok, correct and
+    outside-the-context verdicts) against per-question evidence-in-context booleans."""
+    return build_table(evidence_in_context, report.answer_ok(), correct=report.answer_correct(),
+                       cites_outside=report.cites_outside(), evidence_label=evidence_label)
+
+
 def table_from_counts(working: int, generation_failure: int, from_memory: int,
-                      retrieval_failure: int) -> RetrievalAnswerTable:
-    """A table from the four counts alone (synthetic ids ``c<cell>-<n>``), e.g. the seed's lab
+                      retrieval_failure: int, *, cites_outside_context: int = 0,
+                      support_unknown: int = 0) -> RetrievalAnswerTable:
+    """A table from the counts alone (synthetic ids ``<cell>-<n>``), e.g. the seed's lab
     sample ``table_from_counts(41, 9, 6, 14)``."""
     counts = {"working": working, "generation_failure": generation_failure,
-              "from_memory": from_memory, "retrieval_failure": retrieval_failure}
+              "from_memory": from_memory, "retrieval_failure": retrieval_failure,
+              "cites_outside_context": cites_outside_context, "support_unknown": support_unknown}
     ev: dict[str, bool] = {}
-    ok: dict[str, bool] = {}
+    ok: dict[str, bool | None] = {}
+    right: dict[str, bool] = {}
+    outside: dict[str, bool] = {}
     for key, n in counts.items():
         if n < 0:
             raise UsageError(f"cell counts must be >= 0, got {key}={n}")
         c = _BY_KEY[key]
         for i in range(n):
             qid = f"{key}-{i + 1:04d}"
-            ev[qid], ok[qid] = c.evidence, c.answer_ok
-    return build_table(ev, ok)
+            ev[qid], right[qid] = c.evidence, c.answer_ok
+            ok[qid] = None if key == "support_unknown" else c.answer_ok
+            outside[qid] = key == "cites_outside_context"
+    return build_table(ev, ok, correct=right, cites_outside=outside)

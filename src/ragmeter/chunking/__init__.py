@@ -1,7 +1,7 @@
 """Chunking: tokenizers, chunkers named by their configuration, chunk tables and adapters."""
 
 from ._chunkers import CHUNKERS, Chunker, make_chunker, split_sentences
-from ._chunking import Chunk, Chunking, chunk_corpus, chunk_id
+from ._chunking import Chunk, Chunking, chunk_corpus, chunk_id, index_texts
 from ._storage import load_chunking
 from ._tokenizer import DEFAULT_TOKENIZER, FALLBACK_TOKENIZER, Tokenizer, get_tokenizer
 from .adapters import from_langchain, from_ranges
@@ -19,6 +19,7 @@ __all__ = [
     "from_langchain",
     "from_ranges",
     "get_tokenizer",
+    "index_texts",
     "load_chunking",
     "make_chunker",
     "split_sentences",

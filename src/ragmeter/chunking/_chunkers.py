@@ -11,7 +11,10 @@ a chunk's text is exactly the document's characters. Rules shared by all chunker
 - a single word longer than the size limit becomes a chunk of its own, over the limit.
 
 Names (the chunking's identity in every result): ``tokens:SIZE:OVERLAP``, ``sentences:N``,
-``sections:MAX_TOKENS``, ``recursive:SIZE:OVERLAP``.
+``sections:MAX_TOKENS``, ``recursive:SIZE:OVERLAP``, ``document``.
+
+``document`` is the exception to the trimming rule: its one chunk is the whole text, offsets
+``0..len(text)``, so a whole-document span (what BEIR's qrels become) is covered exactly.
 """
 
 from __future__ import annotations
@@ -140,6 +143,9 @@ class Chunker(ABC):
     kind: ClassVar[str]
     form: ClassVar[str]
     example: ClassVar[str]
+    #: retrievers index ``title + " " + text`` of the chunk's document (BEIR's convention) rather
+    #: than the chunk text alone; the chunk's offsets and text stay those of the document text.
+    joins_title: ClassVar[bool] = False
 
     @property
     @abstractmethod
@@ -310,19 +316,43 @@ class RecursiveChunker(Chunker):
         return out
 
 
+@dataclass(frozen=True, repr=False)
+class DocumentChunker(Chunker):
+    """``document``: one chunk per document, the whole text (offsets ``0..len(text)``, not
+    trimmed), for document-level test collections such as BEIR, where a judged document is a
+    span over its whole text. Retrievers index the document's title joined to the text
+    (``title + " " + text`` when the document has a title, BEIR's convention; see
+    :func:`ragmeter.chunking.index_texts`) while spans map on the text's offsets.
+    A whitespace-only document gives no chunk, as with every chunker."""
+
+    kind: ClassVar[str] = "document"
+    form: ClassVar[str] = "document"
+    example: ClassVar[str] = "document"
+    joins_title: ClassVar[bool] = True
+
+    @property
+    def name(self) -> str:
+        return "document"
+
+    def split(self, text: str, enc: Encoded) -> list[Range]:
+        return [(0, len(text))] if text.strip() else []
+
+
 CHUNKERS: dict[str, type[Chunker]] = {
-    c.kind: c for c in (TokenChunker, SentenceChunker, SectionChunker, RecursiveChunker)
+    c.kind: c for c in (TokenChunker, SentenceChunker, SectionChunker, RecursiveChunker,
+                        DocumentChunker)
 }
 
 
 def _valid_forms() -> str:
-    return "; ".join(f"{c.form} (e.g. {c.example})" for c in CHUNKERS.values())
+    return "; ".join(c.form if c.form == c.example else f"{c.form} (e.g. {c.example})"
+                     for c in CHUNKERS.values())
 
 
 def make_chunker(name: str | Chunker) -> Chunker:
     """The chunker a name describes, e.g. ``tokens:300:50``, ``sentences:5``, ``sections:500``,
-    ``recursive:300:30``. ``tokens:300`` and ``recursive:300`` mean overlap 0; the canonical
-    name (``Chunker.name``) always spells the overlap out."""
+    ``recursive:300:30``, ``document``. ``tokens:300`` and ``recursive:300`` mean overlap 0; the
+    canonical name (``Chunker.name``) always spells the overlap out."""
     if isinstance(name, Chunker):
         return name
 
@@ -333,6 +363,10 @@ def make_chunker(name: str | Chunker) -> Chunker:
     cls = CHUNKERS.get(kind)
     if cls is None:
         raise bad(f"unknown chunker '{kind}'")
+    if cls is DocumentChunker:
+        if args:
+            raise bad("document takes no numbers (one chunk per document)")
+        return cls()
     if not all(_NUMBER.fullmatch(a) for a in args):
         raise bad("sizes must be whole numbers")
     nums = [int(a) for a in args]

@@ -179,6 +179,30 @@ def documents_of(corpus: Any) -> list[tuple[str, str]]:
     return out
 
 
+def index_texts(chunking: Chunking, corpus: Any) -> list[str]:
+    """What a retriever indexes for each chunk of ``chunking``.
+
+    The chunk text, except for a chunker that joins titles (``document``): there each chunk
+    whose document has a title is indexed as ``title + " " + text``, BEIR's convention (titles
+    carry much of a scientific abstract's vocabulary). Chunk offsets and ``Chunking.text`` stay
+    those of the document text, so evidence spans map exactly as before. ``corpus`` (a Corpus,
+    Documents or a mapping) supplies the titles.
+    """
+    try:
+        joins = make_chunker(chunking.name).joins_title
+    except UsageError:  # an imported chunking named freely: its texts are what it holds
+        joins = False
+    if not joins:
+        return list(chunking.text)
+    titles = _titles_of(corpus)
+    return [f"{t} {x}" if (t := titles.get(d)) else x for d, x in zip(chunking.doc, chunking.text)]
+
+
+def _titles_of(corpus: Any) -> dict[str, str]:
+    docs = corpus.values() if isinstance(corpus, Mapping) else corpus
+    return {d.id: d.title for d in docs if getattr(d, "title", None)}
+
+
 def finalize(text: str, enc: Encoded, ranges: Sequence[tuple[int, int]]) -> tuple[np.ndarray, ...]:
     """Clean a chunker's ranges: widen edges inside a word to the word's edges, drop empty and
     repeated ranges, order by (start, end); returns (start, end, n_tokens) arrays."""

@@ -68,6 +68,11 @@ def check_cmd(
     chunks: Path | None = typer.Option(None, help="Chunking: resolves chunk citations, context."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
     per_answer: bool = typer.Option(False, "--per-answer", help="Also list every answer."),
+    run: Path | None = typer.Option(None, help="Retrieval run (TREC or JSONL) of chunk ids: the "
+                                    "prompt context of answers that carry no 'context' (needs "
+                                    "--chunks and --k or --budget)."),
+    k: int | None = typer.Option(None, "--k", help="Prompt k: the run's top k is the context."),
+    budget: int | None = typer.Option(None, help="Prompt token budget instead of --k."),
     judge: str = typer.Option("none", help="none, fake (rule-based, for demos) or openai."),
     judge_metrics: str = typer.Option(
         "faithfulness", help="Judge metrics: faithfulness, context_relevance, answer_relevance, "
@@ -95,8 +100,17 @@ def check_cmd(
     j = _make_judge(judge, judge_url, judge_model, judge_key_env, judge_cache, judge_timeout,
                     judge_retries, judge_concurrency, price_prompt, price_completion)
     metrics = [m.strip() for m in judge_metrics.split(",") if m.strip()] if j is not None else []
+    contexts = None
+    if run is not None:
+        if chk is None:
+            raise UsageError("--run needs --chunks: the run ranks chunk ids")
+        from ..answers.contexts import prompt_contexts
+
+        contexts = prompt_contexts(str(run), chk, k=k, budget=budget)
+    elif k is not None or budget is not None:
+        raise UsageError("--k and --budget cut a retrieval run: pass --run too")
     reports = [check_answers(load_answers(p, golden=gold), gold, corpus=corp, chunks=chk,
-                             judge=j, judge_metrics=metrics) for p in answers]
+                             judge=j, judge_metrics=metrics, contexts=contexts) for p in answers]
     failed = sum(1 for r in reports for c in r.checks for s in c.judged.values() if not s.ok)
     usage = getattr(j, "usage", None)
     if fmt == Format.json:
@@ -160,6 +174,12 @@ def compare_cmd(
         from ..answers.paired import print_comparison
 
         print_comparison(console, comp)
+
+
+# `answers position` (lost in the middle) lives in its own module; registered here.
+from ._answers_position import position_cmd  # noqa: E402
+
+answers_app.command("position")(position_cmd)
 
 
 @judge_app.command("validate")

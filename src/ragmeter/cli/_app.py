@@ -27,9 +27,11 @@ COMMAND_MODULES = [
     "_demo",
     "_golden",
     "_compare",
+    "_plan",
     "_chunk",
     "_labels",
     "_run",
+    "_explain",
 ]
 
 for _name in COMMAND_MODULES:

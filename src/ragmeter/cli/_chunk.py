@@ -10,10 +10,10 @@ import typer
 from rich.table import Table
 
 from .._errors import UsageError
-from ._common import Format, console, err_console, handle_errors, print_json
+from ._common import TITLE, Format, console, err_console, handle_errors, lit, print_json
 
-CHUNKER_HELP = ("tokens:SIZE:OVERLAP, sentences:N, sections:MAX_TOKENS or recursive:SIZE:OVERLAP, "
-                "e.g. tokens:300:50")
+CHUNKER_HELP = ("tokens:SIZE:OVERLAP, sentences:N, sections:MAX_TOKENS, recursive:SIZE:OVERLAP "
+                "or document (one chunk per document), e.g. tokens:300:50")
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +30,8 @@ def chunk_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Chunk every document; one row per chunk: id, doc, start, end, text, n_tokens."""
-    from rich.progress import Progress
+    from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
+                               TimeRemainingColumn)
 
     from ..chunking import chunk_corpus, get_tokenizer, make_chunker
     from ..data.corpus import load_corpus
@@ -42,7 +43,10 @@ def chunk_cmd(
     if output.exists() and not force:
         raise UsageError(f"{output} exists; pass --force to overwrite it")
     docs = load_corpus(corpus)
-    with Progress(console=err_console, transient=True) as bar:
+    # markup=False: the chunker name (tokens:100:0) is printed as written, never as markup/emoji
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
         task = bar.add_task(f"chunking {spec.name}", total=len(docs))
         chunking = chunk_corpus(docs, spec, tokenizer=tok,
                                 progress=lambda done, _: bar.update(task, completed=done))
@@ -55,9 +59,9 @@ def chunk_cmd(
         w.writerow(list(stats))
         w.writerow(list(stats.values()))
     else:
-        t = Table(title=f"{chunking.name} -> {output}")
+        t = Table(title=lit(f"{chunking.name} -> {output}", TITLE))
         for col in ("chunks", "documents", "tokens min", "median", "max", "tokenizer"):
             t.add_column(col, justify="right")
         t.add_row(f"{stats['n_chunks']:,}", f"{stats['n_docs']:,}", str(stats["tokens_min"]),
-                  f"{stats['tokens_median']:g}", str(stats["tokens_max"]), stats["tokenizer"])
+                  f"{stats['tokens_median']:g}", str(stats["tokens_max"]), lit(stats["tokenizer"]))
         console.print(t)

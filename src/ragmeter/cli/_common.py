@@ -14,6 +14,7 @@ from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from .._errors import RagmeterError
+from .._literal import CAPTION, TITLE, line, lit  # noqa: F401  (re-exported for the commands)
 
 class _Console(Console):
     """A rich console whose width follows ``$COLUMNS`` when it is set at print time.
@@ -33,8 +34,10 @@ class _Console(Console):
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
 
-console = _Console(highlight=False)
-err_console = _Console(stderr=True, highlight=False)
+# emoji=False: ":100:" in a chunker name such as tokens:100:0 must never become an emoji. Data
+# printed on these consoles still goes through ragmeter._literal (lit/line) or escape().
+console = _Console(highlight=False, emoji=False)
+err_console = _Console(stderr=True, highlight=False, emoji=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,7 +56,7 @@ def handle_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except RagmeterError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+            err_console.print(line(("error:", "red"), f" {exc}"), soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

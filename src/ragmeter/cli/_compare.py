@@ -13,7 +13,8 @@ import typer
 from rich.table import Table
 
 from .._errors import InputError, RagmeterWarning, UsageError
-from ._common import Format, console, err_console, escape, handle_errors, print_json
+from ._common import (TITLE, Format, console, err_console, handle_errors, line, lit,
+                      print_json)
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
     from ..paired import Comparison, Sweep
@@ -113,7 +114,7 @@ def _run_compare(base: str, cand: str, metric: str | None, opts: dict[str, Any])
         warnings.simplefilter("ignore", RagmeterWarning)  # printed below from c.warnings
         c = compare(a, b, metric, **opts)
     for w in c.warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+        err_console.print(line(("warning:", "yellow"), f" {w}"))
     return c
 
 
@@ -122,28 +123,43 @@ def _ci(ci: tuple[float, float]) -> str:
     return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
-def comparison_table(c: Comparison) -> Table:
-    t = Table(title=f"{escape(c.candidate)} vs {escape(c.baseline)} on {escape(c.metric)}")
-    for col in ("questions", "n", "baseline", "candidate", "difference",
-                f"{c.confidence:.0%} interval", "wins/losses/ties"):
-        t.add_column(col, justify="left" if col == "questions" else "right")
-    if c.binary:
-        t.add_column("fixed/broken", justify="right")
-    t.add_column("sign p", justify="right")
-    t.add_column("note")
+def comparison_table(c: Comparison, width: int | None = None) -> Table:
+    """Overall, split and slice rows; compact headers and no note column so that nothing is
+    cut (notes are markers explained in the caption). Under 112 columns the two means are left
+    out (the difference carries them) and the labels and intervals wrap."""
+    from rich import box
 
-    def row(label: str, s: Any, note: str = "") -> None:
-        cells = [label, str(s.n), f"{s.baseline_mean:.4f}", f"{s.candidate_mean:.4f}",
-                 f"{s.mean_delta:+.4f}", _ci(s.ci), f"{s.wins}/{s.losses}/{s.ties}"]
+    narrow = width is not None and width < 112
+    t = Table(title=lit(f"{c.candidate} vs {c.baseline} on {c.metric}", TITLE),
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("questions", no_wrap=not narrow, overflow="fold")
+    for col in ("n", "diff") if narrow else ("n", "base", "cand", "diff"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column(f"{c.confidence:.0%} interval", justify="right", no_wrap=not narrow)
+    t.add_column("W/L/T", justify="right", no_wrap=True)
+    if c.binary:
+        t.add_column("fix/brk" if narrow else "fixed/broken", justify="right", no_wrap=True)
+    t.add_column("sign p", justify="right", no_wrap=True)
+    if c.slices:
+        t.add_column("Holm p", justify="right", no_wrap=True)  # adjusted over the slices
+
+    def row(label: str, s: Any, holm: float | None = None) -> None:
+        # label: literal, never markup
+        means = [] if narrow else [f"{s.baseline_mean:.3f}", f"{s.candidate_mean:.3f}"]
+        cells = [lit(label), str(s.n), *means, f"{s.mean_delta:+.3f}", lit(_ci(s.ci)),
+                 f"{s.wins}/{s.losses}/{s.ties}"]
         if c.binary:
             cells.append(f"{s.fixed}/{s.broken}")
-        t.add_row(*cells, f"{s.sign_test_p:.3g}", note)
+        cells.append(f"{s.sign_test_p:.3g}")
+        if c.slices:
+            cells.append("" if holm is None else f"{holm:.3g}")
+        t.add_row(*cells)
 
     row("all", c.overall)
     for name, sr in c.splits.items():
-        row(f"split {escape(name)}", sr.stats, "held out from tuning" if name == "heldout" else "")
+        row(f"split {name}" + (" (held out)" if name == "heldout" else ""), sr.stats)
     for name, sr in c.slices.items():
-        row(f"slice {escape(name)}", sr.stats, "a direction, not proof" if sr.small else "")
+        row(f"slice {name}" + (" *" if sr.small else ""), sr.stats, sr.p_adjusted)
     t.caption = (f"paired percentile bootstrap, {c.n_resamples} resamples, seed {c.seed} "
                  f"({c.bootstrap_method}); exact two-sided sign test, ties dropped")
     return t
@@ -154,20 +170,23 @@ def movers_table(c: Comparison) -> Table | None:
     if not movers:
         return None
     ranks = any(m.rank_before is not None or m.rank_after is not None for m in movers)
-    t = Table(title="biggest movers" + (" (fixed and broken)" if c.binary else ""))
-    t.add_column("question")
+    from rich import box
+
+    t = Table(title="biggest movers" + (" (fixed and broken)" if c.binary else ""),
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("question", overflow="fold")
     t.add_column("change")
     t.add_column("baseline", justify="right")
     t.add_column("candidate", justify="right")
     if ranks:
         t.add_column("first relevant rank")
-    t.add_column("slices")
+    t.add_column("slices", overflow="fold")
     for m in movers:
         change = ("fixed" if m.delta > 0 else "broken") if c.binary else f"{m.delta:+.4f}"
-        cells = [escape(m.qid), change, f"{m.baseline:.4f}", f"{m.candidate:.4f}"]
+        cells = [lit(m.qid), change, f"{m.baseline:.4f}", f"{m.candidate:.4f}"]
         if ranks:
             cells.append(f"{_rank(m.rank_before)} -> {_rank(m.rank_after)}")
-        t.add_row(*cells, escape(", ".join(m.slices)))
+        t.add_row(*cells, lit(", ".join(m.slices)))
     return t
 
 
@@ -176,11 +195,17 @@ def _rank(r: int | None) -> str:
 
 
 def print_comparison(c: Comparison) -> None:
-    console.print(comparison_table(c))
+    console.print(comparison_table(c, console.width))
+    if c.slice_note:
+        console.print(lit(f"Slices: {c.slice_note}."))
+    if any(sr.small for sr in c.slices.values()):
+        from ..paired._slices import SMALL_NOTE, SMALL_SLICE
+
+        console.print(f"* under {SMALL_SLICE} questions: {SMALL_NOTE}.")
     lo, hi = c.ci
-    console.print(f"Verdict: {escape(c.verdict)}. Difference {c.mean_delta:+.4f}, "
-                  f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p = "
-                  f"{c.sign_test_p:.2f}.")
+    console.print(lit(f"Verdict: {c.verdict}. Difference {c.mean_delta:+.4f}, "
+                      f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p = "
+                      f"{c.sign_test_p:.2f}."))
     if c.randomisation is not None:
         r = c.randomisation
         how = "exact" if r.exact else f"{r.n_resamples} random sign flips"
@@ -188,12 +213,12 @@ def print_comparison(c: Comparison) -> None:
     mt = movers_table(c)
     if mt is not None:
         console.print(mt)
-    if c.config_diff:
-        console.print("Settings that differ: " + escape("; ".join(map(str, c.config_diff))))
+    if c.changes:
+        console.print(lit(f"Changes ({len(c.changes)}): " + "; ".join(map(str, c.changes))))
     if c.n_variants_tried is not None:
-        console.print(f"Selection: {c.n_variants_tried} variant(s) tried on golden set "
-                      f"{escape(str(c.golden_version or '(unversioned)'))}"
-                      + (f"; {escape(c.selection.describe())}." if c.selection else "."))
+        console.print(lit(f"Selection: {c.n_variants_tried} variant(s) tried on golden set "
+                          f"{c.golden_version or '(unversioned)'}"
+                          + (f"; {c.selection.describe()}." if c.selection else ".")))
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -258,7 +283,9 @@ def gate_cmd(
     require_ci_above: float | None = typer.Option(
         None, "--require-ci-above", help="Fail when the interval's lower end is below this."),
     per_slice: bool = typer.Option(False, "--per-slice", help="Apply the rule in every slice too."),
-    min_slice_size: int = typer.Option(10, "--min-slice-size", help="Smaller slices are advisory."),
+    min_slice: int = typer.Option(10, "--min-slice", "--min-slice-size",
+                                  help="With --per-slice, skip slices with fewer questions "
+                                  "(a direction, not a result)."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write a markdown summary."),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples."),
@@ -278,7 +305,7 @@ def gate_cmd(
 
     rule = GateRule(max_broken=max_broken, min_delta=min_delta,
                     require_ci_above=require_ci_above, per_slice=per_slice,
-                    min_slice_size=min_slice_size)
+                    min_slice=min_slice)
     if metric is not None:  # the rule is stated before any number is computed
         from ..metrics import parse
 
@@ -287,7 +314,7 @@ def gate_cmd(
         except UsageError:
             shown = metric
         if fmt != Format.json:
-            console.print(f"Rule: {escape(rule.statement(shown))}")
+            console.print(lit(f"Rule: {rule.statement(shown)}"))
     c = _run_compare(base, cand, metric, {
         "n_resamples": resamples, "seed": seed, "confidence": 0.95, "strict": strict,
         "intersect": intersect, "ledger": ledger, "qrels": qrels, "golden": golden,
@@ -301,10 +328,15 @@ def gate_cmd(
         print_json(result.to_dict())
     else:
         if metric is None:
-            console.print(f"Rule: {escape(result.statement)}")
+            console.print(lit(f"Rule: {result.statement}"))
         print_comparison(c)
+        if result.adjustment_line:
+            console.print(lit(f"{result.adjustment_line}: a slice fails only when its change "
+                              f"is beyond chance (adjusted p < {rule.alpha:g})."))
         for ch in result.checks:
-            console.print(escape(ch.describe()))
+            console.print(lit(ch.describe()))
+        for skip in result.skip_lines():
+            console.print(lit(skip))
         console.print("[green]gate passed[/green]" if result.passed else "[red]gate FAILED[/red]")
     if not result.passed:
         raise typer.Exit(1)
@@ -424,17 +456,17 @@ def _split_metrics(text: str) -> list[str]:
 
 def _print_sweep(s: Sweep) -> None:
     what = "k" if s.kind == "k" else "budget"
-    t = Table(title=f"{escape(s.label)} by {what}"
-              + (f" ({s.n_queries} queries)" if s.n_queries else ""))
+    t = Table(title=lit(f"{s.label} by {what}"
+                        + (f" ({s.n_queries} queries)" if s.n_queries else ""), TITLE))
     t.add_column(what, justify="right")
     for r in s.runs:
-        t.add_column(escape(r), justify="right")
+        t.add_column(lit(r), justify="right")
     t.add_column("leader")
     for j, (k, lead) in enumerate(zip(s.cutoffs, s.leaders)):
-        t.add_row(str(k), *(f"{v:.4f}" for v in s.values[:, j]), escape(lead or "tie"))
+        t.add_row(str(k), *(f"{v:.4f}" for v in s.values[:, j]), lit(lead or "tie"))
     console.print(t)
-    console.print(escape(s.summary()) + ".")
+    console.print(lit(s.summary() + "."))
     if s.headroom:
-        vals = ", ".join(f"{escape(r)} {v:.3f}" for r, v in s.headroom.items())
-        console.print(f"Pool headroom, R@{s.headroom_k} (not quality: the evidence is in the "
-                      f"candidate pool, not in the prompt): {vals}.")
+        vals = ", ".join(f"{r} {v:.3f}" for r, v in s.headroom.items())
+        console.print(lit(f"Pool headroom, R@{s.headroom_k} (not quality: the evidence is in the "
+                          f"candidate pool, not in the prompt): {vals}."))

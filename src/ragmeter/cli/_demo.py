@@ -20,15 +20,18 @@ def demo_cmd(
         None, help="The fare-rules example folder (default: ./examples/fare-rules)."),
     cache_dir: Optional[Path] = typer.Option(
         None, help="Cache for chunkings, indexes and embeddings (default: beside the example)."),
-    toy_only: bool = typer.Option(False, "--toy-only", help="Only the seed's toy table."),
+    toy_only: bool = typer.Option(False, "--toy-only",
+                                  help="Only the toy table of the RAG evaluation lesson."),
 ) -> None:
-    """The seed's toy table, then the fare-rules example through the whole chain.
+    """The toy table of the RAG evaluation lesson, then the fare-rules example through the
+    whole chain.
 
     Synthetic data; no network, no paid call, nothing written outside the cache.
     """
     from ..demo._chain_section import (answers_section, budget_section, experiment_section,
                                        find_example)
     from ..demo._toy_section import run as toy
+    from ..demo._verdict_section import verdict_section
 
     toy(console)
     if toy_only:
@@ -36,4 +39,5 @@ def demo_cmd(
     folder = find_example(example)
     budget_section(console)
     result = experiment_section(console, folder, cache_dir)
-    answers_section(console, folder, result)
+    answers = answers_section(console, folder, result)
+    verdict_section(console, result, answers["diagnosis"])

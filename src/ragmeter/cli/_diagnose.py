@@ -16,12 +16,19 @@ def register(app: typer.Typer) -> None:
     app.command("diagnose")(diagnose_cmd)
 
 
-def _read_table(path: Path) -> tuple[dict[str, bool], dict[str, bool]]:
-    """Per-question booleans: ``{"id", "evidence_in_context": bool, "answer_ok": bool}``."""
+#: optional per-question fields of ``--table``: name -> keyword of ``build_table``
+_OPTIONAL = {"correct": "correct", "cites_outside_context": "cites_outside"}
+
+
+def _read_table(path: Path) -> tuple[dict[str, bool], dict[str, bool | None], dict[str, Any]]:
+    """Per-question verdicts: ``{"id", "evidence_in_context": bool, "answer_ok": bool|null,
+    "correct"?: bool, "cites_outside_context"?: bool}`` (``answer_ok`` null: correct, support
+    unknown)."""
     if not path.is_file():
         raise InputError("file not found", path=path)
     ev: dict[str, bool] = {}
-    ok: dict[str, bool] = {}
+    ok: dict[str, bool | None] = {}
+    extra: dict[str, dict[str, bool]] = {}
     problems = []
     for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not raw.strip():
@@ -34,15 +41,28 @@ def _read_table(path: Path) -> tuple[dict[str, bool], dict[str, bool]]:
         if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
             problems.append(Problem("needs a string id", str(path), line, "id"))
             continue
-        for name, into in (("evidence_in_context", ev), ("answer_ok", ok)):
-            v = rec.get(name)
-            if not isinstance(v, bool):
+        v = rec.get("evidence_in_context")
+        if not isinstance(v, bool):
+            problems.append(Problem("must be true or false", str(path), line,
+                                    "evidence_in_context"))
+        else:
+            ev[rec["id"]] = v
+        v = rec.get("answer_ok")
+        if not isinstance(v, bool) and not (v is None and "correct" in rec):
+            problems.append(Problem("must be true or false (null only with 'correct': correct, "
+                                    "support unknown)", str(path), line, "answer_ok"))
+        else:
+            ok[rec["id"]] = v
+        for name, kw in _OPTIONAL.items():
+            if name not in rec:
+                continue
+            if not isinstance(rec[name], bool):
                 problems.append(Problem("must be true or false", str(path), line, name))
             else:
-                into[rec["id"]] = v
+                extra.setdefault(kw, {})[rec["id"]] = rec[name]
     if problems:
         raise ValidationError(problems, what=str(path))
-    return ev, ok
+    return ev, ok, extra
 
 
 def _evaluations(path: Path) -> list[Any]:
@@ -96,12 +116,14 @@ def diagnose_cmd(
     headroom_metric: str | None = typer.Option(None, help="Metric at a large k, e.g. AllR@50."),
     table: Path | None = typer.Option(None, help="Per-question booleans JSONL: {\"id\", "
                                          "\"evidence_in_context\", \"answer_ok\"}."),
-    counts: str | None = typer.Option(None, help="The table as four counts: working,"
-                                         "generation_failure,from_memory,retrieval_failure "
+    counts: str | None = typer.Option(None, help="The table as counts: working,"
+                                         "generation_failure,from_memory,retrieval_failure"
+                                         "[,cites_outside_context[,support_unknown]] "
                                          "(e.g. 41,9,6,14)."),
     split: str = typer.Option("tune", help="Split named in the experiment's comparison."),
     headroom_threshold: float = typer.Option(0.90, help="Recall at a large k counted high."),
-    prompt_threshold: float = typer.Option(0.80, help="Recall at the prompt k counted high."),
+    prompt_threshold: float = typer.Option(0.90, help="Recall at the prompt k counted high "
+                                                  "(the same bar as at a large k)."),
     answer_threshold: float = typer.Option(0.80, help="Correct-and-supported rate counted high."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
 ) -> None:
@@ -114,7 +136,7 @@ def diagnose_cmd(
         evidence_from_evaluation,
         recall_from_evaluation,
     )
-    from ..answers.table import build_table, table_from_counts
+    from ..answers.table import build_table, table_from_counts, table_from_report
 
     thresholds = Thresholds(headroom_recall=headroom_threshold, prompt_recall=prompt_threshold,
                             answer_ok=answer_threshold)
@@ -123,6 +145,19 @@ def diagnose_cmd(
         from ._answers import _load_inputs
 
         gold, corp, chk = _load_inputs(golden, corpus, chunks)
+    evals: list[Any] = []
+    if eval_json is not None:
+        evals += _evaluations(eval_json)
+    contexts = None
+    if run is not None:
+        if gold is None or chk is None:
+            raise UsageError("--run needs --golden and --chunks to score spans")
+        evals.append(_score_run(gold, chk, run, k, budget, large_k))
+        from ..answers.contexts import prompt_contexts
+
+        # answers that carry no `context` are checked against what this run put in the prompt
+        contexts = prompt_contexts(str(run), chk, k=k, budget=budget)
+
     report = None
     if answers is not None:
         if gold is None:
@@ -130,15 +165,8 @@ def diagnose_cmd(
         from ..answers._schema import load_answers
         from ..answers.report import check_answers
 
-        report = check_answers(load_answers(answers, golden=gold), gold, corpus=corp, chunks=chk)
-
-    evals: list[Any] = []
-    if eval_json is not None:
-        evals += _evaluations(eval_json)
-    if run is not None:
-        if gold is None or chk is None:
-            raise UsageError("--run needs --golden and --chunks to score spans")
-        evals.append(_score_run(gold, chk, run, k, budget, large_k))
+        report = check_answers(load_answers(answers, golden=gold), gold, corpus=corp, chunks=chk,
+                               contexts=contexts)
     prompt = _pick(evals, prompt_metric, "prompt") if evals else None
     headroom = _pick(evals, headroom_metric, "headroom") if evals else None
     pr = recall_from_evaluation(*prompt) if prompt else None
@@ -151,16 +179,21 @@ def diagnose_cmd(
     tab = None
     if counts is not None:
         try:
-            w, g, m, r = (int(x) for x in counts.split(","))
+            nums = [int(x) for x in counts.split(",")]
+            if not 4 <= len(nums) <= 6:
+                raise ValueError
         except ValueError:
-            raise UsageError("--counts takes four integers: working,generation_failure,"
-                             "from_memory,retrieval_failure") from None
-        tab = table_from_counts(w, g, m, r)
+            raise UsageError("--counts takes four to six integers: working,generation_failure,"
+                             "from_memory,retrieval_failure[,cites_outside_context"
+                             "[,support_unknown]]") from None
+        extra = dict(zip(("cites_outside_context", "support_unknown"), nums[4:]))
+        tab = table_from_counts(*nums[:4], **extra)
     elif table is not None:
-        tab = build_table(*_read_table(table))
+        ev_map, ok_map, opt = _read_table(table)
+        tab = build_table(ev_map, ok_map, **opt)
     elif prompt is not None and report is not None:
-        tab = build_table(evidence_from_evaluation(*prompt), report.answer_ok(),
-                          evidence_label=f"evidence in the prompt context ({prompt[1]} = 1)")
+        tab = table_from_report(evidence_from_evaluation(*prompt), report,
+                                evidence_label=f"evidence in the prompt context ({prompt[1]} = 1)")
     d = diagnose(table=tab, prompt_recall=pr, headroom_recall=hr, report=report,
                  golden_version=version, split=split, thresholds=thresholds)
     if fmt == Format.json:
@@ -184,5 +217,6 @@ def _score_run(gold: Any, chk: Any, run: Path, k: int | None, budget: int | None
     from ..labels import evaluate_spans
 
     cut = f"@{k}" if k is not None else f"@budget={budget}"
-    metrics = [f"AllR{cut}", f"nDCG(gain=exp){cut}", f"AllR@{large_k}"]
+    # span labels give R, Hit, RR and AllR (nDCG needs chunk qrels: ragmeter labels export)
+    metrics = [f"AllR{cut}", f"AllR@{large_k}"]
     return evaluate_spans(gold, chk, str(run), metrics, run_name=str(run))

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from .._errors import UsageError
 from ..evaluation import Evaluation
-from ._common import Format, console, err_console, handle_errors, print_json
+from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors, lit, print_json
 
 DEFAULT_METRICS = "nDCG@10,RR@10,R@100,P@5,AP"
 
@@ -59,11 +59,11 @@ def eval_cmd(
         from ..metrics._engine import evaluate
 
         # a spinner on stderr while large files are read and scored (silent when not a terminal)
-        with err_console.status(f"reading {paths[0]}"):
+        with err_console.status(lit(f"reading {paths[0]}")):
             qrels = read_qrels(paths[0]) if not _is_jsonl(paths[0]) else _read_jsonl_qrels(paths[0])
         evals = []
         for p in paths[1:]:
-            with err_console.status(f"reading and scoring {p}"):
+            with err_console.status(lit(f"reading and scoring {p}")):
                 run = _read_jsonl_run(p) if _is_jsonl(p) else read_run(p, duplicates=duplicates)
                 evals.append(evaluate(qrels, run, metrics or DEFAULT_METRICS, missing=missing,  # type: ignore[arg-type]
                                       ties=ties, run_name=str(p), config={"qrels": str(paths[0])}))
@@ -123,13 +123,13 @@ def _fmt(v: float) -> str:
 
 def table(evals: list[Evaluation], title: str | None = None) -> Table:
     names = [str(m) for m in evals[0].metrics]
-    t = Table(title=title)
+    t = Table(title=None if title is None else lit(title, TITLE))
     t.add_column("run")
     for n in names:
-        t.add_column(n, justify="right")
+        t.add_column(lit(n), justify="right")
     t.add_column("queries", justify="right")
     for e in evals:
-        t.add_row(e.run, *(f"{e.aggregate[n]:.4f}" for n in names), str(e.n_queries))
+        t.add_row(lit(e.run), *(f"{e.aggregate[n]:.4f}" for n in names), str(e.n_queries))
     notes = []
     for e in evals:
         if e.n_missing or e.n_no_relevant:
@@ -143,16 +143,17 @@ def table(evals: list[Evaluation], title: str | None = None) -> Table:
         for budget, eff in (e.config.get("effective_k") or {}).items():
             notes.append(f"{e.run}: effective k at budget {budget}: min {eff.get('min')}, "
                          f"median {eff.get('median')}, max {eff.get('max')}")
-    t.caption = "\n".join(notes) if notes else "no missing queries; no query without relevant items"
+    t.caption = lit("\n".join(notes) if notes else
+                    "no missing queries; no query without relevant items", CAPTION)
     return t
 
 
 def per_query_table(e: Evaluation) -> Table:
     names = [str(m) for m in e.metrics]
-    t = Table(title=f"per query: {e.run}")
+    t = Table(title=lit(f"per query: {e.run}", TITLE))
     t.add_column("query")
     for n in names:
-        t.add_column(n, justify="right")
+        t.add_column(lit(n), justify="right")
     for q, row in e.per_query.items():
-        t.add_row(q, *(f"{row[n]:.4f}" for n in names))
+        t.add_row(lit(q), *(f"{row[n]:.4f}" for n in names))
     return t

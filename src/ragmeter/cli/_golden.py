@@ -1,5 +1,8 @@
 """``ragmeter golden``: import, validate, freeze, relocate and describe span-labelled golden sets.
 
+``agree`` (cli/_golden_agree.py), ``sample`` and ``compare-traffic`` (cli/_golden_traffic.py) are
+added to this group by ``register``.
+
 Exit codes: 0 ok; 1 ``freeze --check`` found changes, or ``relocate`` left spans it could not
 re-anchor (the output is still written); 2 usage or input error (``validate`` lists every
 problem).
@@ -15,14 +18,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .._errors import Problem, UsageError
-from ._common import console, err_console, escape, handle_errors, print_json
+from ._common import TITLE, console, err_console, handle_errors, lit, print_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.corpus import Corpus
 
 golden_app = typer.Typer(
     help="Span-labelled golden sets: import BEIR/SQuAD, validate, freeze a version, relocate "
-    "spans after corpus edits, show stats.",
+    "spans after corpus edits, show stats, measure two labellers' agreement, sample logged "
+    "questions to label and compare the set with the traffic.",
     no_args_is_help=True,
 )
 
@@ -45,6 +49,11 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing files.
 
 
 def register(app: typer.Typer) -> None:
+    from ._golden_agree import add_agree
+    from ._golden_traffic import add_traffic
+
+    add_agree(golden_app)  # golden agree: two labellers' spans and grades
+    add_traffic(golden_app)  # golden sample / compare-traffic: the set against logged traffic
     app.add_typer(golden_app, name="golden")
 
 
@@ -81,7 +90,7 @@ def import_(
 
     corpus_file, golden_file = out / "corpus.jsonl", out / "golden.jsonl"
     _refuse_existing(corpus_file, golden_file, force=force)
-    with err_console.status(f"reading {src}"):
+    with err_console.status(lit(f"reading {src}")):
         corpus, golden = load_beir(src, split) if kind is Source.beir else load_squad(src)
     write_corpus(corpus, corpus_file)
     write_golden(golden, golden_file)
@@ -112,7 +121,7 @@ def validate(
             for p in problems:
                 _out(str(p))
             sys.stdout.flush()
-            err_console.print(f"{len(problems)} problem(s) in {escape(str(golden))}")
+            err_console.print(lit(f"{len(problems)} problem(s) in {golden}"))
         raise typer.Exit(2)
     gold = load_golden(golden, docs)
     stats = gold.stats()
@@ -130,8 +139,8 @@ def validate(
     if stats["version"]:
         _out(f"version: {stats['version']}")
     if frozen is not None and not frozen["ok"]:
-        err_console.print(f"warning: changed since frozen ({escape(frozen['lock'])}): "
-                          f"{escape('; '.join(frozen['changes']))}")
+        err_console.print(lit(f"warning: changed since frozen ({frozen['lock']}): "
+                              f"{'; '.join(frozen['changes'])}"))
 
 
 def _frozen_note(golden: Path, corpus: Corpus) -> dict[str, Any] | None:
@@ -262,8 +271,8 @@ def stats(
     else:
         _stats_table(s)
     for name in s["small_slices"]:
-        err_console.print(f"warning: slice {escape(repr(name))} has {s['slices'][name]} "
-                          f"question(s), under {SMALL_SLICE}: a direction, not proof")
+        err_console.print(lit(f"warning: slice {name!r} has {s['slices'][name]} "
+                              f"question(s), under {SMALL_SLICE}: a direction, not proof"))
 
 
 def _stats_table(s: dict[str, Any]) -> None:
@@ -272,7 +281,7 @@ def _stats_table(s: dict[str, Any]) -> None:
     from ..data.golden import SMALL_SLICE
 
     spq = s["spans_per_question"]
-    table = Table(title=f"golden set {s['source']}", show_header=False)
+    table = Table(title=lit(f"golden set {s['source']}", TITLE), show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
     rows = [
@@ -287,7 +296,7 @@ def _stats_table(s: dict[str, Any]) -> None:
         ("version", s["version"] or "- (pass --corpus, or freeze the set)"),
     ]
     for what, value in rows:
-        table.add_row(what, escape(str(value)))
+        table.add_row(what, lit(value))
     console.print(table)
     if s["slices"]:
         slices = Table(title="slices")
@@ -295,5 +304,5 @@ def _stats_table(s: dict[str, Any]) -> None:
         slices.add_column("questions", justify="right")
         for name, n in s["slices"].items():
             flag = f" (under {SMALL_SLICE})" if name in s["small_slices"] else ""
-            slices.add_row(escape(name), f"{n}{flag}")
+            slices.add_row(lit(name), f"{n}{flag}")
         console.print(slices)

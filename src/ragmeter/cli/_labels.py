@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from .._errors import RagmeterWarning, UsageError
-from ._common import Format, console, err_console, escape, handle_errors, print_json
+from ._common import Format, console, err_console, handle_errors, line, lit, print_json
 
 labels_app = typer.Typer(
     help="Labels derived from span labels: chunk qrels for one chunking, budget fairness.",
@@ -56,12 +56,11 @@ def export_cmd(
         warnings.simplefilter("always", RagmeterWarning)
         qrels = chunk_qrels(golden_set, chunking, cover=cover)
     for w in caught:
-        err_console.print(f"[yellow]warning:[/yellow] {escape(str(w.message))}")
+        err_console.print(line(("warning:", "yellow"), f" {w.message}"))
     write_chunk_qrels(qrels, output)
     n_q = len(set(qrels.qid.to_pylist()))
-    err_console.print(f"wrote {len(qrels):,} chunk judgements for {n_q:,} questions "
-                      f"(chunking {escape(chunking.name)}, cover {cover:g}) "
-                      f"to {escape(str(output))}")
+    err_console.print(lit(f"wrote {len(qrels):,} chunk judgements for {n_q:,} questions "
+                          f"(chunking {chunking.name}, cover {cover:g}) to {output}"))
 
 
 @labels_app.command("budget")
@@ -98,5 +97,5 @@ def budget_cmd(
             t.add_column(col, justify="right" if col != "fair comparison?" else "left")
         for r in rows:
             t.add_row(f"{r.variant.chunk_tokens:g} tokens", str(r.variant.k),
-                      f"{r.context_tokens:,.0f}", f"{r.ratio_to_baseline:.2f}x", r.verdict)
+                      f"{r.context_tokens:,.0f}", f"{r.ratio_to_baseline:.2f}x", lit(r.verdict))
         console.print(t)

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from .._errors import RagmeterWarning
-from ._common import Format, console, err_console, escape, handle_errors, print_json
+from ._common import Format, console, err_console, handle_errors, line, lit, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -40,10 +40,10 @@ def run_cmd(
                                 use_cache=not no_cache)
     for w in caught:
         if issubclass(w.category, RagmeterWarning):
-            err_console.print(f"[yellow]warning:[/yellow] {escape(str(w.message))}")
+            err_console.print(line(("warning:", "yellow"), f" {w.message}"))
     for v in result.variants:
         for note in dict.fromkeys(v.notes):
-            err_console.print(f"[yellow]note[/yellow] ({escape(v.name)}): {escape(note)}")
+            err_console.print(line(("note", "yellow"), f" ({v.name}): {note}"))
     if fmt is Format.json:
         print_json(result.to_dict())
         return
@@ -56,7 +56,7 @@ def run_cmd(
     for renderable in result.render():
         console.print(renderable)
     calls = result.total_encoder_calls
-    err_console.print(
+    err_console.print(lit(
         f"{len(result.variants)} variants in {result.seconds:.1f}s; encoder calls: {calls}"
         f"{' (everything from the cache)' if calls == 0 else ''}; outputs in "
-        f"{escape(str(result.experiment.output))}")
+        f"{result.experiment.output}"))

@@ -4,6 +4,8 @@
 3. the experiment file: baseline, smaller chunks at equal budget, hybrid, reranker;
 4. answers for two variants: correctness, quotes, the retrieval-by-answer table, the paired
    comparison and the diagnosis.
+
+Section 5 (the named experiment judged by its own rule) is in ``_verdict_section``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._errors import InputError
+from .._literal import lit
 
 #: experiment variant -> answers file of the example written for it
 ANSWER_VARIANTS = {"baseline": "baseline", "reranker": "rerank"}
@@ -41,7 +44,8 @@ def budget_section(console: Console) -> None:
 
     console.rule("[bold]2. Span labels: compare chunkings at the same context budget, not the same k")
     console.print("Evidence is labelled as character spans of the documents, so the same golden "
-                  "set scores every chunking with no relabelling. The seed's budget table:")
+                  "set scores every chunking with no relabelling. The RAG evaluation lesson's "
+                  "budget table:")
     t = Table()
     for col in ("chunk size", "k", "context tokens", "vs baseline", "fair comparison?"):
         t.add_column(col, justify="right" if col != "fair comparison?" else "left")
@@ -57,10 +61,10 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
     from ..retrieval.runner import run_experiment
 
     console.rule("[bold]3. Retrieval experiment: smaller chunks, hybrid search or a reranker?")
-    console.print(f"{example / 'experiment.toml'}: one change per variant against the baseline, "
-                  "the same golden-set version, metrics at the prompt k and token budget. The "
-                  "first run encodes the corpus (about a minute on 2 cores); later runs read the "
-                  "cache.")
+    console.print(lit(f"{example / 'experiment.toml'}: one change per variant against the "
+                      "baseline, the same golden-set version, metrics at the prompt k and token "
+                      "budget. The first run encodes the corpus (about a minute on 2 cores); later "
+                      "runs read the cache."))
     result = run_experiment(example / "experiment.toml", console=console, cache_dir=cache_dir,
                             write=False)
     for renderable in result.render():
@@ -68,21 +72,23 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
     s, b = result.variant("smaller chunks"), result.baseline
     metric = f"R@budget={b.settings.budget}" if b.settings.budget else None
     if metric:
-        console.print(  # emoji=False: rich would read ":100:" in "tokens:100:0" as an emoji
+        console.print(lit(  # lit: rich would read ":100:" in "tokens:100:0" as an emoji
             f"Two chunkings, one golden set: {b.chunking.get('name')} at k = {b.settings.k} and "
             f"{s.chunking.get('name')} at k = {s.settings.k} both fill about "
-            f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs {s.value(metric):.3f}.\n",
-            emoji=False)
+            f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs "
+            f"{s.value(metric):.3f}.\n"))
     return result
 
 
 def answers_section(console: Console, example: Path, result: Any) -> dict[str, Any]:
+    from ..answers.contexts import experiment_contexts
     from ..answers.demo import run as answers_demo
 
-    console.rule("[bold]4. Answers: correctness, faithfulness, the retrieval-by-answer table, diagnosis")
-    evaluations = {ANSWER_VARIANTS[v.name]: v.evaluation for v in result.variants
-                   if v.name in ANSWER_VARIANTS}
+    console.rule("[bold]4. Answers: faithfulness, the retrieval-by-answer table, diagnosis")
+    evaluations, contexts, chunkings = experiment_contexts(result, ANSWER_VARIANTS)
     k = result.baseline.settings.k
     headroom = result.experiment.headroom_k
     return answers_demo(console, example, evaluations=evaluations, prompt_metric=f"AllR@{k}",
-                        headroom_metric=f"R@{headroom}" if headroom else None)
+                        headroom_metric=f"R@{headroom}" if headroom else None,
+                        contexts=contexts, chunkings=chunkings)
+

@@ -21,7 +21,7 @@ def toy_evaluations(k: int) -> dict[str, Evaluation]:
 
 
 def run(console: Console) -> dict[str, Evaluation]:
-    console.rule("[bold]1. Toy set (seed): four metrics at the prompt k = 3, and k = 8")
+    console.rule("[bold]1. The lesson's toy set: four metrics at the prompt k = 3, and k = 8")
     console.print("Six synthetic fare-rules queries, graded labels (2 = answers it, 1 = helpful); "
                   "the generator receives three passages. nDCG uses exponential gain 2^g - 1.")
     t = Table()

@@ -1,4 +1,5 @@
-"""Span labels on chunkings: span->chunk mapping, span-level metrics, budgets, chunk qrels."""
+"""Span labels on chunkings: span->chunk mapping, span-level metrics, budgets, chunk qrels,
+document-level roll-up."""
 
 from ._budget import (
                       DEFAULT_TOLERANCE,
@@ -10,6 +11,7 @@ from ._budget import (
                       format_budget_table,
                       is_fair,
 )
+from ._documents import document_qrels, rollup_run
 from ._files import evaluate_spans_files
 from ._mapping import Overlaps, SpanTable, map_spans, overlap_pairs
 from ._qrels import chunk_qrels, write_chunk_qrels
@@ -32,6 +34,7 @@ __all__ = [
     "assemble",
     "budget_table",
     "chunk_qrels",
+    "document_qrels",
     "effective_k",
     "evaluate_spans",
     "evaluate_spans_files",
@@ -40,6 +43,7 @@ __all__ = [
     "is_fair",
     "map_spans",
     "overlap_pairs",
+    "rollup_run",
     "span_metric_list",
     "write_chunk_qrels",
 ]

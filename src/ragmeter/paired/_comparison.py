@@ -15,8 +15,12 @@ Rules (each one is a test):
   same questions); with ``intersect=True`` the common questions are compared and a warning names
   how many were dropped.
 - Different context budgets or effective k (read from the configs) make an unfair test: a
-  warning, or ``UsageError`` with ``strict=True``. Every differing setting is listed, with a
-  warning when more than one differs (one change per run).
+  warning, or ``UsageError`` with ``strict=True``. Every differing setting is listed, grouped
+  into changes by :func:`~ragmeter.paired.changes` (the one rule ``ragmeter run`` uses too), with
+  a warning when there is more than one change (one change per run).
+- Per-slice sign-test p-values are also Holm-adjusted over the slices (``SliceResult.p_adjusted``,
+  ``sign_test_p_holm`` in ``to_dict``): with many slices some small p-values turn up by chance.
+  The overall figure and the splits are not adjusted.
 - Warnings are issued as :class:`~ragmeter._errors.RagmeterWarning` and also kept in
   ``Comparison.warnings`` for reports.
 """
@@ -36,10 +40,11 @@ from .._errors import InputError, RagmeterWarning, UsageError, VersionMismatchEr
 from ..evaluation import Evaluation
 from ..metrics import Metric, parse
 from ._bootstrap import Method
-from ._configdiff import SettingDiff, config_diff, fairness_problems
+from ._changes import Change, changes, fairness_problems, several_note
+from ._configdiff import SettingDiff, config_diff
 from ._selection import SelectionEstimate
 from ._slices import SMALL_NOTE, PairedStats, paired_stats, slice_groups, split_groups
-from ._tests import RandomisationTest, randomisation_test
+from ._tests import RandomisationTest, holm, randomisation_test
 
 Scores = Evaluation | Mapping[str, float]
 
@@ -64,10 +69,15 @@ class Mover:
 
 @dataclass(frozen=True)
 class SliceResult:
-    """Paired statistics on the questions of one slice (or split)."""
+    """Paired statistics on the questions of one slice (or split).
+
+    ``p_adjusted`` is the sign-test p-value Holm-adjusted over all the comparison's slices
+    (None for a split, which is not adjusted).
+    """
 
     name: str
     stats: PairedStats
+    p_adjusted: float | None = None
 
     @property
     def small(self) -> bool:
@@ -75,6 +85,8 @@ class SliceResult:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, **self.stats.to_dict(), "small": self.small}
+        if self.p_adjusted is not None:
+            d["sign_test_p_holm"] = self.p_adjusted
         if self.small:
             d["note"] = SMALL_NOTE
         return d
@@ -109,10 +121,22 @@ class Comparison:
     worsened: tuple[Mover, ...] = ()
     randomisation: RandomisationTest | None = None
     config_diff: tuple[SettingDiff, ...] = ()
+    changes: tuple[Change, ...] = ()
     fairness: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     selection: SelectionEstimate | None = None
     n_variants_tried: int | None = None
+    #: how per-slice p-values were adjusted: (method, number of slices); None without slices
+    slice_adjustment: tuple[str, int] | None = None
+
+    @property
+    def slice_note(self) -> str:
+        """The line saying how slice p-values were adjusted ("" without slices)."""
+        if self.slice_adjustment is None:
+            return ""
+        method, n = self.slice_adjustment
+        return (f"per-slice p-values {method.capitalize()}-adjusted over {n} slices (the "
+                "overall and split figures are not adjusted)")
 
     # -- headline fields ---------------------------------------------------------------------
     @property
@@ -184,9 +208,12 @@ class Comparison:
             "randomisation": None if self.randomisation is None else self.randomisation.to_dict(),
             "splits": {k: v.to_dict() for k, v in self.splits.items()},
             "slices": {k: v.to_dict() for k, v in self.slices.items()},
+            "slice_p_adjustment": None if self.slice_adjustment is None else {
+                "method": self.slice_adjustment[0], "n_slices": self.slice_adjustment[1]},
             "movers": {"improved": [m.to_dict() for m in self.improved],
                        "worsened": [m.to_dict() for m in self.worsened]},
             "config_diff": [d.to_dict() for d in self.config_diff],
+            "changes": [ch.to_dict() for ch in self.changes],
             "fairness": list(self.fairness),
             "warnings": list(self.warnings),
             "n_variants_tried": self.n_variants_tried,
@@ -364,22 +391,24 @@ def compare(
 
     configs = [s.config if isinstance(s, Evaluation) else {} for s in sides]
     diffs = tuple(config_diff(configs[0], configs[1]))
-    fairness = tuple(fairness_problems(list(diffs), m))
+    found = changes(configs[0], configs[1])
+    fairness = tuple(fairness_problems(configs[0], configs[1], m, found))
     if fairness and strict:
         raise UsageError("not a fair test: " + "; ".join(fairness))
     notes += [f"not a fair test: {p}" for p in fairness]
-    if len(diffs) > 1:
-        notes.append(f"{len(diffs)} settings differ ({', '.join(d.key for d in diffs)}): with "
-                     "more than one change per run the comparison cannot say which change "
-                     "caused the difference")
+    several = several_note(found)
+    if several is not None:
+        notes.append(several)
 
     stats_of = functools.partial(paired_stats, binary=binary, n_resamples=n_resamples, seed=seed,
                                  confidence=confidence, method=method)
     overall, boot = stats_of(a, b)
     slice_maps = [s.slices for s in sides if isinstance(s, Evaluation)]
     split_maps = [s.splits for s in sides if isinstance(s, Evaluation)]
-    slices = {k: SliceResult(k, stats_of(a[idx], b[idx])[0])
-              for k, idx in slice_groups(qids, *slice_maps).items()}
+    slice_stats = {k: stats_of(a[idx], b[idx])[0]
+                   for k, idx in slice_groups(qids, *slice_maps).items()}
+    adjusted = holm([st.sign_test_p for st in slice_stats.values()])
+    slices = {k: SliceResult(k, st, p) for (k, st), p in zip(slice_stats.items(), adjusted)}
     splits = {k: SliceResult(k, stats_of(a[idx], b[idx])[0])
               for k, idx in split_groups(qids, *split_maps).items()}
     small = [k for k, s in slices.items() if s.small]
@@ -424,6 +453,7 @@ def compare(
         n_resamples=n_resamples, seed=seed, bootstrap_method=boot.method,
         golden_version=version, slices=slices, splits=splits, fixed_ids=fixed_ids,
         broken_ids=broken_ids, improved=improved, worsened=worsened, randomisation=rand,
-        config_diff=diffs, fairness=fairness, warnings=tuple(notes), selection=selection,
+        config_diff=diffs, changes=tuple(found), fairness=fairness, warnings=tuple(notes), selection=selection,
         n_variants_tried=n_variants,
+        slice_adjustment=("holm", len(slices)) if slices else None,
     )

@@ -1,19 +1,14 @@
-"""One change per run: which settings differ between two runs, and whether the test is fair.
+"""Which settings differ between two runs, key by key (the raw differences).
 
 Configs are the ``Evaluation.config`` mappings the runs carry. Nested mappings are flattened to
 dotted keys (``{"retriever": {"k1": 1.2}}`` -> ``retriever.k1``). Top-level bookkeeping keys in
 :data:`BOOKKEEPING` (the run's name, paths, timestamps) and measurements under a part
-in :data:`MEASURED` (the effective k the span evaluator records) are not settings and are
-ignored. Every other key present in either config with different values is a difference.
+in :data:`MEASURED` (the effective k the span evaluator records, the measured context tokens)
+are not settings and are ignored. Every other key present in either config with different
+values is a difference.
 
-Unfair comparisons (a warning, or an error with ``strict``):
-- a different context budget: a differing key whose last part is in :data:`BUDGET_KEYS`;
-- a different effective k: a differing key whose last part is in :data:`K_KEYS`, unless the
-  metric is at a token budget (there the number of chunks that fit differs by design);
-- a different chunking compared at a rank cutoff: with chunks of different sizes the same k puts
-  a different number of tokens in the prompt, so compare at a token budget (``R@budget=1200``).
-  A differing key whose last part is in :data:`CHUNKING_KEYS` triggers it when the metric has a
-  rank cutoff rather than a budget.
+Which differences make one change, and whether the test is fair, is decided in ``_changes``
+(one rule for ``run``, ``compare``, ``gate`` and the ledger).
 """
 
 from __future__ import annotations
@@ -23,22 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..metrics import Metric
-
 #: Keys that describe the record, not the experiment ("chunks" is the chunk file's path; the
 #: setting is "chunking", its name).
 BOOKKEEPING = frozenset({"run", "run_name", "name", "path", "output", "created", "created_at",
                          "timestamp", "time", "elapsed_s", "duration_s", "host", "chunks"})
 #: Keys (at any depth) that hold measurements of the run or a list of what was scored, not
 #: settings: the span evaluator's effective k per budget follows from the chunking.
-MEASURED = frozenset({"effective_k", "n_spans", "budgets"})
-BUDGET_KEYS = frozenset({"budget", "context_budget", "token_budget", "context_tokens"})
-K_KEYS = frozenset({"k", "prompt_k", "top_k", "effective_k"})
-CHUNKING_KEYS = frozenset({"chunking", "chunker", "chunk_size", "chunk_tokens"})
+MEASURED = frozenset({"effective_k", "n_spans", "budgets", "context_tokens"})
 
 _MISSING = "<unset>"
-#: Metrics the span evaluator computes at a token budget.
-_BUDGET_METRICS = ("R", "Hit", "AllR", "RR")
 
 
 @dataclass(frozen=True)
@@ -72,10 +60,6 @@ def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _leaf(key: str) -> str:
-    return key.rsplit(".", 1)[-1].lower()
-
-
 def is_setting(key: str) -> bool:
     """False for bookkeeping and measured keys (see the module docstring)."""
     parts = key.lower().split(".")
@@ -95,21 +79,3 @@ def config_diff(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> li
             diffs.append(SettingDiff(key, va, vb))
     return diffs
 
-
-def fairness_problems(diffs: list[SettingDiff], metric: Metric | None) -> list[str]:
-    """Why the comparison is not a fair test (empty when it is)."""
-    problems = []
-    # At a token budget the effective k differs by design (that is what a budget means).
-    at_budget = metric is not None and metric.budget is not None
-    for d in diffs:
-        leaf = _leaf(d.key)
-        if leaf in BUDGET_KEYS:
-            problems.append(f"the runs use different context budgets ({d}); compare at one budget")
-        elif leaf in K_KEYS and not at_budget:
-            problems.append(f"the runs use a different effective k ({d}); fix k to what the "
-                            "generator receives")
-        elif leaf in CHUNKING_KEYS and metric is not None and metric.budget is None:
-            hint = f", e.g. {metric.name}@budget=1200" if metric.name in _BUDGET_METRICS else ""
-            problems.append(f"the runs use different chunkings ({d}) at a rank cutoff, so the "
-                            f"prompt holds different amounts of text; compare at a token budget{hint}")
-    return problems

@@ -7,10 +7,14 @@ A rule has up to three checks, each failing the candidate when:
 - ``min_delta``: the mean paired difference (candidate - baseline) is below this;
 - ``require_ci_above``: the lower end of the bootstrap interval is below this (equal passes).
 
-With ``per_slice`` the same checks apply in every slice. A slice with fewer than
-``min_slice_size`` questions (default 10) is checked and shown, but its failures are advisory:
-a slice that small gives a direction, not proof. The gate passes when no enforced check fails.
-Exit code: 0 pass, 1 fail.
+With ``per_slice`` the same checks apply in every slice of at least ``min_slice`` questions
+(default 10); smaller slices are skipped and listed (a slice that small gives a direction, not a
+result). Testing many slices, some cross a limit by chance (one win and one loss in a 17-question
+slice puts the interval's lower end near -0.18), so a slice fails a check only when it crosses
+the limit *and* its change is beyond chance: its sign-test p-value, Holm-adjusted over the
+comparison's slices, is below ``alpha`` (default 0.05). A slice over the limit by chance is
+reported as such and does not fail the gate. The overall check is not adjusted: it fails on the
+limit alone. The gate passes when no enforced check fails. Exit code: 0 pass, 1 fail.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ class GateRule:
     min_delta: float | None = None
     require_ci_above: float | None = None
     per_slice: bool = False
-    min_slice_size: int = SMALL_SLICE
+    min_slice: int = SMALL_SLICE
+    alpha: float = 0.05
 
     def __post_init__(self) -> None:
         if self.max_broken is None and self.min_delta is None and self.require_ci_above is None:
@@ -40,6 +45,11 @@ class GateRule:
                              "--min-delta, --require-ci-above")
         if self.max_broken is not None and self.max_broken < 0:
             raise UsageError(f"--max-broken must be 0 or more, got {self.max_broken}")
+        if self.min_slice < 1:
+            raise UsageError(f"--min-slice must be 1 or more, got {self.min_slice}")
+        if not 0 < self.alpha < 1:
+            raise UsageError(f"the per-slice significance level must be in (0, 1), got "
+                             f"{self.alpha}")
 
     def statement(self, metric: str, *, binary: bool = True, confidence: float = 0.95) -> str:
         """The refutation rule in words, e.g. for the output's first line."""
@@ -52,14 +62,20 @@ class GateRule:
         if self.require_ci_above is not None:
             parts.append(f"the lower end of the {confidence:.0%} bootstrap interval is below "
                          f"{self.require_ci_above:+g}")
-        where = (f"overall or in any slice of {self.min_slice_size} or more questions"
+        where = (f"overall, or in any slice of {self.min_slice} or more questions where the "
+                 f"change is beyond chance: Holm-adjusted sign test p < {self.alpha:g}"
                  if self.per_slice else "overall")
         return f"The candidate fails on {metric} if {', or '.join(parts)} ({where})."
 
 
 @dataclass(frozen=True)
 class GateCheck:
-    """One check of the rule on one scope (overall, a split or a slice)."""
+    """One check of the rule on one scope (overall or a slice).
+
+    ``passed`` says whether the observed value is within the limit. A slice check also carries
+    the slice's sign-test p-value, raw and Holm-adjusted, and the level ``alpha``: over the
+    limit with an adjusted p-value at or above ``alpha`` is ``chance`` and does not fail.
+    """
 
     scope: str
     check: str
@@ -67,19 +83,43 @@ class GateCheck:
     threshold: float
     passed: bool
     enforced: bool = True
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    alpha: float | None = None
+
+    @property
+    def chance(self) -> bool:
+        """Over the limit, but not beyond chance after the Holm adjustment."""
+        return (not self.passed and self.p_adjusted is not None and self.alpha is not None
+                and self.p_adjusted >= self.alpha)
 
     @property
     def failed(self) -> bool:
-        return self.enforced and not self.passed
+        return self.enforced and not self.passed and not self.chance
+
+    @property
+    def result(self) -> str:
+        if self.passed:
+            return "pass"
+        if self.chance:
+            return "within chance"
+        return "FAIL" if self.enforced else "not enforced"
 
     def describe(self) -> str:
-        result = "pass" if self.passed else ("FAIL" if self.enforced else f"advisory ({SMALL_NOTE})")
-        return (f"{self.scope}: {self.check} = {_fmt(self.check, self.observed)} "
-                f"(limit {_fmt(self.check, self.threshold)}): {result}")
+        text = (f"{self.scope}: {self.check} = {_fmt(self.check, self.observed)} "
+                f"(limit {_fmt(self.check, self.threshold)})")
+        if self.p_adjusted is not None and not self.passed:
+            text += (f", sign test p = {self.p_value:.3g}, Holm-adjusted {self.p_adjusted:.3g}"
+                     + (f" (>= {self.alpha:g})" if self.chance else f" (< {self.alpha:g})"))
+        if self.chance:
+            return text + ": over the limit, but within chance: pass"
+        return f"{text}: {self.result}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"scope": self.scope, "check": self.check, "observed": self.observed,
-                "threshold": self.threshold, "passed": self.passed, "enforced": self.enforced}
+                "threshold": self.threshold, "passed": self.passed, "enforced": self.enforced,
+                "p_value": self.p_value, "p_adjusted": self.p_adjusted,
+                "within_chance": self.chance, "failed": self.failed}
 
 
 def _fmt(check: str, x: float) -> str:
@@ -88,9 +128,24 @@ def _fmt(check: str, x: float) -> str:
 
 @dataclass(frozen=True)
 class GateResult:
+    """The checks made, and the slices skipped for size as ``(name, questions)``."""
+
     rule: GateRule
     comparison: Comparison
     checks: tuple[GateCheck, ...] = field(default_factory=tuple)
+    skipped: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def adjustment_line(self) -> str:
+        """"per-slice p-values Holm-adjusted over N slices" ("" when slices are not gated)."""
+        adj = self.comparison.slice_adjustment
+        if not self.rule.per_slice or adj is None:
+            return ""
+        return f"per-slice p-values {adj[0].capitalize()}-adjusted over {adj[1]} slices"
+
+    def skip_lines(self) -> list[str]:
+        return [f"slice {name}: skipped, {n} questions (under {self.rule.min_slice}: "
+                f"{SMALL_NOTE})" for name, n in self.skipped]
 
     @property
     def passed(self) -> bool:
@@ -110,7 +165,10 @@ class GateResult:
         return {"passed": self.passed, "rule": self.statement,
                 "max_broken": r.max_broken, "min_delta": r.min_delta,
                 "require_ci_above": r.require_ci_above, "per_slice": r.per_slice,
+                "min_slice": r.min_slice, "alpha": r.alpha,
+                "slice_p_adjustment": "holm" if self.adjustment_line else None,
                 "checks": [ch.to_dict() for ch in self.checks],
+                "skipped": [{"slice": name, "n": n} for name, n in self.skipped],
                 "comparison": self.comparison.to_dict()}
 
     def to_markdown(self) -> str:
@@ -123,9 +181,17 @@ class GateResult:
             "| scope | check | observed | limit | result |", "|---|---|---|---|---|",
         ]
         for ch in self.checks:
-            res = "pass" if ch.passed else ("**FAIL**" if ch.enforced else "advisory")
+            res = "**FAIL**" if ch.failed else ch.result
+            if ch.chance:
+                res += f" (Holm p = {ch.p_adjusted:.3g})"
             lines.append(f"| {ch.scope} | {ch.check} | {_fmt(ch.check, ch.observed)} | "
                          f"{_fmt(ch.check, ch.threshold)} | {res} |")
+        for name, n in self.skipped:
+            lines.append(f"| slice {name} | - | {n} questions | - | skipped |")
+        if self.adjustment_line:
+            lines += ["", f"{self.adjustment_line}; a slice fails only when its change is beyond "
+                      f"chance (adjusted p < {self.rule.alpha:g}); slices under "
+                      f"{self.rule.min_slice} questions are skipped ({SMALL_NOTE})."]
         fb = f", fixed {c.fixed} / broken {c.broken}" if c.binary else ""
         headline = (
             f"n = {c.n} questions; mean {c.overall.baseline_mean:.4f} -> "
@@ -150,9 +216,11 @@ class GateResult:
         failures = sum(ch.failed for ch in self.checks)
         suites = ET.Element("testsuites", name="ragmeter gate", tests=str(len(self.checks)),
                             failures=str(failures))
+        n_tests = len(self.checks) + len(self.skipped)
+        suites.set("tests", str(n_tests))
         suite = ET.SubElement(suites, "testsuite", name=suite_name,
-                              tests=str(len(self.checks)), failures=str(failures), errors="0",
-                              skipped="0")
+                              tests=str(n_tests), failures=str(failures), errors="0",
+                              skipped=str(len(self.skipped)))
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="rule", value=self.statement)
         ET.SubElement(props, "property", name="verdict", value=c.verdict)
@@ -164,33 +232,44 @@ class GateResult:
                     self.statement)
             elif not ch.passed:
                 ET.SubElement(case, "system-out").text = ch.describe()
+        for line, (name, _) in zip(self.skip_lines(), self.skipped):
+            case = ET.SubElement(suite, "testcase", classname=f"ragmeter.gate.slice {name}",
+                                 name="slice size")
+            ET.SubElement(case, "skipped", message=line)
         ET.SubElement(suite, "system-out").text = self.to_markdown()
         ET.indent(suites)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
 def _checks(scope: str, s: PairedStats, rule: GateRule, binary: bool,
-            enforced: bool) -> list[GateCheck]:
+            p_adjusted: float | None = None) -> list[GateCheck]:
+    """The rule's checks on one scope; a slice passes its adjusted p-value along."""
+    sig = {} if p_adjusted is None else {"p_value": s.sign_test_p, "p_adjusted": p_adjusted,
+                                         "alpha": rule.alpha}
     out = []
     if rule.max_broken is not None:
         broken = s.broken if binary and s.broken is not None else s.losses
         out.append(GateCheck(scope, "broken" if binary else "losses", float(broken),
-                             float(rule.max_broken), broken <= rule.max_broken, enforced))
+                             float(rule.max_broken), broken <= rule.max_broken, **sig))
     if rule.min_delta is not None:
         out.append(GateCheck(scope, "mean delta", s.mean_delta, rule.min_delta,
-                             s.mean_delta >= rule.min_delta, enforced))
+                             s.mean_delta >= rule.min_delta, **sig))
     if rule.require_ci_above is not None:
         out.append(GateCheck(scope, "interval lower end", s.ci[0], rule.require_ci_above,
-                             s.ci[0] >= rule.require_ci_above, enforced))
+                             s.ci[0] >= rule.require_ci_above, **sig))
     return out
 
 
 def gate(comparison: Comparison, rule: GateRule) -> GateResult:
     """Check ``rule`` on ``comparison`` overall (and per slice when the rule says so)."""
     c = comparison
-    checks = _checks("overall", c.overall, rule, c.binary, True)
+    checks = _checks("overall", c.overall, rule, c.binary)
+    skipped: list[tuple[str, int]] = []
     if rule.per_slice:
         for name, sl in c.slices.items():
-            checks += _checks(f"slice {name}", sl.stats, rule, c.binary,
-                              sl.stats.n >= rule.min_slice_size)
-    return GateResult(rule, c, tuple(checks))
+            if sl.stats.n < rule.min_slice:
+                skipped.append((name, sl.stats.n))
+                continue
+            p = sl.p_adjusted if sl.p_adjusted is not None else sl.stats.sign_test_p
+            checks += _checks(f"slice {name}", sl.stats, rule, c.binary, p)
+    return GateResult(rule, c, tuple(checks), tuple(skipped))

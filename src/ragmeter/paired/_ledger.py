@@ -11,6 +11,9 @@ removed), so two runs with one name but different settings count as two variants
 tried on a version are the distinct *candidates* of the comparisons on it: the baseline is what
 they are measured against, not one of the options being selected (a promoted winner was counted
 when it was a candidate).
+
+Each entry also lists the changes from baseline to candidate (``changes``), decided by
+:func:`ragmeter.paired.changes`, the same rule ``run`` and ``compare`` apply.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
+from ._changes import changes
 from ._configdiff import flatten, is_setting
 
 DEFAULT_LEDGER = Path(".ragmeter") / "ledger.jsonl"
@@ -92,12 +96,14 @@ class Ledger:
         ci: tuple[float, float] | None = None,
     ) -> dict[str, Any]:
         """Count one comparison; returns the entry written."""
+        found = changes(baseline_config or {}, candidate_config or {})
         entry = {
             "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "golden_version": golden_version if golden_version is not None else UNVERSIONED,
             "metric": metric,
             "baseline": variant_id(baseline, baseline_config or {}),
             "candidate": variant_id(candidate, candidate_config or {}),
+            "changes": [c.name for c in found],
             "n": n,
             "mean_delta": mean_delta,
             "ci": list(ci) if ci is not None else None,

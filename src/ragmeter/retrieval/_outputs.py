@@ -37,15 +37,16 @@ def ranked_rows(run: Run) -> tuple[list[str], list[str], np.ndarray, np.ndarray]
     return qids, docs, ranks, np.asarray(run.score)[ranked.rows]
 
 
-def write_run(run: Run, path: Path, fmt: str) -> Path:
+def write_run(run: Run, path: Path, fmt: str, *, id_column: str = "chunk_id") -> Path:
     """Write a run as TREC (``qid Q0 chunk_id rank score name``) or parquet
-    (columns ``qid, chunk_id, rank, score``), atomically."""
+    (columns ``qid, chunk_id, rank, score``; ``id_column`` names the item column), atomically."""
     qids, docs, ranks, scores = ranked_rows(run)
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.table({"qid": pa.array(qids, pa.string()), "chunk_id": pa.array(docs, pa.string()),
+        table = pa.table({"qid": pa.array(qids, pa.string()),
+                          id_column: pa.array(docs, pa.string()),
                           "rank": pa.array(ranks, pa.int64()), "score": pa.array(scores, pa.float64())})
         with atomic_path(path) as tmp:
             pq.write_table(table, tmp)

@@ -44,7 +44,9 @@ class RichProgress:
             TimeRemainingColumn,
         )
 
-        columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+        # markup=False: descriptions carry variant and chunker names (tokens:100:0, [x]) that
+        # must print as written, never as markup or emoji codes
+        columns = [SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
                    MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
         # transient: a finished step leaves no bar behind; the summary table says what happened
         with Progress(*columns, console=self.console, transient=True) as bar:

@@ -33,7 +33,7 @@ def _columns(result: ExperimentResult) -> list[tuple[str, Metric, str]]:
         if ks != {None}:
             k_label = str(m.at(next(iter(ks)))) if len(ks) == 1 else f"{m}@k"
             cols.append((k_label, m, "k"))
-        if budgets != {None} and "span" in m.info.levels:
+        if budgets != {None} and "span" in m.info.levels and exp.level != "document":
             b_label = str(m.at(budget=next(iter(budgets)))) if len(budgets) == 1 else f"{m}@budget"
             cols.append((b_label, m, "budget"))
     return cols
@@ -56,8 +56,15 @@ def _cell(v: VariantResult, m: Metric, kind: str) -> float | None:
         return None
 
 
-def table_rows(result: ExperimentResult) -> list[dict[str, Any]]:
-    """One dict per variant: name, pipeline, changes, k, budget, context tokens, metric means."""
+def _r(x: float, digits: int | None) -> float:
+    """Round for the JSON/CSV rows; the rich table gets exact values and formats them once
+    (rounding twice turns 0.66253 into 0.6625 and then into "0.662")."""
+    return x if digits is None else round(x, digits)
+
+
+def table_rows(result: ExperimentResult, *, digits: int | None = 4) -> list[dict[str, Any]]:
+    """One dict per variant: name, pipeline, changes, k, budget, context tokens, questions scored,
+    scoring level ("span" or "document"), metric means."""
     head = f"R@{result.experiment.headroom_k} {HEADROOM_NOTE}"
     rows = []
     for v in result.variants:
@@ -66,22 +73,31 @@ def table_rows(result: ExperimentResult) -> list[dict[str, Any]]:
             "changes": "baseline" if v.is_baseline else (", ".join(v.changes) or "nothing"),
             "k": v.settings.k, "budget": v.settings.budget,
             "ctx_tokens": round(v.context_tokens), "n": v.evaluation.n_queries,
+            "level": result.experiment.level,
         }
         for header, m, kind in _columns(result):
             val = _cell(v, m, kind)
-            row[header] = None if val is None else round(val, 4)
-        row[head] = round(v.value(result.experiment.headroom_metric()), 4)
+            row[header] = None if val is None else _r(val, digits)
+        row[head] = _r(v.value(result.experiment.headroom_metric()), digits)
         rows.append(row)
     return rows
 
 
 def primary_metric(result: ExperimentResult, v: VariantResult) -> Metric | None:
     """The metric a variant is compared on: the first span metric at the shared budget, else at
-    the shared k; None when baseline and variant share neither."""
+    the shared k; at level = "document", the first metric at the shared k. None when baseline
+    and variant share neither."""
     base = result.baseline.settings
     s = v.settings
+    documents = result.experiment.level == "document"
     for m in result.experiment.metrics:
-        if "span" not in m.info.levels or m.k is not None or m.budget is not None:
+        if m.k is not None or m.budget is not None:
+            continue
+        if documents:
+            if base.k is not None and base.k == s.k:
+                return m.at(s.k)
+            continue
+        if "span" not in m.info.levels:
             continue
         if base.budget is not None and base.budget == s.budget:
             return m.at(budget=s.budget)
@@ -91,7 +107,7 @@ def primary_metric(result: ExperimentResult, v: VariantResult) -> Metric | None:
 
 
 def comparison_rows(result: ExperimentResult, *, n_resamples: int = 2000,
-                    seed: int = 0) -> list[dict[str, Any]]:
+                    seed: int = 0, digits: int | None = 4) -> list[dict[str, Any]]:
     """Paired comparison of each variant against the baseline on its primary metric."""
     from ..paired import compare
 
@@ -109,10 +125,10 @@ def comparison_rows(result: ExperimentResult, *, n_resamples: int = 2000,
             c = compare(base.evaluation, v.evaluation, m, n_resamples=n_resamples, seed=seed,
                         names=(base.name, v.name))
         rows.append({
-            "variant": v.name, "metric": str(m), "baseline": round(c.overall.baseline_mean, 4),
-            "variant_mean": round(c.overall.candidate_mean, 4), "delta": round(c.mean_delta, 4),
-            "ci_low": round(c.ci[0], 4), "ci_high": round(c.ci[1], 4), "wins": c.wins,
-            "losses": c.losses, "ties": c.ties, "sign_p": round(c.sign_test_p, 4), "n": c.n,
+            "variant": v.name, "metric": str(m), "baseline": _r(c.overall.baseline_mean, digits),
+            "variant_mean": _r(c.overall.candidate_mean, digits), "delta": _r(c.mean_delta, digits),
+            "ci_low": _r(c.ci[0], digits), "ci_high": _r(c.ci[1], digits), "wins": c.wins,
+            "losses": c.losses, "ties": c.ties, "sign_p": _r(c.sign_test_p, digits), "n": c.n,
         })
     return rows
 
@@ -125,14 +141,19 @@ def render(result: ExperimentResult) -> list[Any]:
     from rich.table import Table
     from rich.text import Text
 
-    rows = table_rows(result)
+    from .._literal import TITLE, lit
+
+    rows = table_rows(result, digits=None)
     exp = result.experiment
     budgets = {v.settings.budget for v in result.variants}
     head = f"R@{exp.headroom_k} {HEADROOM_NOTE}"
     facts = [f"golden set {result.golden_version}", f"{result.baseline.evaluation.n_queries} questions"]
+    if exp.level == "document":
+        facts.append("document level: each document at its best chunk's rank")
     if len(budgets) == 1 and None not in budgets:
         facts.append(f"budget {next(iter(budgets))} tokens")
-    setup = Table(title=f"{exp.name}\n({', '.join(facts)})", title_justify="left")
+    # lit: experiment, variant and chunker names (tokens:100:0, [x]) print as written
+    setup = Table(title=lit(f"{exp.name}\n({', '.join(facts)})", TITLE), title_justify="left")
     setup_keys = ["variant", "chunking", "pipeline", "changes", "k", "ctx_tokens"]
     if len(budgets) > 1:
         setup_keys.insert(5, "budget")
@@ -159,27 +180,28 @@ def render(result: ExperimentResult) -> list[Any]:
                   if head in keys else None, caption_justify="left")
         t.add_column("variant", min_width=name_width)
         for key in keys:
-            t.add_column(f"R@{exp.headroom_k} headroom" if key == head else key, justify="right",
-                         style="dim" if key == head else None)
+            t.add_column(lit(f"R@{exp.headroom_k} headroom" if key == head else key),
+                         justify="right", style="dim" if key == head else None)
         for row in rows:
             t.add_row(*(Text(_fmt(row[k])) for k in ["variant", *keys]))
         out.append(t)
 
-    comp = comparison_rows(result)
+    comp = comparison_rows(result, digits=None)
     if comp:
         shown = {r["metric"] for r in comp if r.get("metric")}
         one = next(iter(shown)) if len(shown) == 1 else None
-        t2 = Table(title=f"{one + ' ' if one else ''}against the baseline, question by question "
-                   "(paired bootstrap 95% CI, wins/losses/ties, sign test)", title_justify="left")
+        t2 = Table(title=lit(f"{one + ' ' if one else ''}against the baseline, question by "
+                             "question (paired bootstrap 95% CI, wins/losses/ties, sign test)",
+                             TITLE), title_justify="left")
         t2.add_column("variant", min_width=name_width)
         if one is None:
             t2.add_column("metric")
         for col in ("delta", "95% CI", "W/L/T", "sign p"):
             t2.add_column(col, justify="right", no_wrap=col == "95% CI")
         for r in comp:
-            lead = [Text(r["variant"])] + ([] if one else [r.get("metric") or "-"])
+            lead = [Text(r["variant"])] + ([] if one else [lit(r.get("metric") or "-")])
             if r.get("metric") is None:
-                t2.add_row(*lead, "-", r["note"], "", "")
+                t2.add_row(*lead, "-", lit(r["note"]), "", "")
                 continue
             t2.add_row(*lead, f"{r['delta']:+.3f}", f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
                        f"{r['wins']}/{r['losses']}/{r['ties']}", f"{r['sign_p']:.3f}")

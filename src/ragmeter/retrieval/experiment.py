@@ -27,13 +27,23 @@
     name = "reranker"
     reranker = { kind = "bi-encoder", model = "e5", top = 50 }
 
+A BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/SPLIT.tsv``) may replace ``golden`` and
+``corpus``: ``beir = "path/to/scifact"`` (and ``beir_split = "test"``, the default), read with
+:func:`ragmeter.data.load_beir`. ``level = "document"`` scores every metric on documents: each
+variant's chunk ranking is rolled up (a document at its best chunk's rank,
+:func:`ragmeter.labels.rollup_run`) and judged on document qrels derived from the spans, so
+figures compare with trec_eval's on BEIR qrels. The default, ``level = "span"``, scores span
+metrics on the span labels and nDCG, P and AP on chunk qrels.
+
 A variant lists only what it changes: ``chunker``, ``chunks`` (a chunk file), ``retriever``,
 ``reranker``, ``run`` (an imported JSONL run, see :mod:`ragmeter.retrieval.byo`), ``depth``,
 ``k`` or ``budget``; everything else is the baseline's. ragmeter warns when a variant changes
-more than one thing (changing the chunk size together with k so that ``k x chunk size`` stays
-equal counts as one change: the chunking, at equal budget) and when variants differ in context
-budget (``budget``, or ``k x chunk size`` for size-named chunkers), as the seed's rule asks:
-one change per run, the same context-token budget.
+more than one thing and when variants differ in context budget (``budget``, or ``k x chunk
+size`` for size-named chunkers; within 10% of the baseline's counts as equal): one change per
+run, the same context-token budget. What counts as one change is decided by
+:func:`ragmeter.paired.changes` on :func:`settings_config` mappings, the same rule ``compare``,
+``gate`` and the ledger apply to evaluation configs: changing the chunk size together with k so
+that the budget stays within 10% is one change (the chunking, at an equal budget).
 """
 
 from __future__ import annotations
@@ -47,18 +57,21 @@ from typing import Any
 
 from .._errors import InputError, Problem, RagmeterError, RagmeterWarning, ValidationError
 from ..metrics import Metric, parse
+from ..paired._changes import changes as _logical_changes
+from ..paired._changes import chunk_size as _chunk_size
+from ..paired._changes import context_budget, same_budget
+from ._sources import read_level, read_source
 from ._specs import describe, normalize_reranker, normalize_retriever
 
 TOP_KEYS = {"name", "golden", "corpus", "output", "k", "budget", "headroom_k", "metrics", "cover",
-            "cache", "run_format", "tokenizer", "baseline", "variant", "description"}
+            "cache", "run_format", "tokenizer", "baseline", "variant", "description", "level",
+            "beir", "beir_split"}
 SETTING_KEYS = ("chunker", "chunks", "retriever", "reranker", "run", "depth", "k", "budget")
 VARIANT_KEYS = {"name", "description", *SETTING_KEYS}
 RUN_FORMATS = ("trec", "parquet")
 DEFAULT_METRICS = ("R", "Hit", "RR", "nDCG")
 DEFAULT_DEPTH = 100
 DEFAULT_HEADROOM = 50
-
-_SIZE_RE = re.compile(r"^(?:tokens|recursive|sections):(\d+)")
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,11 @@ class Experiment:
     tokenizer: str | None = None
     description: str = ""
     warnings: tuple[str, ...] = field(default=())
+    #: "span" or "document" (see ``_sources.LEVELS``)
+    level: str = "span"
+    #: the BEIR folder the golden set and corpus are read from (None: golden and corpus files)
+    beir: Path | None = None
+    beir_split: str = "test"
 
     @property
     def all_variants(self) -> tuple[Variant, ...]:
@@ -142,7 +160,8 @@ class Experiment:
                 continue
             if settings.k is not None:
                 out.append(m.at(settings.k))
-            if settings.budget is not None and "span" in m.info.levels:
+            if settings.budget is not None and "span" in m.info.levels \
+                    and self.level != "document":
                 out.append(m.at(budget=settings.budget))
         return tuple(dict.fromkeys(out))
 
@@ -152,10 +171,14 @@ class Experiment:
 
 def chunk_size(chunker: str | None) -> int | None:
     """The token size in a chunker name (``tokens:300:50`` -> 300), None when it has none."""
-    if chunker is None:
-        return None
-    m = _SIZE_RE.match(chunker)
-    return int(m.group(1)) if m else None
+    return _chunk_size(chunker)
+
+
+def settings_config(s: Settings) -> dict[str, Any]:
+    """A variant's settings as the config mapping runs carry (``{"settings": {...}}``, as in
+    each variant's config.json), so the one change rule of :func:`ragmeter.paired.changes`
+    applies to experiment variants exactly as it does to evaluation configs."""
+    return {"settings": s.to_dict()}
 
 
 def load_experiment(path: str | Path, *, warn: bool = True) -> Experiment:
@@ -236,19 +259,13 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
         if key not in TOP_KEYS:
             ck.add(f"unknown key '{key}'; keys: {', '.join(sorted(TOP_KEYS))}", key)
 
-    def need_str(key: str) -> str | None:
-        val = data.get(key)
-        if not isinstance(val, str) or not val:
-            ck.add(f"'{key}' is required: a path relative to the experiment file", key)
-            return None
-        return val
-
-    golden, corpus = need_str("golden"), need_str("corpus")
+    source = read_source(data, base, ck)  # golden + corpus, or a BEIR folder
     output = data.get("output", "runs")
     for key in ("output", "cache", "tokenizer", "name", "description"):
         if key in data and not isinstance(data[key], str):
             ck.add(f"'{key}' must be a string", key)
     metrics = _metrics(data.get("metrics", list(DEFAULT_METRICS)), ck)
+    level = read_level(data, metrics, ck)
     headroom_k = _positive_int(data.get("headroom_k", DEFAULT_HEADROOM), "headroom_k", ck)
     cover = data.get("cover", 0.5)
     if isinstance(cover, bool) or not isinstance(cover, (int, float)) or not 0 < cover <= 1:
@@ -306,20 +323,24 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
         if s.k is not None and s.depth < s.k:
             ck.add(f"depth {s.depth} is below the prompt k {s.k}", f"{where}.depth")
         k_reported = any(p.field in ("k", "baseline.k", f"{where}.k") for p in ck.problems)
-        if any(m.k is None and m.budget is None and "span" not in m.info.levels for m in metrics) \
+        if any(m.k is None and m.budget is None and ("span" not in m.info.levels
+                                                     or level == "document") for m in metrics) \
                 and s.k is None and not k_reported:
-            ck.add("k is required: metrics such as nDCG are scored at the prompt k", f"{where}.k")
+            ck.add("k is required: at level = \"document\" every metric is scored at the prompt k"
+                   if level == "document" else
+                   "k is required: metrics such as nDCG are scored at the prompt k", f"{where}.k")
     if ck.problems:
         raise ValidationError(ck.problems, what=f"experiment {path}")
 
     return Experiment(
-        path=path, name=str(data.get("name", path.stem)), golden=base / str(golden),
-        corpus=base / str(corpus), output=base / str(output), metrics=metrics,
+        path=path, name=str(data.get("name", path.stem)), golden=source.golden,
+        corpus=source.corpus, output=base / str(output), metrics=metrics,
         headroom_k=int(headroom_k or DEFAULT_HEADROOM), cover=float(cover),
         run_format=str(run_format), baseline=baseline, variants=tuple(variants),
         cache=None if "cache" not in data else base / str(data["cache"]),
         tokenizer=data.get("tokenizer"), description=str(data.get("description", "")),
-        warnings=tuple(_warnings(baseline, variants)),
+        warnings=tuple(_warnings(baseline, variants)), level=level, beir=source.beir,
+        beir_split=source.beir_split,
     )
 
 
@@ -408,21 +429,16 @@ def _settings(table: dict[str, Any], where: str, inherit: Settings, base: Path, 
 
 
 def _changes(base: Settings, s: Settings) -> tuple[str, ...]:
+    """The raw fields that differ (a listing, not a count: see :func:`effective_changes`)."""
     return tuple(k for k in SETTING_KEYS if getattr(base, k) != getattr(s, k))
 
 
 def effective_changes(base: Settings, s: Settings) -> tuple[str, ...]:
-    """The changed fields, with "k moved to keep the budget of a re-chunking" not counted."""
-    changes = list(_changes(base, s))
-    rechunked = "chunker" in changes or "chunks" in changes
-    if rechunked and "k" in changes and base.budget == s.budget \
-            and base.nominal_budget is not None and base.nominal_budget == s.nominal_budget:
-        changes.remove("k")
-    if "chunks" in changes and "chunker" in changes:
-        changes.remove("chunks")
-    if "run" in changes:  # an imported run replaces the retriever and reranker as one change
-        changes = [c for c in changes if c not in ("retriever", "reranker")]
-    return tuple(changes)
+    """The logical changes from ``base`` to ``s`` by the one rule of
+    :func:`ragmeter.paired.changes` (``chunking``, ``retriever``, ``reranker``, ``run``, ``k``,
+    ``budget``, ``depth``): e.g. a re-chunking with k scaled to keep the budget within 10% is
+    the one change ``chunking``."""
+    return tuple(c.name for c in _logical_changes(settings_config(base), settings_config(s)))
 
 
 def _warnings(baseline: Variant, variants: list[Variant]) -> list[str]:
@@ -435,12 +451,13 @@ def _warnings(baseline: Variant, variants: list[Variant]) -> list[str]:
         elif len(eff) > 1:
             out.append(f"variant '{v.name}' changes {len(eff)} things ({', '.join(eff)}): a "
                        "difference cannot be credited to one of them; change one thing per run")
-        nb, nv = b.nominal_budget, v.settings.nominal_budget
+        nb, nv = context_budget(settings_config(b)), context_budget(settings_config(v.settings))
         context = {"chunker", "chunks", "k", "budget", "run"} & set(v.changes)
         if nb is not None and nv is not None:
-            if nb != nv:
+            if not same_budget(nb, nv):
                 out.append(f"variant '{v.name}' has a context budget of {nv} tokens against "
-                           f"the baseline's {nb}: compare variants at the same budget")
+                           f"the baseline's {nb} (more than 10% apart): compare variants at "
+                           "the same budget")
         elif context:
             out.append(f"variant '{v.name}' may differ from the baseline in context budget "
                        f"({', '.join(sorted(context))} changed and the chunk size is not in "

@@ -9,8 +9,12 @@ For each variant (baseline first) :func:`run_experiment`
 3. scores the run on the span labels (:func:`ragmeter.labels.evaluate_spans`: R, Hit, RR, AllR at
    the prompt k and/or budget, plus recall at ``headroom_k``) and, for chunk-level metrics such as
    nDCG, on chunk qrels derived from the spans (:func:`ragmeter.labels.chunk_qrels` + the engine);
+   with ``level = "document"`` every metric is scored instead on documents: the chunk ranking
+   rolled up to documents (:func:`ragmeter.labels.rollup_run`) against document qrels
+   (:func:`ragmeter.labels.document_qrels`);
 4. writes ``OUTPUT/<variant>/run.trec`` (or ``run.parquet``), ``config.json`` (resolved
-   settings, golden-set version, timings, cache hits) and ``evaluation.json`` (per query).
+   settings, golden-set version, timings, cache hits) and ``evaluation.json`` (per query), plus
+   the rolled-up ``document_run.trec`` at document level.
 
 Re-running an unchanged experiment reads everything from the cache: no chunking, no index, no
 encoder call; only scoring runs again.
@@ -47,7 +51,8 @@ class VariantResult:
     settings: Settings
     changes: tuple[str, ...]
     run: Run
-    #: span-level metrics at the prompt k / budget, plus R@headroom_k.
+    #: span-level metrics at the prompt k / budget, plus R@headroom_k; at level = "document"
+    #: every metric on documents (the run rolled up to documents).
     evaluation: Evaluation
     #: chunk-level metrics (nDCG, P, AP) on chunk qrels; None when none were asked or the run
     #: is an imported spans run (no chunking of the whole corpus to judge against).
@@ -132,7 +137,7 @@ class ExperimentResult:
 
         return {
             "experiment": self.experiment.name, "file": str(self.experiment.path),
-            "golden_version": self.golden_version,
+            "level": self.experiment.level, "golden_version": self.golden_version,
             "variants": [v.to_dict() for v in self.variants],
             "table": table_rows(self), "vs_baseline": comparison_rows(self),
             "warnings": list(self.experiment.warnings), "encoder_calls": self.encoder_calls,
@@ -165,8 +170,13 @@ def run_experiment(
     root = cache_dir if cache_dir is not None else (exp.cache or exp.path.parent / ".ragmeter-cache")
     cache = Cache(root if use_cache else None)
     with progress.step("load corpus and golden set", None):
-        corpus = load_corpus(exp.corpus)
-        golden = load_golden(exp.golden, corpus)
+        if exp.beir is not None:
+            from ..data import load_beir
+
+            corpus, golden = load_beir(exp.beir, exp.beir_split)
+        else:
+            corpus = load_corpus(exp.corpus)
+            golden = load_golden(exp.golden, corpus)
     version = golden.version
     pool = EncoderPool(base_dir=exp.path.parent)
     ctx = _Context(exp, corpus, golden, cache, pool, progress, write)
@@ -233,10 +243,14 @@ class _Context:
 
     # -- retrieval ---------------------------------------------------------------------------
     def retrieve(self, v: Variant, chunking: Any, timings: dict[str, float]) -> tuple[Run, bool]:
+        from ..chunking import index_texts
+
         s = v.settings
         assert s.retriever is not None
+        # the chunk texts, or title + text for the document chunker (BEIR's convention)
+        texts = index_texts(chunking, self.corpus)
         key = digest("run", s.retriever, s.reranker, s.depth, chunking.name,
-                     texts_digest(chunking.ids, chunking.text), self.queries_key,
+                     texts_digest(chunking.ids, texts), self.queries_key,
                      _model_fingerprints([s.retriever, s.reranker], self.exp.path.parent),
                      _versions())
         hit = self.cache.lookup("runs", key, ".parquet")
@@ -249,7 +263,7 @@ class _Context:
         retriever = build_reranked(first, s.reranker, cache=self.cache, pool=self.pool,
                                    progress=self.progress)
         t = time.perf_counter()
-        retriever.fit(chunking.ids, chunking.text)
+        retriever.fit(chunking.ids, texts)
         timings["index"] = time.perf_counter() - t
         t = time.perf_counter()
         run = retriever.search(self.queries, s.depth, qids=self.qids)
@@ -297,6 +311,11 @@ class _Context:
         if self.write:
             folder = self.exp.output / slug(v.name)
             run_path = write_run(run, folder / f"run.{self.exp.run_format}", self.exp.run_format)
+            if self.exp.level == "document":
+                from ..labels import rollup_run
+
+                write_run(rollup_run(run, chunking), folder / f"document_run.{self.exp.run_format}",
+                          self.exp.run_format, id_column="doc")
         timings["total"] = time.perf_counter() - t0
         result = VariantResult(
             name=v.name, label=s.label(), settings=s, changes=effective_changes(
@@ -332,6 +351,13 @@ class _Context:
             "retriever": describe(s.retriever) if s.run is None else f"imported {s.run.name}",
             "reranker": describe(s.reranker), "depth": s.depth, "k": s.k, "budget": s.budget}}
         notes: list[str] = []
+        if exp.level == "document":
+            unlabelled = sum(1 for q in self.golden if not q.evidence)
+            if unlabelled:
+                notes.append(f"{unlabelled} question(s) without evidence are not scored at "
+                             "document level (no relevant document to find)")
+            return self.score_documents(v, chunking, run, [*prompt, exp.headroom_metric()],
+                                        config), None, notes
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             ev = evaluate_spans(self.golden, chunking, run, list(dict.fromkeys(span_ms)),
@@ -351,12 +377,28 @@ class _Context:
         notes.extend(str(w.message) for w in caught)
         return ev, chunk_ev, notes
 
+    def score_documents(self, v: Variant, chunking: Any, run: Run, metrics: list[Metric],
+                        config: dict[str, Any]) -> Evaluation:
+        """Every metric on documents: the run rolled up (each document at its best chunk's rank,
+        with that chunk's score) against document qrels (a document's grade = its best span's),
+        by the engine with trec_eval's rules, so a one-chunk-per-document run scores exactly as
+        trec_eval scores the same document run on the collection's qrels."""
+        from ..labels import document_qrels, rollup_run
+        from ..metrics._engine import evaluate
+
+        return evaluate(document_qrels(self.golden), rollup_run(run, chunking),
+                        list(dict.fromkeys(metrics)), run_name=v.name,
+                        golden_version=_golden_version(self.golden),
+                        config={**config, "level": "document", "chunking": chunking.name,
+                                "rollup": "best chunk"},
+                        slices=self.golden.slices, splits=self.golden.splits)
+
     def config_record(self, r: VariantResult) -> dict[str, Any]:
         exp = self.exp
         return {
             "variant": r.name, "baseline": r.is_baseline, "label": r.label,
             "changes": list(r.changes), "experiment": str(exp.path),
-            "golden": str(exp.golden), "corpus": str(exp.corpus),
+            "golden": str(exp.golden), "corpus": str(exp.corpus), "level": exp.level,
             "golden_version": r.evaluation.golden_version,
             "settings": r.settings.to_dict(),
             "resolved": {"chunking": r.chunking, "cover": exp.cover,
@@ -367,6 +409,14 @@ class _Context:
             "run_file": None if r.run_path is None else str(r.run_path),
             "notes": list(r.notes),
         }
+
+
+def _golden_version(golden: Any) -> str | None:
+    """The golden-set version, as the span-level evaluation records it (None if unknown)."""
+    try:
+        return golden.version
+    except UsageError:
+        return None
 
 
 def _context_tokens(run: Run, chunking: Any, s: Settings) -> float:

@@ -1,0 +1,161 @@
+"""``ragmeter answers position``: answer outcomes by where the evidence sits in the context.
+
+Registered on the ``answers`` group by :mod:`ragmeter.cli._answers`; kept in its own module so
+the answers commands stay small.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .._errors import UsageError
+from ._common import Format, console, handle_errors, print_json
+
+
+@handle_errors
+def position_cmd(
+    golden: Path = typer.Option(..., help="Golden set (JSONL) with evidence spans."),
+    answers: Path = typer.Option(..., help="Answers JSONL of the variant the run fed."),
+    chunks: Path = typer.Option(..., help="Chunking the run and context ids refer to."),
+    corpus: Path | None = typer.Option(None, help="Corpus (citations, chunk text check)."),
+    run: Path | None = typer.Option(None, help="Retrieval run (TREC or JSONL) of chunk ids that "
+                                    "built each prompt; default: the answers' context ids."),
+    k: int | None = typer.Option(None, "--k", help="Prompt k (passages in the prompt)."),
+    budget: int | None = typer.Option(None, help="Prompt token budget instead of --k."),
+    evidence: str = typer.Option("first", help="Which evidence span is placed: first (first "
+                                 "found, any grade) or best (first found of the top grade)."),
+    cover: float = typer.Option(0.5, help="Share of a span's characters the context must hold "
+                                "for it to count as found."),
+    per_question: bool = typer.Option(False, "--per-question", help="Also list every placed "
+                                      "question (csv: per-question rows instead)."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+) -> None:
+    """Answer correctness by where the evidence sits in the context: first, middle, last.
+
+    Lost in the middle on your answers; small bins give a direction, not proof."""
+    from ..answers._schema import load_answers
+    from ..answers.position import EVIDENCE, contexts_run, lost_in_the_middle
+    from ..answers.report import check_answers
+    from ._answers import _load_inputs
+
+    # argument errors first, before any file is read
+    if k is not None and budget is not None:
+        raise UsageError("give the prompt's --k or its --budget, not both")
+    if run is not None and k is None and budget is None:
+        raise UsageError("give the prompt's --k or its --budget (exactly one) with --run")
+    if evidence not in EVIDENCE:
+        raise UsageError(f"--evidence must be first or best, got '{evidence}'")
+    gold, corp, chk = _load_inputs(golden, corpus, chunks)
+    ans = load_answers(answers, golden=gold)
+    contexts = None
+    if run is not None:
+        from ..answers.contexts import prompt_contexts
+
+        source: Any = str(run)
+        # the same prompt contexts the positions come from: a citation outside them is
+        # unsupported (an answer's own `context` still wins)
+        contexts = prompt_contexts(source, chk, k=k, budget=budget)
+    else:
+        source = contexts_run(ans)
+        if not source:
+            raise UsageError(f"{answers} carries no 'context' chunk ids: give the --run that "
+                             "built the prompts and its --k or --budget")
+    report = check_answers(ans, gold, corpus=corp, chunks=chk, contexts=contexts)
+    rep = lost_in_the_middle(gold, chk, source, report, k=k, budget=budget, evidence=evidence,
+                             cover=cover)
+    if run is None and k is None and budget is None:
+        rep = _with_context(rep, "the answers' context ids")
+    if fmt == Format.json:
+        print_json(rep.to_dict())
+    elif fmt == Format.csv:
+        _write_csv(rep, per_question)
+    else:
+        print_positions(console, rep, per_question=per_question)
+
+
+def _with_context(rep: Any, text: str) -> Any:
+    from dataclasses import replace
+
+    return replace(rep, context=text)
+
+
+def _write_csv(rep: Any, per_question: bool) -> None:
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    if per_question:
+        w.writerow(["id", "position", "context_len", "bin", "grade", "correct", "ok"])
+        for q in rep.questions:
+            w.writerow([q.id, q.position, q.context_len, q.bin, q.grade, q.correct, q.ok])
+        return
+    w.writerow(["group", "key", "n", "correct", "ok", "support_unknown", "ok_rate", "ok_ci_low",
+                "ok_ci_high"])
+    for group, rows in (("bin", rep.bins), ("position", rep.positions)):
+        for g in rows:
+            ci = g.ok_interval
+            w.writerow([group, g.key, g.n, g.correct, g.ok, g.support_unknown,
+                        "" if g.ok_rate is None else f"{g.ok_rate:.4f}",
+                        "" if ci is None else f"{ci[0]:.4f}", "" if ci is None else f"{ci[1]:.4f}"])
+
+
+def _rate(k: int, n: int) -> str:
+    return f"{k}/{n} ({k / n:.0%})" if n else "-"
+
+
+def _table(title: str, key: str, groups: Any) -> Table:
+    t = Table(title=title)
+    t.add_column(key)
+    t.add_column("n", justify="right")
+    t.add_column("correct", justify="right")
+    t.add_column("correct and supported", justify="right")
+    t.add_column("support unknown", justify="right")
+    t.add_column("95% CI", justify="right")
+    for g in groups:
+        ci = g.ok_interval
+        t.add_row(g.key + (" *" if g.small and g.n else ""), str(g.n), _rate(g.correct, g.n),
+                  _rate(g.ok, g.ok_known), str(g.support_unknown),
+                  f"{ci[0]:.2f}-{ci[1]:.2f}" if ci else "-")
+    return t
+
+
+def print_positions(out: Console, rep: Any, *, per_question: bool = False) -> None:
+    """The bins, the raw positions, what was left out, and how far to trust it."""
+    from ..answers.position import MIN_BIN, SMALL_NOTE
+
+    who = escape(rep.variant or "answers")
+    version = f", golden {escape(rep.golden_version)}" if rep.golden_version else ""
+    out.print(f"[bold]Answer outcomes by evidence position[/bold] ({who}{version})")
+    out.print(f"Context: {escape(rep.context)}; placed: the {rep.evidence} evidence span found; "
+              "first = position 1, last = the context's last chunk, middle = the rest. "
+              "Correct and supported: over the answers whose support is known; 95% CI: its "
+              "Wilson interval.")
+    out.print(_table("by bin", "bin", rep.bins))
+    out.print(_table("by position in the context", "position", rep.positions))
+    ex = rep.excluded
+    out.print(f"{rep.n} question(s) placed; left out: {ex['not_in_context']} evidence not in "
+              f"the context, {ex['unanswerable']} unanswerable, {ex['no_answer']} without an "
+              f"answer, {ex['not_scored']} without a reference answer.")
+    if any(g.small and g.n for g in (*rep.bins, *rep.positions)):
+        out.print(f"* under {MIN_BIN} known verdicts: a direction, not proof.")
+    for note in rep.notes:
+        if note != SMALL_NOTE:
+            out.print(f"Note: {escape(note)}.")
+    if per_question:
+        t = Table(title="placed questions")
+        for col in ("id", "position", "of", "bin", "grade", "correct", "ok"):
+            t.add_column(col, justify="left" if col in ("id", "bin") else "right")
+        for q in rep.questions:
+            t.add_row(escape(q.id), str(q.position), str(q.context_len), q.bin,
+                      "-" if q.grade is None else str(q.grade), _yes(q.correct),
+                      "unknown" if q.ok is None else _yes(q.ok))
+        out.print(t)
+
+
+def _yes(v: bool) -> str:
+    return "yes" if v else "no"

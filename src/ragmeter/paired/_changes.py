@@ -1,0 +1,228 @@
+"""What counts as one change between two runs, and whether they share a context budget.
+
+This is the one rule that ``ragmeter run`` (its one-change warnings), ``compare``, ``gate`` and
+the ledger all ask, so the same pair of runs never gets two different verdicts.
+
+It works on config mappings: the ``config`` an :class:`~ragmeter.evaluation.Evaluation` carries
+(``ragmeter run`` writes the span evaluator's keys plus a ``settings`` table) or an experiment
+variant's settings converted by :func:`ragmeter.retrieval.experiment.settings_config`.
+
+The rule:
+
+1. The raw differences are :func:`~ragmeter.paired._configdiff.config_diff` (bookkeeping and
+   measured keys left out).
+2. Each differing key belongs to one *setting*: a key with a part ``reranker`` is the reranker; a
+   part ``retriever``, the retriever; a part in ``chunking``/``chunker``/``chunks``/
+   ``chunk_size``/``chunk_tokens``, the chunking; a last part ``k``/``prompt_k``/``top_k``, the
+   prompt k; ``budget``/``context_budget``/``token_budget``, the budget; any other key is its own
+   setting, named by the key without a ``settings.``/``resolved.`` prefix (so ``depth`` and
+   ``settings.depth`` are one setting). The same setting recorded under two keys counts once.
+3. An imported run (a ``run`` key, or a retriever recorded as ``imported ...``) replaces the
+   retriever and reranker: the three are one change, ``run``.
+4. A chunking change with the prompt k scaled so that the context budget stays within 10% of the
+   baseline's is one change, the chunking at an equal budget: k joins the chunking change.
+
+The context budget of a config (:func:`context_budget`) is the explicit budget if one is set,
+else ``k x chunk size`` for size-named chunkers (``tokens:N:overlap``, ``recursive:N:overlap``,
+``sections:N``), else the measured context tokens if recorded. Two budgets are equal when the
+candidate's is within 10% of the baseline's (:func:`same_budget`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..metrics import Metric
+from ._configdiff import SettingDiff, config_diff, flatten, is_setting
+
+#: Candidate budgets within this share of the baseline's count as the same budget.
+BUDGET_TOLERANCE = 0.10
+BUDGET_KEYS = frozenset({"budget", "context_budget", "token_budget"})
+K_KEYS = frozenset({"k", "prompt_k", "top_k"})
+CHUNKING_PARTS = frozenset({"chunking", "chunker", "chunks", "chunk_size", "chunk_tokens"})
+#: Measured context tokens (the mean the generator receives); a fallback budget, not a setting.
+MEASURED_CONTEXT = "context_tokens"
+#: Wrappers around settings: ``settings.depth`` is the same setting as ``depth``.
+WRAPPERS = ("settings.", "resolved.", "config.")
+
+_SIZE_RE = re.compile(r"^(?:tokens|recursive|sections):(\d+)")
+#: Metrics the span evaluator computes at a token budget.
+_BUDGET_METRICS = ("R", "Hit", "AllR", "RR")
+
+
+def chunk_size(chunker: str | None) -> int | None:
+    """The token size in a chunker name (``tokens:300:50`` -> 300), None when it has none."""
+    if not isinstance(chunker, str):
+        return None
+    m = _SIZE_RE.match(chunker)
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class Change:
+    """One logical change between two runs, with the raw setting differences it groups."""
+
+    name: str
+    diffs: tuple[SettingDiff, ...]
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "settings": [d.key for d in self.diffs],
+                "diffs": [d.to_dict() for d in self.diffs], "note": self.note}
+
+    def __str__(self) -> str:
+        own = [d for d in self.diffs if _setting(d.key) == self.name] or list(self.diffs)
+        pairs = list(dict.fromkeys((_show(d.baseline), _show(d.candidate)) for d in own))
+        if len(pairs) == 1:
+            text = f"{self.name}: {pairs[0][0]} -> {pairs[0][1]}"
+        else:
+            text = f"{self.name} ({'; '.join(str(d) for d in own)})"
+        return text + (f" ({self.note})" if self.note else "")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A run's context budget in tokens and where it was read from."""
+
+    tokens: float
+    source: str  # "budget setting", "k x chunk size" or "measured"
+
+    def __str__(self) -> str:
+        return f"{self.tokens:g}"
+
+
+def _show(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        return None
+    return float(v)
+
+
+def _setting(key: str) -> str:
+    """The setting a flattened config key records (rule 2 of the module docstring)."""
+    low = key.lower()
+    parts = low.split(".")
+    if "reranker" in parts:
+        return "reranker"
+    if "retriever" in parts:
+        return "retriever"
+    if CHUNKING_PARTS.intersection(parts):
+        return "chunking"
+    if parts[-1] in K_KEYS:
+        return "k"
+    if parts[-1] in BUDGET_KEYS:
+        return "budget"
+    for w in WRAPPERS:
+        if low.startswith(w):
+            return key[len(w):]
+    return key
+
+
+def context_budget(config: Mapping[str, Any]) -> Budget | None:
+    """The context budget of a config: explicit budget, else k x chunk size, else measured."""
+    flat = flatten(config)
+    k = size = measured = None
+    for key, value in flat.items():
+        parts = key.lower().split(".")
+        if parts[-1] == MEASURED_CONTEXT:
+            measured = measured or _number(value)
+        if not is_setting(key):
+            continue
+        setting = _setting(key)
+        if setting == "budget" and _number(value) is not None:
+            return Budget(float(value), "budget setting")
+        if setting == "k":
+            k = k or _number(value)
+        elif setting == "chunking":
+            size = size or (_number(value) if parts[-1] in ("chunk_size", "chunk_tokens")
+                            else chunk_size(value))
+    if k is not None and size is not None:
+        return Budget(k * size, "k x chunk size")
+    if measured is not None:
+        return Budget(measured, "measured")
+    return None
+
+
+def same_budget(baseline: Budget | None, candidate: Budget | None) -> bool | None:
+    """True when the candidate's budget is within 10% of the baseline's; None when unknown."""
+    if baseline is None or candidate is None:
+        return None
+    return abs(candidate.tokens - baseline.tokens) <= BUDGET_TOLERANCE * baseline.tokens + 1e-9
+
+
+def changes(baseline_config: Mapping[str, Any],
+            candidate_config: Mapping[str, Any]) -> list[Change]:
+    """Each logical change from baseline to candidate, sorted by name (the module's rule)."""
+    groups: dict[str, list[SettingDiff]] = {}
+    for d in config_diff(baseline_config, candidate_config):
+        groups.setdefault(_setting(d.key), []).append(d)
+    notes: dict[str, str] = {}
+    imported = "run" in groups or any(
+        isinstance(v, str) and v.startswith("imported ")
+        for d in groups.get("retriever", ()) for v in (d.baseline, d.candidate))
+    if imported:
+        merged = [d for name in ("run", "retriever", "reranker") for d in groups.pop(name, ())]
+        groups["run"] = merged
+    if "chunking" in groups and "k" in groups:
+        bb, bc = context_budget(baseline_config), context_budget(candidate_config)
+        if bb is not None and bc is not None and same_budget(bb, bc):
+            k = groups.pop("k")
+            groups["chunking"] += k
+            notes["chunking"] = (f"k {_show(k[0].baseline)} -> {_show(k[0].candidate)} at an "
+                                 f"equal context budget: {bb} -> {bc} tokens by {bb.source}")
+    return [Change(name, tuple(sorted(ds, key=lambda d: d.key)), notes.get(name, ""))
+            for name, ds in sorted(groups.items())]
+
+
+def fairness_problems(baseline_config: Mapping[str, Any], candidate_config: Mapping[str, Any],
+                      metric: Metric | None,
+                      found: list[Change] | None = None) -> list[str]:
+    """Why the comparison is not a fair test (empty when it is).
+
+    - Different context budgets (the candidate's beyond 10% of the baseline's): always when an
+      explicit budget setting changed; for budgets derived from k x chunk size or measured,
+      only when the metric is not at a token budget (there the metric fixes the budget). An
+      explicit budget that changed on one side only is flagged too.
+    - A different prompt k that is its own change, at a rank cutoff.
+    - Different chunkings compared at a rank cutoff: the same k puts a different amount of text
+      in the prompt; compare at a token budget.
+    """
+    found = changes(baseline_config, candidate_config) if found is None else found
+    names = {c.name: c for c in found}
+    at_budget = metric is not None and metric.budget is not None
+    problems = []
+    bb, bc = context_budget(baseline_config), context_budget(candidate_config)
+    equal = same_budget(bb, bc)
+    if bb is not None and bc is not None and not equal \
+            and ("budget" in names or not at_budget):
+        how = bb.source if bb.source == bc.source else f"{bb.source} vs {bc.source}"
+        problems.append(f"the runs use different context budgets ({bb} -> {bc} tokens, {how}; "
+                        "more than 10% apart); compare at one budget")
+    elif "budget" in names and equal is None:
+        problems.append(f"the runs use different context budgets ({names['budget']}); "
+                        "compare at one budget")
+    if "k" in names and not at_budget:
+        problems.append(f"the runs use a different effective k ({names['k']}); fix k to what "
+                        "the generator receives")
+    if "chunking" in names and metric is not None and metric.budget is None:
+        hint = f", e.g. {metric.name}@budget=1200" if metric.name in _BUDGET_METRICS else ""
+        problems.append(f"the runs use different chunkings ({names['chunking']}) at a rank "
+                        "cutoff, so the prompt holds different amounts of text; compare at a "
+                        f"token budget{hint}")
+    return problems
+
+
+def several_note(found: list[Change]) -> str | None:
+    """The one-change-per-run warning for ``compare``/``gate`` (None with at most one change)."""
+    if len(found) <= 1:
+        return None
+    return (f"{len(found)} changes ({', '.join(c.name for c in found)}): with more than one "
+            "change per run the comparison cannot say which change caused the difference")

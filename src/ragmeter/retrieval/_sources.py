@@ -1,0 +1,89 @@
+"""Where an experiment's labels come from and the level it scores them at.
+
+Kept apart from :mod:`ragmeter.retrieval.experiment` (which validates the variants) because it
+answers two questions of its own:
+
+- **source**: a golden set and a corpus (``golden = ...``, ``corpus = ...``), or a BEIR folder
+  (``beir = "folder"``, ``beir_split = "test"``) read by :func:`ragmeter.data.load_beir`, so a
+  BEIR collection runs with ``ragmeter run`` alone, without an import step;
+- **level**: ``"span"`` (span metrics on the span labels, nDCG/P/AP on chunk qrels) or
+  ``"document"`` (every metric on documents: the chunk ranking rolled up, document qrels).
+  Token budgets and AllR exist only on spans, so they are refused at document level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..metrics import Metric
+
+#: "span": span metrics on the span labels, rank-only metrics on chunk qrels; "document": every
+#: metric on documents (the chunk ranking rolled up, document qrels from the spans).
+LEVELS = ("span", "document")
+DEFAULT_BEIR_SPLIT = "test"
+
+
+class _Checker(Protocol):
+    def add(self, message: str, field: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Source:
+    """The experiment's labels and corpus: paths resolved against the experiment file."""
+
+    golden: Path
+    corpus: Path
+    beir: Path | None = None
+    beir_split: str = DEFAULT_BEIR_SPLIT
+
+
+def read_source(data: dict[str, Any], base: Path, ck: _Checker) -> Source:
+    """``golden`` + ``corpus``, or ``beir`` (+ ``beir_split``); problems go to ``ck``."""
+    split = data.get("beir_split", DEFAULT_BEIR_SPLIT)
+    if not isinstance(split, str) or not split.strip():
+        ck.add(f"'beir_split' must be a qrels split name such as \"test\", got {split!r}",
+               "beir_split")
+        split = DEFAULT_BEIR_SPLIT
+    if "beir" in data:
+        beir = data["beir"]
+        for key in ("golden", "corpus"):
+            if key in data:
+                ck.add(f"'{key}' and 'beir' are exclusive: a BEIR folder holds both the corpus "
+                       "and the labels", key)
+        if not isinstance(beir, str) or not beir:
+            ck.add("'beir' must be the path of a BEIR folder (corpus.jsonl, queries.jsonl, "
+                   "qrels/)", "beir")
+            beir = "."
+        folder = base / beir
+        return Source(folder / "qrels" / f"{split}.tsv", folder / "corpus.jsonl", folder, split)
+    if "beir_split" in data:
+        ck.add("'beir_split' applies only with beir = \"path/to/folder\"", "beir_split")
+    paths = []
+    for key in ("golden", "corpus"):
+        val = data.get(key)
+        if not isinstance(val, str) or not val:
+            ck.add(f"'{key}' is required: a path relative to the experiment file (or set "
+                   "beir = \"folder\" for a BEIR folder)", key)
+            val = "."
+        paths.append(base / val)
+    return Source(paths[0], paths[1])
+
+
+def read_level(data: dict[str, Any], metrics: tuple[Metric, ...], ck: _Checker) -> str:
+    """``level`` ("span" by default); at "document", metrics that exist only on spans are
+    reported."""
+    level = data.get("level", "span")
+    if level not in LEVELS:
+        ck.add(f"'level' must be one of {', '.join(LEVELS)}, got {level!r}", "level")
+        return "span"
+    if level == "document":
+        for m in metrics:
+            if "rank" not in m.info.levels:
+                ck.add(f"metric {m} needs span labels and has no document-level form: drop it "
+                       "or use level = \"span\"", "metrics")
+            elif m.budget is not None:
+                ck.add(f"metric {m}: a token budget applies to span metrics; level = "
+                       "\"document\" scores documents at a rank cutoff", "metrics")
+    return str(level)
