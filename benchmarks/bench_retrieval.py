@@ -129,7 +129,7 @@ def bench_dense(texts: list[str], reps: int) -> dict[str, float]:
 
 
 def bench_experiment(reps: int) -> dict[str, Any]:
-    from ragmeter.retrieval import run_experiment
+    from ragmeter.experiments import run_experiment
 
     path = REPO / "examples" / "fare-rules" / "experiment.toml"
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ragmeter.paired import compare
     from ragmeter.data import load_squad, write_corpus, write_golden
-    from ragmeter.retrieval import run_experiment
+    from ragmeter.experiments import run_experiment
 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)

@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 from ragmeter._errors import UsageError
 from ragmeter.answers._schema import answers_from_records
 from ragmeter.answers.contexts import prompt_contexts
-from ragmeter.answers.diagnose import diagnose
+from ragmeter.diagnosis._diagnose import diagnose
 from ragmeter.answers.report import check_answers
-from ragmeter.answers.table import build_table, table_from_counts, table_from_report
+from ragmeter.diagnosis._table import build_table, table_from_counts, table_from_report
 from ragmeter.chunking import Chunking
 from ragmeter.cli._app import app
 

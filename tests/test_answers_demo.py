@@ -9,8 +9,8 @@ import numpy as np
 from _answers_fixture import answers, write_jsonl, write_world
 from rich.console import Console
 
-from ragmeter.answers.demo import run
-from ragmeter.evaluation import Evaluation
+from ragmeter.demo._answers_section import run
+from ragmeter.metrics._evaluation import Evaluation
 from ragmeter.metrics import parse
 
 

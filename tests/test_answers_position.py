@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from ragmeter import UsageError
 from ragmeter.answers import answers_from_records, check_answers
-from ragmeter.answers.position import (
+from ragmeter.diagnosis._position import (
     contexts_run,
     evidence_positions,
     lost_in_the_middle,

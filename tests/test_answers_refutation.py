@@ -1,5 +1,5 @@
 """The diagnosis's refutation rule applied, as written, to an experiment's measured variants
-(`ragmeter.answers.refutation`) and the demo section that prints it."""
+(`ragmeter.diagnosis._refutation`) and the demo section that prints it."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from rich.console import Console
 
 from ragmeter._errors import UsageError
-from ragmeter.answers.diagnose import Experiment
-from ragmeter.answers.refutation import RuleCheck, Verdicts, apply_rule
+from ragmeter.diagnosis import NextExperiment
+from ragmeter.diagnosis._refutation import RuleCheck, Verdicts, apply_rule
 from ragmeter.demo._verdict_section import verdict_section
-from ragmeter.evaluation import Evaluation
+from ragmeter.metrics._evaluation import Evaluation
 from ragmeter.metrics import parse
 from ragmeter.paired import PairedStats
 
@@ -123,7 +123,7 @@ def test_next_step_with_several_or_no_survivors() -> None:
 
 
 def _diagnosis(link: str) -> Any:
-    return SimpleNamespace(experiment=Experiment(
+    return SimpleNamespace(experiment=NextExperiment(
         link, "add a reranker", "AllR@4", "AllR@4 paired per question on golden g1 tune split",
         "abandon if fixed - broken <= 0 on AllR@4 or the 95% paired bootstrap interval of the "
         "difference includes 0"))

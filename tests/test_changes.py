@@ -20,9 +20,9 @@ from ragmeter import Evaluation
 from ragmeter._errors import RagmeterWarning, UsageError
 from ragmeter.metrics import parse
 from ragmeter.paired import Change, Ledger, changes, compare, context_budget
-from ragmeter.retrieval import load_experiment
+from ragmeter.experiments import load_experiment
 from ragmeter.retrieval._specs import describe, normalize_reranker, normalize_retriever
-from ragmeter.retrieval.experiment import Settings, effective_changes, settings_config
+from ragmeter.experiments._config import Settings, effective_changes, settings_config
 
 BM25 = normalize_retriever("bm25", "retriever", [])
 HYBRID = normalize_retriever({"kind": "hybrid", "fusion": "rrf", "of": ["bm25", "dense"]},

@@ -382,7 +382,7 @@ def test_answer_renderers_are_literal_on_an_emoji_console(data) -> None:
     """Library renderers take any console: data must not depend on its emoji setting."""
     from ragmeter.answers._render import print_diagnosis, print_report
     from ragmeter.answers._schema import load_answers
-    from ragmeter.answers.diagnose import diagnose
+    from ragmeter.diagnosis._diagnose import diagnose
     from ragmeter.answers.report import check_answers
     from ragmeter.data.corpus import load_corpus
     from ragmeter.data.golden import load_golden

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from ragmeter._errors import UsageError
 from ragmeter.answers._schema import answers_from_records
-from ragmeter.answers.diagnose import RecallAt, Thresholds, diagnose
+from ragmeter.diagnosis._diagnose import RecallAt, Thresholds, diagnose
 from ragmeter.answers.report import check_answers
-from ragmeter.answers.table import build_table, table_from_counts
+from ragmeter.diagnosis._table import build_table, table_from_counts
 from ragmeter.cli._app import app
 
 

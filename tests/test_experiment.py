@@ -9,8 +9,8 @@ import pytest
 
 from ragmeter._errors import InputError, RagmeterWarning, ValidationError
 from ragmeter.metrics import parse
-from ragmeter.retrieval import load_experiment
-from ragmeter.retrieval.experiment import chunk_size, effective_changes
+from ragmeter.experiments import load_experiment
+from ragmeter.experiments._config import chunk_size, effective_changes
 
 HEAD = """\
 name = "toy"

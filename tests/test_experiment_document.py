@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from ragmeter import evaluate
 from ragmeter._errors import ValidationError
 from ragmeter.cli._app import app
-from ragmeter.retrieval import BM25Retriever, load_experiment, run_experiment
+from ragmeter.experiments import load_experiment, run_experiment
+from ragmeter.retrieval import BM25Retriever
 
 FIXTURE = Path(__file__).parent / "fixtures" / "data" / "beir"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "beir-scifact" / "experiment.toml"
@@ -223,7 +224,7 @@ def test_the_printed_table_rounds_once(beir_experiment, monkeypatch) -> None:
     (rounding twice printed SciFact's no-stemming nDCG@10, 0.66253, as 0.662)."""
     from rich.console import Console
 
-    from ragmeter.retrieval.runner import VariantResult
+    from ragmeter.experiments._runner import VariantResult
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

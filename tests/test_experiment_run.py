@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from ragmeter.cli._app import app
 from ragmeter.data import Document, Evidence, Question, write_corpus, write_golden
-from ragmeter.retrieval import run_experiment
-from ragmeter.retrieval._table import table_rows
+from ragmeter.experiments import run_experiment
+from ragmeter.experiments._table import table_rows
 
 EXPERIMENT = """\
 name = "toy experiment"

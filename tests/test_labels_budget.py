@@ -7,7 +7,7 @@ import pytest
 
 from ragmeter import UsageError
 from ragmeter.labels import (
-    Variant,
+    ContextSetting,
     assemble,
     budget_table,
     effective_k,
@@ -23,8 +23,8 @@ def test_seed_budget_table():
     assert base.verdict == "baseline"
     assert not big.fair_with_baseline and big.ratio_to_baseline == 3.0  # three times the text
     assert many.fair_with == ("900 x 4",) and big.fair_with == ("300 x 12",)
-    assert is_fair(Variant(300, 12), Variant(900, 4))
-    assert not is_fair(Variant(300, 4), Variant(900, 4))
+    assert is_fair(ContextSetting(300, 12), ContextSetting(900, 4))
+    assert not is_fair(ContextSetting(300, 4), ContextSetting(900, 4))
     table = format_budget_table(rows)
     assert "| 300 tokens | 12 | 3,600 | 3.00x | yes, against 900 x 4; not against 300 x 4" in table
     assert "| 300 tokens | 4 | 1,200 | 1.00x | baseline |" in table
@@ -39,10 +39,10 @@ def test_tolerance_is_ten_percent_of_the_larger():
 
 
 def test_variant_parsing_and_from_chunking():
-    assert Variant.parse("300 x 12") == Variant(300.0, 12)
+    assert ContextSetting.parse("300 x 12") == ContextSetting(300.0, 12)
     for bad in ("300", "x4", "300x0", "0x4"):
         with pytest.raises(UsageError):
-            Variant.parse(bad)
+            ContextSetting.parse(bad)
     with pytest.raises(UsageError, match="variants must differ"):
         budget_table(["300x4", "300x4"])
 

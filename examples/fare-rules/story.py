@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ragmeter.answers.table import CELLS
+from ragmeter.diagnosis._table import CELLS
 
 HERE = Path(__file__).resolve().parent
 BEGIN, END = "<!-- story.py: begin -->", "<!-- story.py: end -->"
@@ -64,13 +64,13 @@ def measure(example: Path = HERE, *, result: Any = None, cache_dir: Path | None 
     """Run (or take) the experiment and compute everything the README states."""
     from ragmeter.answers import check_answers, load_answers
     from ragmeter.answers.contexts import experiment_contexts
-    from ragmeter.answers.diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
+    from ragmeter.diagnosis._diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
     from ragmeter.answers.paired import compare_answers
-    from ragmeter.answers.refutation import apply_rule
-    from ragmeter.answers.table import table_from_report
+    from ragmeter.diagnosis._refutation import apply_rule
+    from ragmeter.diagnosis._table import table_from_report
     from ragmeter.data import load_corpus, load_golden
     from ragmeter.paired import compare
-    from ragmeter.retrieval import run_experiment
+    from ragmeter.experiments import run_experiment
 
     if result is None:
         result = run_experiment(example / "experiment.toml", write=False, cache_dir=cache_dir)

@@ -22,7 +22,7 @@ _PUBLIC: dict[str, str] = {
     # metrics and evaluation
     "Metric": ".metrics",
     "parse_metric": ".metrics._spec",
-    "Evaluation": ".evaluation",
+    "Evaluation": ".metrics",
     "evaluate": ".metrics._engine",
     # I/O
     "read_qrels": ".io.trec",
@@ -32,7 +32,7 @@ _PUBLIC: dict[str, str] = {
     # answers, judges and diagnosis
     "check_answers": ".answers.report",
     "load_answers": ".answers._schema",
-    "diagnose": ".answers.diagnose",
+    "diagnose": ".diagnosis",
     "FakeJudge": ".answers.judges.fake",
     "OpenAIJudge": ".answers.judges.openai",
     # data model
@@ -76,9 +76,9 @@ _PUBLIC: dict[str, str] = {
     "DenseRetriever": ".retrieval",
     "HybridRetriever": ".retrieval",
     "RerankRetriever": ".retrieval",
-    "ExperimentResult": ".retrieval",
-    "load_experiment": ".retrieval",
-    "run_experiment": ".retrieval",
+    "ExperimentResult": ".experiments",
+    "load_experiment": ".experiments",
+    "run_experiment": ".experiments",
     "read_byo_run": ".retrieval",
 }
 
@@ -107,7 +107,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._errors import (InputError, MissingExtraError, RagmeterError, UsageError,
                           ValidationError, VersionMismatchError)
     from .answers._schema import load_answers
-    from .answers.diagnose import diagnose
+    from .diagnosis import diagnose
     from .answers.judges.fake import FakeJudge
     from .answers.judges.openai import OpenAIJudge
     from .answers.report import check_answers
@@ -120,10 +120,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .data.traffic import compare_traffic, read_log, sample_log
     from .paired import (Comparison, GateRule, Ledger, SizePlan, Sweep, compare, gate,
                           paired_bootstrap, plan_size, sweep)
-    from .evaluation import Evaluation
     from .io.trec import read_qrels, read_run, write_qrels, write_run
-    from .metrics import Metric
+    from .metrics import Evaluation, Metric
     from .metrics._engine import evaluate
     from .metrics._spec import parse as parse_metric
-    from .retrieval import (BM25Retriever, DenseRetriever, ExperimentResult, HybridRetriever,
-                            RerankRetriever, load_experiment, read_byo_run, run_experiment)
+    from .experiments import ExperimentResult, load_experiment, run_experiment
+    from .retrieval import (BM25Retriever, DenseRetriever, HybridRetriever, RerankRetriever,
+                            read_byo_run)

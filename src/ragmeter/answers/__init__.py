@@ -1,5 +1,5 @@
 """Answer-level evaluation: answers files, correctness, abstention, deterministic faithfulness,
-judges and their validation, the retrieval-by-answer table and the diagnosis."""
+judges and their validation, prompt contexts."""
 
 from ._schema import Answer, AnswerSet, Citation, answers_from_records, load_answers
 from .abstention import AbstentionSummary, abstention_verdict
@@ -12,13 +12,11 @@ from .correctness import (
     token_f1,
     value_match,
 )
-from .diagnose import Diagnosis, Experiment, RecallAt, Thresholds, diagnose
 from .faithfulness import Faithfulness, QuoteCheck, check_faithfulness, extract_quotes
 from .judge_validation import JudgeValidation, cohen_kappa, validate_judge
 from .judged import JUDGE_METRICS, JudgedScore, judge_metric, judge_pairwise, require_one_config
 from .paired import compare_answers
 from .report import AnswerCheck, AnswerReport, FaithfulButWrong, check_answers
-from .table import RetrievalAnswerTable, build_table, table_from_counts
 
 __all__ = [
     "CORRECT_RULE",
@@ -30,24 +28,17 @@ __all__ = [
     "AnswerSet",
     "Citation",
     "Correctness",
-    "Diagnosis",
-    "Experiment",
     "FaithfulButWrong",
     "Faithfulness",
     "JudgeValidation",
     "JudgedScore",
     "QuoteCheck",
-    "RecallAt",
-    "RetrievalAnswerTable",
-    "Thresholds",
     "abstention_verdict",
     "answers_from_records",
-    "build_table",
     "check_answers",
     "check_faithfulness",
     "cohen_kappa",
     "compare_answers",
-    "diagnose",
     "exact_match",
     "extract_quotes",
     "judge_metric",
@@ -56,7 +47,6 @@ __all__ = [
     "normalize_answer",
     "require_one_config",
     "score_correctness",
-    "table_from_counts",
     "token_f1",
     "validate_judge",
     "value_match",

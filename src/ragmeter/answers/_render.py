@@ -9,10 +9,10 @@ from rich.console import Console
 from rich.table import Table
 
 from .._literal import CAPTION, TITLE, line, lit
-from .diagnose import Diagnosis
+from ..diagnosis._diagnose import Diagnosis
 from .judge_validation import JudgeValidation
 from .report import AnswerReport
-from .table import CELLS, OTHER, RetrievalAnswerTable
+from ..diagnosis._table import CELLS, OTHER, RetrievalAnswerTable
 
 
 def _pct(x: float | None) -> str:

@@ -69,7 +69,7 @@ def prompt_contexts(
 def variant_contexts(variant: Any, corpus: Any, tokenizer: Any = None
                      ) -> tuple[Any, dict[str, tuple[str, ...]]]:
     """The chunking and the prompt contexts of one variant of an experiment result
-    (:class:`ragmeter.retrieval.runner.VariantResult`), at its prompt k, else its budget.
+    (:class:`ragmeter.experiments._runner.VariantResult`), at its prompt k, else its budget.
 
     The chunking is rebuilt from the variant's chunker (cheap, deterministic: the same ids as
     the run) or read from its chunks file.

@@ -42,7 +42,7 @@ def position_cmd(
 
     Lost in the middle on your answers; small bins give a direction, not proof."""
     from ..answers._schema import load_answers
-    from ..answers.position import EVIDENCE, contexts_run, lost_in_the_middle
+    from ..diagnosis._position import EVIDENCE, contexts_run, lost_in_the_middle
     from ..answers.report import check_answers
     from ._answers import _load_inputs
 
@@ -126,7 +126,7 @@ def _table(title: str, key: str, groups: Any) -> Table:
 
 def print_positions(out: Console, rep: Any, *, per_question: bool = False) -> None:
     """The bins, the raw positions, what was left out, and how far to trust it."""
-    from ..answers.position import MIN_BIN, SMALL_NOTE
+    from ..diagnosis._position import MIN_BIN, SMALL_NOTE
 
     who = escape(rep.variant or "answers")
     version = f", golden {escape(rep.golden_version)}" if rep.golden_version else ""

@@ -18,7 +18,7 @@ from ._common import (TITLE, Format, console, err_console, handle_errors, line, 
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
     from ..paired import Comparison, Sweep
-    from ..evaluation import Evaluation
+    from ..metrics._evaluation import Evaluation
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +35,7 @@ def _split_selector(spec: str) -> tuple[Path, str | None]:
 
 def _read_evaluation(spec: str) -> Evaluation:
     """An ``eval --per-query --format json`` output; ``PATH#RUN`` picks one run from a list."""
-    from ..evaluation import Evaluation
+    from ..metrics._evaluation import Evaluation
 
     path, run = _split_selector(spec)
     try:

@@ -66,7 +66,7 @@ def _read_table(path: Path) -> tuple[dict[str, bool], dict[str, bool | None], di
 
 
 def _evaluations(path: Path) -> list[Any]:
-    from ..evaluation import Evaluation
+    from ..metrics._evaluation import Evaluation
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -130,13 +130,13 @@ def diagnose_cmd(
     """Walk recall at a large k -> recall at the prompt k -> faithful and correct -> slices, and
     print the failing link with ONE next experiment and its refutation rule."""
     from ..answers._render import print_diagnosis, print_report, print_table
-    from ..answers.diagnose import (
+    from ..diagnosis._diagnose import (
         Thresholds,
         diagnose,
         evidence_from_evaluation,
         recall_from_evaluation,
     )
-    from ..answers.table import build_table, table_from_counts, table_from_report
+    from ..diagnosis._table import build_table, table_from_counts, table_from_report
 
     thresholds = Thresholds(headroom_recall=headroom_threshold, prompt_recall=prompt_threshold,
                             answer_ok=answer_threshold)

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from .._errors import UsageError
-from ..evaluation import Evaluation
+from ..metrics._evaluation import Evaluation
 from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors, lit, print_json
 
 DEFAULT_METRICS = "nDCG@10,RR@10,R@100,P@5,AP"

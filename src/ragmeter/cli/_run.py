@@ -32,7 +32,7 @@ def run_cmd(
     Metrics are shown at the prompt k / token budget; recall at headroom_k is labelled
     "headroom (not quality)". Re-running an unchanged experiment recomputes nothing.
     """
-    from ..retrieval import run_experiment
+    from ..experiments import run_experiment
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagmeterWarning)

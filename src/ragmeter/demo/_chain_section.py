@@ -58,7 +58,7 @@ def budget_section(console: Console) -> None:
 
 
 def experiment_section(console: Console, example: Path, cache_dir: Path | None) -> Any:
-    from ..retrieval.runner import run_experiment
+    from ..experiments._runner import run_experiment
 
     console.rule("[bold]3. Retrieval experiment: smaller chunks, hybrid search or a reranker?")
     console.print(lit(f"{example / 'experiment.toml'}: one change per variant against the "
@@ -82,7 +82,7 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
 
 def answers_section(console: Console, example: Path, result: Any) -> dict[str, Any]:
     from ..answers.contexts import experiment_contexts
-    from ..answers.demo import run as answers_demo
+    from ._answers_section import run as answers_demo
 
     console.rule("[bold]4. Answers: faithfulness, the retrieval-by-answer table, diagnosis")
     evaluations, contexts, chunkings = experiment_contexts(result, ANSWER_VARIANTS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ..evaluation import Evaluation
+from ..metrics._evaluation import Evaluation
 from ..metrics._engine import evaluate
 from .toy import toy_qrels, toy_run
 

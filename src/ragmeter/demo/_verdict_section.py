@@ -3,7 +3,7 @@
 Section 4 ends by naming one experiment and the rule that would refute it; section 3 has already
 measured that change (and the alternative fix, each its own run). Ending on the named experiment
 would leave the reader to do the arithmetic, so this section applies the rule, as written, to
-the measured variants (:func:`ragmeter.answers.refutation.apply_rule`: ``ragmeter.compare`` on
+the measured variants (:func:`ragmeter.diagnosis._refutation.apply_rule`: ``ragmeter.compare`` on
 the experiment's evaluations, on the split the rule names) and says what to do next.
 """
 
@@ -22,9 +22,9 @@ RETRIEVAL_LINKS = ("ranking", "candidates")
 
 def verdict_section(console: Console, result: Any, diagnosis: Any, *,
                     split: str = "tune") -> Any:
-    """Print section 5; returns the :class:`~ragmeter.answers.refutation.Verdicts` (None when
+    """Print section 5; returns the :class:`~ragmeter.diagnosis._refutation.Verdicts` (None when
     the named experiment is not a retrieval change the experiment file could have measured)."""
-    from ..answers.refutation import apply_rule
+    from ..diagnosis._refutation import apply_rule
 
     e = diagnosis.experiment
     console.rule("[bold]5. The named experiment, measured: does it survive its rule?")

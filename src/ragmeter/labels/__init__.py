@@ -4,7 +4,7 @@ document-level roll-up."""
 from ._budget import (
                       DEFAULT_TOLERANCE,
                       BudgetRow,
-                      Variant,
+                      ContextSetting,
                       assemble,
                       budget_table,
                       effective_k,
@@ -30,7 +30,7 @@ __all__ = [
     "BudgetRow",
     "Overlaps",
     "SpanTable",
-    "Variant",
+    "ContextSetting",
     "assemble",
     "budget_table",
     "chunk_qrels",

@@ -60,7 +60,7 @@ def k_summary(ks: np.ndarray) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class Variant:
+class ContextSetting:
     """One retrieval setting as the generator sees it: chunks of ``chunk_tokens`` tokens, top k."""
 
     chunk_tokens: float
@@ -80,7 +80,7 @@ class Variant:
         return self.chunk_tokens * self.k
 
     @classmethod
-    def parse(cls, text: str) -> Variant:
+    def parse(cls, text: str) -> ContextSetting:
         """``"300x4"`` (or ``"300 x 4"``): 300-token chunks at k=4."""
         m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*[xX*]\s*([0-9]+)\s*", text)
         if not m:
@@ -88,7 +88,7 @@ class Variant:
         return cls(float(m[1]), int(m[2]))
 
     @classmethod
-    def from_chunking(cls, chunking, k: int) -> Variant:  # chunking: ragmeter.chunking.Chunking
+    def from_chunking(cls, chunking, k: int) -> ContextSetting:  # chunking: ragmeter.chunking.Chunking
         """A variant sized by a chunking's mean chunk tokens."""
         mean = float(np.mean(chunking.n_tokens)) if len(chunking) else 0.0
         return cls(mean, k, f"{chunking.name} @ k={k}")
@@ -98,13 +98,13 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
 
 
-def is_fair(a: Variant | float, b: Variant | float, tolerance: float = DEFAULT_TOLERANCE) -> bool:
+def is_fair(a: ContextSetting | float, b: ContextSetting | float, tolerance: float = DEFAULT_TOLERANCE) -> bool:
     """True when the context tokens of ``a`` and ``b`` differ by at most ``tolerance`` of the
     larger (see the module docstring)."""
     if not 0 <= tolerance < 1:
         raise UsageError(f"tolerance must be in [0, 1), got {tolerance}")
-    ta = a.context_tokens if isinstance(a, Variant) else float(a)
-    tb = b.context_tokens if isinstance(b, Variant) else float(b)
+    ta = a.context_tokens if isinstance(a, ContextSetting) else float(a)
+    tb = b.context_tokens if isinstance(b, ContextSetting) else float(b)
     return abs(ta - tb) <= tolerance * max(ta, tb) + 1e-9
 
 
@@ -112,7 +112,7 @@ def is_fair(a: Variant | float, b: Variant | float, tolerance: float = DEFAULT_T
 class BudgetRow:
     """One line of a budget table: a variant, its context tokens, and how it compares."""
 
-    variant: Variant
+    variant: ContextSetting
     baseline: str
     context_tokens: float
     ratio_to_baseline: float
@@ -138,13 +138,13 @@ class BudgetRow:
         return f"no: {ratio} the context tokens of {self.baseline}"
 
 
-def budget_table(variants: Sequence[Variant | str],
+def budget_table(variants: Sequence[ContextSetting | str],
                  tolerance: float = DEFAULT_TOLERANCE) -> list[BudgetRow]:
     """Context tokens of each variant and which pairs compare fairly; the first is the baseline.
 
     ``fair_with`` lists every *other* variant within ``tolerance``.
     """
-    vs = [v if isinstance(v, Variant) else Variant.parse(v) for v in variants]
+    vs = [v if isinstance(v, ContextSetting) else ContextSetting.parse(v) for v in variants]
     if not vs:
         raise UsageError("give at least one variant, e.g. 300x4")
     names = [v.name for v in vs]

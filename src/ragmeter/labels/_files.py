@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .._errors import UsageError
-from ..evaluation import Evaluation
+from ..metrics._evaluation import Evaluation
 from ._span_metrics import DEFAULT_COVER, evaluate_spans, span_metric_list
 
 

@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from .._errors import InputError, RagmeterWarning, UsageError
-from ..evaluation import Evaluation
+from ..metrics._evaluation import Evaluation
 from ..io._tables import dictionary_codes
 from ..io._tables import flat as _flat
 from ..metrics import Metric, parse_list

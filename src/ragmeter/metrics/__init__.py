@@ -1,6 +1,8 @@
-"""Metric values (what a metric is) and the vectorised kernels that compute them."""
+"""Metric values (what a metric is), the vectorised kernels that compute them, and the
+:class:`Evaluation` record they produce."""
 
+from ._evaluation import Evaluation
 from ._registry import REGISTRY, MetricInfo
 from ._spec import Metric, parse, parse_list
 
-__all__ = ["Metric", "MetricInfo", "REGISTRY", "parse", "parse_list"]
+__all__ = ["Evaluation", "Metric", "MetricInfo", "REGISTRY", "parse", "parse_list"]

@@ -21,11 +21,11 @@ import numpy as np
 import pyarrow as pa
 
 from .._errors import UsageError
-from ..evaluation import Evaluation
+from ._evaluation import Evaluation
 from ..io._tables import Qrels, Run, dictionary_codes
 from . import _kernels as K
 from ._ranking import Ties, query_codes, rank_run
-from ..evaluation import ColumnDetails
+from ._evaluation import ColumnDetails
 from ._spec import Metric, parse_list
 
 Missing = Literal["zero", "skip"]

@@ -2,7 +2,7 @@
 
 Rules (each one is a test):
 
-- Both inputs are :class:`~ragmeter.evaluation.Evaluation` records or plain ``{qid: value}``
+- Both inputs are :class:`~ragmeter.metrics._evaluation.Evaluation` records or plain ``{qid: value}``
   mappings. The metric picks the column of an Evaluation; for two mappings it may be any label
   (e.g. ``"answer correct"``).
 - Binary outcomes (fixed / broken counted): the metric is declared binary in the registry
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, RagmeterWarning, UsageError, VersionMismatchError
-from ..evaluation import Evaluation
+from ..metrics._evaluation import Evaluation
 from ..metrics import Metric, parse
 from ._bootstrap import Method
 from ._changes import Change, changes, fairness_problems, several_note

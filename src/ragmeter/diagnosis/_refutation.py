@@ -142,7 +142,7 @@ def _and(items: list[str]) -> str:
 def apply_rule(result: Any, metric: str, *, split: str | None = "tune", seed: int = 0,
                n_resamples: int = 5000) -> Verdicts:
     """Apply the rule on ``metric`` to every non-baseline variant of ``result`` (an
-    :class:`~ragmeter.retrieval.runner.ExperimentResult`) that measured it.
+    :class:`~ragmeter.experiments._runner.ExperimentResult`) that measured it.
 
     ``split``: the split the rule names; when the evaluations carry no such split, every
     question is used and :attr:`Verdicts.split` is None.

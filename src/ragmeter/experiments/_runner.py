@@ -31,15 +31,15 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, UsageError
-from ..evaluation import Evaluation
+from ..metrics._evaluation import Evaluation
 from ..io._tables import Run
 from ..metrics import Metric
-from ._cache import Cache, digest, texts_digest
-from ._factory import EncoderPool, build_reranked, build_retriever
+from ..retrieval._cache import Cache, digest, texts_digest
+from ..retrieval._factory import EncoderPool, build_reranked, build_retriever
 from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
-from ._progress import SILENT, ProgressSink, RichProgress
-from ._specs import describe
-from .experiment import Experiment, Settings, Variant, effective_changes, load_experiment
+from ..retrieval._progress import SILENT, ProgressSink, RichProgress
+from ..retrieval._specs import describe
+from ._config import Experiment, Settings, Variant, effective_changes, load_experiment
 
 
 @dataclass(frozen=True)
@@ -276,7 +276,7 @@ class _Context:
 
     # -- one variant -------------------------------------------------------------------------
     def run_variant(self, v: Variant) -> VariantResult:
-        from .byo import read_byo_run
+        from ..retrieval.byo import read_byo_run
 
         s = v.settings
         timings: dict[str, float] = {}
@@ -459,7 +459,7 @@ def _versions() -> dict[str, str]:
 def _model_fingerprints(specs: list[Any], base: Path) -> list[str]:
     """The content hash of every local model folder a spec points to (``path = ...``), so a
     cached run is not reused after the weights in that folder change."""
-    from .st import folder_digest
+    from ..retrieval.st import folder_digest
 
     out: list[str] = []
 

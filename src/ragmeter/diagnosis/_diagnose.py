@@ -45,8 +45,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .._errors import UsageError
-from .report import AnswerReport
-from .table import RetrievalAnswerTable
+from ..answers.report import AnswerReport
+from ._table import RetrievalAnswerTable
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Experiment:
+class NextExperiment:
     """ONE next experiment and the rule that would refute it, fixed before running it."""
 
     link: str
@@ -101,7 +101,7 @@ class Experiment:
 class Diagnosis:
     steps: tuple[Step, ...]
     failing_link: str | None
-    experiment: Experiment
+    experiment: NextExperiment
     table: RetrievalAnswerTable | None = None
     notes: tuple[str, ...] = ()
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -221,7 +221,7 @@ def diagnose(
                          "retrieval for them")
 
     if link == "pipeline":
-        exp = Experiment(
+        exp = NextExperiment(
             "pipeline",
             "log the exact prompt context (chunk ids in order) with every answer, regenerate the "
             "answers from the run being diagnosed, and check them again",
@@ -233,7 +233,7 @@ def diagnose(
     elif link == "retrieval":
         if s1.status == "fail":
             link = "retrieval (candidates)"
-            exp = Experiment(
+            exp = NextExperiment(
                 "candidates",
                 "add lexical candidates: hybrid BM25 + dense retrieval, everything else unchanged",
                 f"{big_metric} (pool) and {k_metric} (prompt)",
@@ -243,7 +243,7 @@ def diagnose(
                 "as its own run with the same metric, comparison and rule")
         else:
             link = "retrieval (ranking)"
-            exp = Experiment(
+            exp = NextExperiment(
                 "ranking",
                 f"add a reranker over the top {_cut(big_metric, 50)} candidates, everything else "
                 "unchanged",
@@ -260,7 +260,7 @@ def diagnose(
     elif link == "stale sources":
         docs = sorted({c["doc"] for f in (report.faithful_but_wrong if report else ())
                        for c in f.cited if f.stale})
-        exp = Experiment("corpus",
+        exp = NextExperiment("corpus",
                          "retire or mark superseded the stale documents "
                          f"({', '.join(docs[:5]) or 'cited by faithful-but-wrong answers'}) and "
                          "filter retrieval by effective_date",
@@ -268,7 +268,7 @@ def diagnose(
                          f"answer outcomes paired per question on {on}",
                          _refute("answer correct and supported"))
     elif link == "unanswerable":
-        exp = Experiment("abstention",
+        exp = NextExperiment("abstention",
                          "add an abstain rule to the prompt: answer only when a passage states "
                          "it, otherwise say it is not in the documents",
                          "abstention rate on unanswerable and false-abstention rate on answerable",
@@ -277,19 +277,19 @@ def diagnose(
                          _refute("answer correct and supported"))
     elif link is not None and link.startswith("slice:"):
         name = link.split(":", 1)[1]
-        exp = Experiment(link, f"one change aimed at slice '{name}' (e.g. lexical candidates for "
+        exp = NextExperiment(link, f"one change aimed at slice '{name}' (e.g. lexical candidates for "
                          "exact identifiers), everything else unchanged",
                          f"{k_metric} and answer correct and supported on slice '{name}'",
                          f"paired per question on {on}, reported overall and on '{name}'",
                          _refute(k_metric) + "; also abandon if the other slices lose")
     elif any(s.status == "unknown" for s in (s1, s2, s3)) and table is None:
-        exp = Experiment("unknown", "none yet: first score retrieval at the prompt k (span-level "
+        exp = NextExperiment("unknown", "none yet: first score retrieval at the prompt k (span-level "
                          "AllR@k on the run that fed these answers); the path cannot be walked "
                          "without it", f"{k_metric} and {big_metric}",
                          f"none until measured on {on}",
                          "not applicable: this is a measurement, not a change")
     else:
-        exp = Experiment("none", "no failing link at these thresholds: keep these questions as "
+        exp = NextExperiment("none", "no failing link at these thresholds: keep these questions as "
                          "regression cases and grow the golden set from live traffic",
                          k_metric, f"gate future changes paired on {on}",
                          "a change ships only if fixed - broken > 0 and the interval excludes 0")
@@ -336,7 +336,7 @@ def _refute(metric: str) -> str:
             "of the difference includes 0")
 
 
-def _generation_experiment(report: AnswerReport | None, on: str) -> Experiment:
+def _generation_experiment(report: AnswerReport | None, on: str) -> NextExperiment:
     """Pick the generation change from what the failures look like."""
     change = ("reorder the context: best-ranked passage first, duplicates removed, same budget")
     if report is not None:
@@ -348,7 +348,7 @@ def _generation_experiment(report: AnswerReport | None, on: str) -> Experiment:
         elif bad and unsupported * 2 >= len(bad):
             change = ("prompt: answer only from the passages and quote the sentence you rely on, "
                       "with its citation")
-    return Experiment("generation", change,
+    return NextExperiment("generation", change,
                       "answer correct and supported on questions with evidence in the prompt context",
                       f"answer outcomes paired per question on {on}, same retrieval and budget",
                       _refute("answer correct and supported"))
@@ -393,7 +393,7 @@ def _slices(report: AnswerReport | None, t: Thresholds) -> tuple[list[Step], str
 
 
 def recall_from_evaluation(evaluation: Any, metric: str) -> RecallAt:
-    """Mean of ``metric`` in an :class:`~ragmeter.evaluation.Evaluation`."""
+    """Mean of ``metric`` in an :class:`~ragmeter.metrics._evaluation.Evaluation`."""
     col = evaluation.column(metric)
     return RecallAt(metric, sum(col.values()) / len(col) if col else 0.0, len(col))
 

@@ -8,8 +8,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ._errors import InputError
-from .metrics import Metric, parse
+from .._errors import InputError
+from ._spec import Metric, parse
 
 
 class ColumnDetails(Mapping[str, Mapping[str, Any]]):
@@ -177,7 +177,7 @@ class Evaluation:
 
     def to_frame(self):  # -> pandas.DataFrame
         """Per-query values as a pandas DataFrame (index: query id, columns: metric strings)."""
-        from ._extras import require
+        from .._extras import require
 
         pd = require("pandas", "DataFrame output")
         return pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query"),

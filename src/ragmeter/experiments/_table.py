@@ -15,7 +15,7 @@ from .._errors import RagmeterWarning, UsageError
 from ..metrics import Metric
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .runner import ExperimentResult, VariantResult
+    from ._runner import ExperimentResult, VariantResult
 
 HEADROOM_NOTE = "headroom (not quality)"
 

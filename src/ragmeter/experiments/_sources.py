@@ -1,6 +1,6 @@
 """Where an experiment's labels come from and the level it scores them at.
 
-Kept apart from :mod:`ragmeter.retrieval.experiment` (which validates the variants) because it
+Kept apart from :mod:`ragmeter.experiments._config` (which validates the variants) because it
 answers two questions of its own:
 
 - **source**: a golden set and a corpus (``golden = ...``, ``corpus = ...``), or a BEIR folder

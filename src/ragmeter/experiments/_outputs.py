@@ -11,7 +11,7 @@ import numpy as np
 
 from .._errors import InputError
 from ..io._tables import Run
-from ._cache import atomic_path
+from ..retrieval._cache import atomic_path
 
 
 def slug(name: str) -> str:

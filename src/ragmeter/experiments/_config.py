@@ -61,7 +61,7 @@ from ..paired._changes import changes as _logical_changes
 from ..paired._changes import chunk_size as _chunk_size
 from ..paired._changes import context_budget, same_budget
 from ._sources import read_level, read_source
-from ._specs import describe, normalize_reranker, normalize_retriever
+from ..retrieval._specs import describe, normalize_reranker, normalize_retriever
 
 TOP_KEYS = {"name", "golden", "corpus", "output", "k", "budget", "headroom_k", "metrics", "cover",
             "cache", "run_format", "tokenizer", "baseline", "variant", "description", "level",

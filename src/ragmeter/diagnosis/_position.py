@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._errors import UsageError
-from .diagnose import Thresholds
+from ._diagnose import Thresholds
 
 BINS = ("first", "middle", "last")
 EVIDENCE = ("first", "best")
