@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from ragmeter._errors import UsageError
+from ragmeter import UsageError
 from ragmeter.answers._schema import answers_from_records
 from ragmeter.answers.contexts import prompt_contexts
 from ragmeter.diagnosis._diagnose import diagnose

@@ -9,7 +9,7 @@ import numpy as np
 from _answers_fixture import answers, write_jsonl, write_world
 from rich.console import Console
 
-from ragmeter.demo._answers_section import run
+from ragmeter.cli._demo._answers_section import run
 from ragmeter.metrics._evaluation import Evaluation
 from ragmeter.metrics import parse
 

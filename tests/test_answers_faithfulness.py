@@ -118,7 +118,7 @@ def test_unresolvable_citations_are_reported() -> None:
     ({"id": "a", "answer": "x", "confidence": 1}, "confidence"),
 ])
 def test_schema_problems_name_the_field(rec: dict, field: str) -> None:
-    from ragmeter._errors import ValidationError
+    from ragmeter import ValidationError
     from ragmeter.answers._schema import answers_from_records
 
     with pytest.raises(ValidationError) as exc:

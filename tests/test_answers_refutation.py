@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from ragmeter._errors import UsageError
+from ragmeter import UsageError
 from ragmeter.diagnosis import NextExperiment
 from ragmeter.diagnosis._refutation import RuleCheck, Verdicts, apply_rule
-from ragmeter.demo._verdict_section import verdict_section
+from ragmeter.cli._demo._verdict_section import verdict_section
 from ragmeter.metrics._evaluation import Evaluation
 from ragmeter.metrics import parse
 from ragmeter.paired import PairedStats

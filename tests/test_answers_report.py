@@ -9,7 +9,7 @@ import pytest
 from _answers_fixture import answers, corpus, golden, write_jsonl, write_world
 from typer.testing import CliRunner
 
-from ragmeter._errors import UsageError, ValidationError
+from ragmeter import UsageError, ValidationError
 from ragmeter.answers._schema import answers_from_records, load_answers
 from ragmeter.answers.paired import compare_answers
 from ragmeter.answers.report import check_answers

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ragmeter import Evaluation
-from ragmeter._errors import RagmeterWarning, UsageError
+from ragmeter import RagmeterWarning, UsageError
 from ragmeter.metrics import parse
 from ragmeter.paired import Change, Ledger, changes, compare, context_budget
 from ragmeter.experiments import load_experiment

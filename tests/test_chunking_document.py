@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmeter._errors import InputError, UsageError
+from ragmeter import InputError, UsageError
 from ragmeter.chunking import chunk_corpus, get_tokenizer, index_texts, make_chunker
 from ragmeter.data import Document, Evidence, Question
 from ragmeter.io._tables import Run

@@ -200,9 +200,10 @@ def test_gate_without_a_rule_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_sweep_prints_the_crossover_and_headroom(tmp_path: Path) -> None:
-    from test_sweep import simulate
+    from test_sweep import sample_leaders, simulate
 
-    qrels, runs = simulate()
+    qrels, runs = simulate(seed=1)
+    at = sample_leaders(1).index("B") + 1  # this sample's crossover, computed by hand
     qp = tmp_path / "qrels.txt"
     qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
     paths = []
@@ -213,13 +214,13 @@ def test_sweep_prints_the_crossover_and_headroom(tmp_path: Path) -> None:
         paths.append(str(p))
     code, out, err = cli("sweep", *paths, "--qrels", str(qp), "-m", "R,MRR", "--k", "1..20")
     assert code == 0, err
-    assert "A leads R@k for k < 11, B from k = 11." in out
+    assert f"A leads R@k for k < {at}, B from k = {at}." in out
     assert "A leads RR@k at every k from 1 to 20." in out
     assert "Pool headroom, R@100 (not quality" in out and "B 1.000" in out
     code, out, _ = cli("sweep", *paths, "--qrels", str(qp), "-m", "R", "--k", "1..20",
                        "--format", "json")
     d = json.loads(out)
-    assert d[0]["crossovers"] == [{"at": 11, "from": "A", "to": "B"}]
+    assert d[0]["crossovers"] == [{"at": at, "from": "A", "to": "B"}]
     code, _, err = cli("sweep", *paths, "--qrels", str(qp), "--k", "20..1")
     assert code == 2 and "upwards" in err
 

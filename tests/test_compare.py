@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import ragmeter
 from ragmeter import Evaluation, evaluate
-from ragmeter._errors import InputError, RagmeterWarning, UsageError, VersionMismatchError
+from ragmeter import InputError, RagmeterWarning, UsageError, VersionMismatchError
 from ragmeter.paired import Comparison, compare
-from ragmeter.demo.toy import toy_qrels, toy_run
+from ragmeter.cli._demo.toy import toy_qrels, toy_run
 from ragmeter.metrics import parse
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ragmeter import Evaluation
-from ragmeter._errors import InputError, RagmeterWarning
+from ragmeter import InputError, RagmeterWarning
 from ragmeter.paired import Ledger, compare
 from ragmeter.paired._ledger import DEFAULT_LEDGER, UNVERSIONED, variant_id
 from ragmeter.metrics import parse

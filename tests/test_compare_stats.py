@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter._errors import UsageError
+from ragmeter import UsageError
 from ragmeter.paired import _bootstrap
 from ragmeter.paired._bootstrap import choose_method, paired_bootstrap, resample_means
 from ragmeter.paired._selection import (
@@ -93,7 +93,7 @@ def test_sign_test() -> None:
 
     tail = sum(comb(18, k) for k in range(14, 19)) / 2**18
     assert sign_test(14, 4) == pytest.approx(2 * tail)
-    with pytest.raises(ValueError):
+    with pytest.raises(UsageError, match="non-negative"):
         sign_test(-1, 2)
 
 

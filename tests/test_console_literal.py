@@ -379,8 +379,9 @@ def test_chunk_progress_bar_is_literal_on_a_terminal(data, monkeypatch) -> None:
 
 
 def test_answer_renderers_are_literal_on_an_emoji_console(data) -> None:
-    """Library renderers take any console: data must not depend on its emoji setting."""
-    from ragmeter.answers._render import print_diagnosis, print_report
+    """The shared renderers take any console: data must not depend on its emoji setting."""
+    from ragmeter.cli._render_answers import print_report
+    from ragmeter.cli._render_diagnosis import print_diagnosis
     from ragmeter.answers._schema import load_answers
     from ragmeter.diagnosis._diagnose import diagnose
     from ragmeter.answers.report import check_answers

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter._errors import InputError, ValidationError
+from ragmeter import InputError, ValidationError
 from ragmeter.data import Corpus, Document, load_corpus, write_corpus
 
 FIX = Path(__file__).parent / "fixtures" / "data"

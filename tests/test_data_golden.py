@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ragmeter._errors import InputError, Problem, UsageError, ValidationError
+from ragmeter import InputError, Problem, UsageError, ValidationError
 from ragmeter.data import (GoldenSet, Question, assign_split, load_corpus, load_golden,
                            validate_golden, write_golden)
 

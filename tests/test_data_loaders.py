@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 
-from ragmeter._errors import InputError, RagmeterWarning, ValidationError
+from ragmeter import InputError, RagmeterWarning, ValidationError
 from ragmeter.data import assign_split, load_beir, load_squad, validate_golden
 
 FIX = Path(__file__).parent / "fixtures" / "data"
@@ -126,14 +125,12 @@ def test_scifact_matches_published_counts_and_validates(data_root: Path) -> None
 
 
 @pytest.mark.data
-def test_squad_dev_matches_published_counts_validates_and_loads_fast(data_root: Path) -> None:
+def test_squad_dev_matches_published_counts_and_validates(data_root: Path) -> None:
+    # load time is measured by benchmarks/bench_loaders.py, never asserted here
     path = data_root / "squad-v1.1-dev" / "dev-v1.1.json"
-    start = time.perf_counter()
     corpus, golden = load_squad(path)
-    seconds = time.perf_counter() - start
     assert len(golden) == 10_570 and len(corpus) == 48
     assert validate_golden(golden, corpus) == []
-    assert seconds < 2.0, f"load_squad took {seconds:.2f} s"
     # every original answer lies inside one of its question's spans
     raw = json.loads(path.read_text(encoding="utf-8"))
     for article in raw["data"]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter._errors import UsageError, ValidationError
+from ragmeter import UsageError, ValidationError
 from ragmeter.data import (Corpus, check_frozen, freeze, load_corpus, load_golden,
                            lock_path_for, write_corpus)
 

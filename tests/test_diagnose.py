@@ -9,7 +9,7 @@ import pytest
 from _answers_fixture import answers, corpus, golden, write_jsonl, write_world
 from typer.testing import CliRunner
 
-from ragmeter._errors import UsageError
+from ragmeter import UsageError
 from ragmeter.answers._schema import answers_from_records
 from ragmeter.diagnosis._diagnose import RecallAt, Thresholds, diagnose
 from ragmeter.answers.report import check_answers

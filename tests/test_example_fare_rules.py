@@ -423,7 +423,7 @@ def test_every_answer_kind_agrees_with_its_measured_run_and_the_readme_is_genera
     assert [name for name, _ in v.skipped] == ["smaller chunks"]
     from rich.console import Console
 
-    from ragmeter.demo._verdict_section import verdict_section
+    from ragmeter.cli._demo._verdict_section import verdict_section
 
     console = Console(record=True, width=100, color_system=None)
     verdict_section(console, experiment, d)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter._errors import InputError, RagmeterWarning, ValidationError
+from ragmeter import InputError, RagmeterWarning, ValidationError
 from ragmeter.metrics import parse
 from ragmeter.experiments import load_experiment
 from ragmeter.experiments._config import chunk_size, effective_changes

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter import evaluate
-from ragmeter._errors import ValidationError
+from ragmeter import ValidationError
 from ragmeter.cli._app import app
 from ragmeter.experiments import load_experiment, run_experiment
 from ragmeter.retrieval import BM25Retriever
@@ -224,6 +224,7 @@ def test_the_printed_table_rounds_once(beir_experiment, monkeypatch) -> None:
     (rounding twice printed SciFact's no-stemming nDCG@10, 0.66253, as 0.662)."""
     from rich.console import Console
 
+    from ragmeter.cli._render_experiment import render_experiment
     from ragmeter.experiments._runner import VariantResult
 
     with warnings.catch_warnings():
@@ -231,7 +232,7 @@ def test_the_printed_table_rounds_once(beir_experiment, monkeypatch) -> None:
         result = run_experiment(beir_experiment, write=False)
     monkeypatch.setattr(VariantResult, "value", lambda self, metric: 0.66253)
     console = Console(width=120, record=True)
-    for renderable in result.render():
+    for renderable in render_experiment(result):
         console.print(renderable)
     text = console.export_text()
     assert text.count("0.663") == 8 and "0.662" not in text  # 2 variants x 4 columns

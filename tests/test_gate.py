@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragmeter import Evaluation
-from ragmeter._errors import UsageError
+from ragmeter import UsageError
 from ragmeter.paired import GateRule, compare, gate
 from ragmeter.metrics import parse
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter import InputError, ValidationError
-from ragmeter._errors import RagmeterWarning
+from ragmeter import RagmeterWarning
 from ragmeter.io.jsonl import read_qrels_jsonl, read_run_jsonl, write_qrels_jsonl, write_run_jsonl
 
 
@@ -74,7 +74,7 @@ def test_gzip(tmp_path: Path) -> None:
     ('{"qid": "q", "doc": "d", "score": 1, "rank": 0}', "rank", "'rank' 0 must be 1 or more"),
     ('{"qid": "q", "doc": "d", "score": 1, "rank": "1"}', "rank", "must be a number"),
     ('["q", "d", 1]', None, "expected a JSON object, got list"),
-    ('{"qid": "q", "doc": "d", "score": 1', None, "not valid JSON"),
+    ('{"qid": "q", "doc": "d", "score": 1', None, "invalid JSON"),
 ])
 def test_run_errors_name_line_and_field(tmp_path: Path, line: str, field: str | None,
                                         words: str) -> None:

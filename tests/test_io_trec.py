@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter import InputError, UsageError, ValidationError, read_qrels, read_run
-from ragmeter._errors import RagmeterWarning
+from ragmeter import RagmeterWarning
 from ragmeter.io import _trec_columns, _trec_fast, _trec_lines
 from ragmeter.io._duplicates import pair_hashes, string_hashes
 from ragmeter.io._source import open_source

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 from _answers_fixture import answers, corpus, golden
 
-from ragmeter._errors import UsageError
+from ragmeter import UsageError
 from ragmeter.answers._schema import answers_from_records
 from ragmeter.answers.judge_validation import JudgeLabel, validate_judge
 from ragmeter.answers.judged import JUDGE_METRICS, judge_metric, judge_pairwise, require_one_config

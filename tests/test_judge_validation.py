@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ragmeter._errors import ValidationError
+from ragmeter import ValidationError
 from ragmeter.answers.judge_validation import (
     JudgeLabel,
     cohen_kappa,

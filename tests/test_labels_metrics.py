@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter import InputError, UsageError
-from ragmeter._errors import RagmeterWarning
+from ragmeter import RagmeterWarning
 from ragmeter.chunking import Chunking, from_ranges
 from ragmeter.data._schema import Document, Evidence, Question
 from ragmeter.io._tables import Run

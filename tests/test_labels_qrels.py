@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter._errors import RagmeterWarning
+from ragmeter import RagmeterWarning
 from ragmeter.chunking import from_ranges
 from ragmeter.data._schema import Document, Evidence, Question
 from ragmeter.labels import chunk_qrels, write_chunk_qrels

@@ -339,11 +339,11 @@ def test_cli_bad_files_exit_2_naming_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "[bold]x[red].json"
     bad.write_text("{not json")
     code, _, err = cli("plan", "--from", str(bad))
-    assert code == 2 and "[bold]x[red].json" in err and "not JSON" in err
+    assert code == 2 and "[bold]x[red].json" in err and "invalid JSON" in err
     code, _, err = cli("plan", "--from", str(EXAMPLE / "baseline" / "evaluation.json"))
     assert code == 2 and "one run's evaluation" in err
     code, _, err = cli("plan", "--from", str(tmp_path / "missing.json"))
-    assert code == 2 and "cannot read" in err
+    assert code == 2 and "file not found" in err
 
 
 def test_public_names() -> None:

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 from _retrieval_fakes import HashingEncoder
 
-from ragmeter._errors import Problem, UsageError
+from ragmeter import Problem, UsageError
 from ragmeter.io._tables import Run
 from ragmeter.retrieval import (
     BM25Retriever,

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ragmeter._errors import InputError, ValidationError
+from ragmeter import InputError, ValidationError
 from ragmeter.chunking import chunk_corpus
 from ragmeter.data import Corpus, Document, Evidence, GoldenSet, Question
 from ragmeter.labels import evaluate_spans

@@ -7,7 +7,8 @@ import pytest
 from _retrieval_fakes import HashingEncoder
 
 from ragmeter.retrieval import Cache, encode_cached
-from ragmeter.retrieval._cache import MAX_SHARDS, atomic_path, digest, texts_digest
+from ragmeter.io._atomic import atomic_path
+from ragmeter.retrieval._cache import MAX_SHARDS, digest, texts_digest
 
 TEXTS = [f"passage number {i} about fares and fees {i % 7}" for i in range(50)]
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from test_retrieval import IDS, TEXTS
 
-from ragmeter._errors import InputError, MissingExtraError
+from ragmeter import InputError, MissingExtraError
 from ragmeter.retrieval import (
     BM25Retriever,
     Cache,

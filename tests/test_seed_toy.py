@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.demo.toy import TOY, toy_qrels, toy_run
+from ragmeter.cli._demo.toy import TOY, toy_qrels, toy_run
 
 
 def seed_at_k(gold: list[int], run: list[int], k: int) -> tuple[float, float, float, float]:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter import Evaluation
-from ragmeter._errors import RagmeterWarning
+from ragmeter import RagmeterWarning
 from ragmeter.metrics import parse
 from ragmeter.paired import GateRule, compare, gate, holm
 

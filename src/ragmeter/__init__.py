@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._about import __version__
 
 #: public name -> module that defines it (relative to this package).
 _PUBLIC: dict[str, str] = {
@@ -19,12 +19,18 @@ _PUBLIC: dict[str, str] = {
     "UsageError": "._errors",
     "MissingExtraError": "._errors",
     "VersionMismatchError": "._errors",
+    "NotFoundError": "._errors",
+    "Problem": "._errors",
+    "RagmeterWarning": "._errors",
     # metrics and evaluation
     "Metric": ".metrics",
     "parse_metric": ".metrics._spec",
     "Evaluation": ".metrics",
     "evaluate": ".metrics._engine",
+    "rank_curve": ".explain",
     # I/O
+    "Qrels": ".io._tables",
+    "Run": ".io._tables",
     "read_qrels": ".io.trec",
     "read_run": ".io.trec",
     "write_qrels": ".io.trec",
@@ -32,7 +38,15 @@ _PUBLIC: dict[str, str] = {
     # answers, judges and diagnosis
     "check_answers": ".answers.report",
     "load_answers": ".answers._schema",
+    "AnswerSet": ".answers._schema",
+    "compare_answers": ".answers.paired",
+    "validate_judge": ".answers.judge_validation",
     "diagnose": ".diagnosis",
+    "Diagnosis": ".diagnosis",
+    "NextExperiment": ".diagnosis",
+    "RetrievalAnswerTable": ".diagnosis",
+    "position_table": ".diagnosis",
+    "apply_rule": ".diagnosis",
     "FakeJudge": ".answers.judges.fake",
     "OpenAIJudge": ".answers.judges.openai",
     # data model
@@ -76,6 +90,7 @@ _PUBLIC: dict[str, str] = {
     "DenseRetriever": ".retrieval",
     "HybridRetriever": ".retrieval",
     "RerankRetriever": ".retrieval",
+    "Experiment": ".experiments",
     "ExperimentResult": ".experiments",
     "load_experiment": ".experiments",
     "run_experiment": ".experiments",
@@ -104,10 +119,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from .chunking import (Chunk, Chunking, chunk_corpus, get_tokenizer, load_chunking,
                            make_chunker)
     from .labels import budget_table, chunk_qrels, evaluate_spans
-    from ._errors import (InputError, MissingExtraError, RagmeterError, UsageError,
-                          ValidationError, VersionMismatchError)
-    from .answers._schema import load_answers
-    from .diagnosis import diagnose
+    from ._errors import (InputError, MissingExtraError, NotFoundError, Problem, RagmeterError,
+                          RagmeterWarning, UsageError, ValidationError, VersionMismatchError)
+    from .answers._schema import AnswerSet, load_answers
+    from .answers.judge_validation import validate_judge
+    from .answers.paired import compare_answers
+    from .diagnosis import (Diagnosis, NextExperiment, RetrievalAnswerTable, apply_rule, diagnose,
+                            position_table)
+    from .explain import rank_curve
+    from .io._tables import Qrels, Run
     from .answers.judges.fake import FakeJudge
     from .answers.judges.openai import OpenAIJudge
     from .answers.report import check_answers
@@ -124,6 +144,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .metrics import Evaluation, Metric
     from .metrics._engine import evaluate
     from .metrics._spec import parse as parse_metric
-    from .experiments import ExperimentResult, load_experiment, run_experiment
+    from .experiments import Experiment, ExperimentResult, load_experiment, run_experiment
     from .retrieval import (BM25Retriever, DenseRetriever, HybridRetriever, RerankRetriever,
                             read_byo_run)

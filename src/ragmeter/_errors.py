@@ -4,6 +4,7 @@ RagmeterError
 ├── InputError          bad user input (a file, a line, a field); CLI exit code 2
 │   └── ValidationError several input problems reported at once
 ├── UsageError          a call or option that cannot work as given; CLI exit code 2
+│   └── NotFoundError   an id or name that is not there (also a KeyError, for mappings)
 ├── MissingExtraError   an optional dependency is not installed (names the extra)
 └── VersionMismatchError runs scored on different golden-set versions
 RagmeterWarning (UserWarning): accepted input the user should know about
@@ -78,6 +79,17 @@ class ValidationError(InputError):
 
 class UsageError(RagmeterError):
     """A call, option or combination of options that cannot work."""
+
+
+class NotFoundError(UsageError, KeyError):
+    """An id or name asked for is not there (``corpus["nope"]``, an unknown judge task).
+
+    Also a :class:`KeyError`, so mapping-like objects keep Python's protocol
+    (``except KeyError`` and ``dict``-style code still work); the message prints unquoted.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
 
 
 class MissingExtraError(RagmeterError, ImportError):

@@ -29,6 +29,8 @@ from typing import Any
 
 from ._errors import UsageError
 
+__all__ = ["RankCurve", "RankCurveRow", "rank_curve"]
+
 #: id of the passage that moves; other labelled passages are "labelled-2", "labelled-3", ...
 MOVING = "moving"
 _GAINS = {"exp": "2^g - 1", "linear": "g"}

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import Problem, UsageError
+from .._errors import Problem
 from ._schema import AnswerSet, Citation
 
 
@@ -140,8 +140,3 @@ class PassageIndex:
                     problems.append(Problem(f"unknown chunk id(s) {unknown[:3]}", answers.path,
                                             line, "context"))
         return problems
-
-
-def require_corpus(index: PassageIndex, purpose: str) -> None:
-    if not index.docs:
-        raise UsageError(f"{purpose} needs the corpus (pass --corpus / corpus=)")

@@ -16,7 +16,6 @@ document when omitted); a ``chunk`` citation's ``start``/``end`` are offsets int
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as PydanticError
 
-from .._errors import InputError, Problem, UsageError, ValidationError
+from .._errors import Problem, UsageError, ValidationError
+from ..io._reading import iter_jsonl
 
 
 class Citation(BaseModel):
@@ -194,18 +194,8 @@ def load_answers(
     The variant name is the ``variant`` field, else ``variant=``, else the file's stem.
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError("answers file not found", path=p)
-    records: list[tuple[int, Any]] = []
     problems: list[Problem] = []
-    with p.open(encoding="utf-8") as fh:
-        for line, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue  # blank lines are allowed (e.g. a trailing newline)
-            try:
-                records.append((line, json.loads(raw)))
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"not valid JSON ({exc.msg})", str(p), line))
+    records: list[tuple[int, Any]] = list(iter_jsonl(p, problems, what="answers"))
     if problems:
         raise ValidationError(problems, what=str(p))
     qids = None

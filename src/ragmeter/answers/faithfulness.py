@@ -1,6 +1,6 @@
 """Deterministic faithfulness: what an answer quotes or states must be in the passage it cites.
 
-Two checks, no judge needed (the seed: "keep deterministic checks wherever one exists, such as
+Two checks, no judge needed (the rule: "keep deterministic checks wherever one exists, such as
 'every quoted span appears in the cited passage'"):
 
 - **Quotes.** Every span in double quotes (``"..."`` or typographic ``“...”``) of at least

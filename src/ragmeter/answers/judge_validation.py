@@ -1,4 +1,4 @@
-"""Validate a judge against human labels before trusting it (the seed's "Before you trust a model
+"""Validate a judge against human labels before trusting it ("before you trust a model
 judge": hand-label a sample, score it, measure agreement per class, read the disagreements, check
 order effects, repeat runs).
 
@@ -23,12 +23,12 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._errors import InputError, Problem, UsageError, ValidationError
+from .._errors import Problem, UsageError, ValidationError
+from ..io._reading import iter_jsonl
 
 
 def confusion_matrix(human: Sequence[str], judge: Sequence[str], labels: Sequence[str]) -> np.ndarray:
@@ -170,24 +170,7 @@ def validate_judge(
 
 # -- files ---------------------------------------------------------------------------------------
 def _read_jsonl(path: str | PathLike[str], problems: list[Problem]) -> list[tuple[int, Any]]:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("file not found", path=p)
-    out = []
-    with p.open(encoding="utf-8") as fh:
-        for line, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"not valid JSON ({exc.msg})", str(p), line))
-                continue
-            if not isinstance(rec, dict):
-                problems.append(Problem("a record must be a JSON object", str(p), line))
-                continue
-            out.append((line, rec))
-    return out
+    return list(iter_jsonl(path, problems, what="labels"))
 
 
 def load_human_labels(path: str | PathLike[str]) -> dict[str, str]:

@@ -8,12 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
-
 from .._errors import UsageError
-from .._literal import lit
 from .report import AnswerReport
 
+#: the outcome compared (1/0 per question); not a registry metric, so it travels as text
 METRIC_LABEL = "answer correct and supported"
 
 
@@ -48,24 +46,7 @@ def compare_answers(baseline: AnswerReport, candidate: AnswerReport, *, split: s
     if not common:
         raise UsageError("the two variants share no scored question"
                          + (f" in split '{split}'" if split else ""))
-    comp = compare({q: a[q] for q in common}, {q: b[q] for q in common}, METRIC_LABEL,
-                   seed=seed, n_resamples=n_resamples)
+    # a plain outcome, not a registry metric: Comparison.metric is None, .outcome names it
+    comp = compare({q: a[q] for q in common}, {q: b[q] for q in common},
+                   outcome=METRIC_LABEL, seed=seed, n_resamples=n_resamples)
     return AnswerComparison(baseline.variant, candidate.variant, split, comp)
-
-
-def print_comparison(console: Console, ac: AnswerComparison) -> None:
-    c = ac.comparison
-    lo, hi = c.ci
-    where = f" ({ac.split} split)" if ac.split else ""
-    head = lit(f"{ac.candidate} vs {ac.baseline}", "bold")  # names print as written
-    console.print(head.append(f" on {METRIC_LABEL}{where}, {c.n} paired questions"))
-    console.print(f"  baseline {c.baseline_values.mean():.3f}, candidate "
-                  f"{c.candidate_values.mean():.3f}, difference {c.mean_delta:+.3f}")
-    console.print(f"  fixed {c.fixed}, broken {c.broken}, net {c.fixed - c.broken:+d}; "
-                  f"{int(c.confidence * 100)}% paired bootstrap interval [{lo:+.3f}, {hi:+.3f}]; "
-                  f"sign test p = {c.sign_test_p:.2f}")
-    console.print(lit(f"  verdict: {c.verdict}"))
-    if c.fixed_ids:
-        console.print(lit(f"  fixed: {', '.join(c.fixed_ids[:10])}"))
-    if c.broken_ids:
-        console.print(lit(f"  broken: {', '.join(c.broken_ids[:10])}"))

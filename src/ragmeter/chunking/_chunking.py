@@ -139,23 +139,15 @@ class Chunking:
     def to_arrow(self):  # -> pyarrow.Table
         """The chunk table (columns ``id, doc, start, end, text, n_tokens``) with the name and
         tokenizer in the schema metadata."""
-        from ._storage import to_arrow
+        from ._format import to_arrow
 
         return to_arrow(self)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the chunks to ``.parquet`` or ``.jsonl`` (chosen by suffix), replacing ``path``."""
-        from ._storage import save_chunking
+        from ._format import save_chunking
 
         return save_chunking(self, path)
-
-    @classmethod
-    def from_chunks(cls, chunks: Iterable[Chunk], *, name: str, tokenizer: str) -> Chunking:
-        rows = list(chunks)
-        return cls(name=name, tokenizer=tokenizer, ids=[c.id for c in rows],
-                   doc=[c.doc for c in rows], start=[c.start for c in rows],
-                   end=[c.end for c in rows], text=[c.text for c in rows],
-                   n_tokens=[c.n_tokens for c in rows])
 
 
 def _int_array(values: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -203,7 +195,7 @@ def _titles_of(corpus: Any) -> dict[str, str]:
     return {d.id: d.title for d in docs if getattr(d, "title", None)}
 
 
-def finalize(text: str, enc: Encoded, ranges: Sequence[tuple[int, int]]) -> tuple[np.ndarray, ...]:
+def finalize(enc: Encoded, ranges: Sequence[tuple[int, int]]) -> tuple[np.ndarray, ...]:
     """Clean a chunker's ranges: widen edges inside a word to the word's edges, drop empty and
     repeated ranges, order by (start, end); returns (start, end, n_tokens) arrays."""
     if not ranges:
@@ -242,7 +234,7 @@ def chunk_corpus(
     done = 0
     for batch in _batches(docs):
         for (doc_id, text), enc in zip(batch, tok.encode([t for _, t in batch])):
-            s, e, n = finalize(text, enc, ch.split(text, enc))
+            s, e, n = finalize(enc, ch.split(text, enc))
             sl, el = s.tolist(), e.tolist()
             ids.extend(f"{doc_id}#{a}-{b}" for a, b in zip(sl, el))
             doc_col.extend([doc_id] * len(sl))

@@ -1,8 +1,5 @@
-"""Chunk tables on disk: Parquet (name and tokenizer in the schema metadata) or JSONL.
+"""Reading chunk tables from disk (the format and the writer are in ``_format``).
 
-Both hold one row per chunk with the columns ``id, doc, start, end, text, n_tokens``. A JSONL
-row also carries ``chunking`` (the name) and ``tokenizer``; Parquet keeps them once, under the
-schema metadata key ``ragmeter.chunking`` as JSON ``{"name", "tokenizer", "format"}``.
 Loading checks every row and reports every problem with file, line (row) and field.
 """
 
@@ -10,69 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._errors import InputError, Problem, UsageError, ValidationError
-from ._chunking import COLUMNS, Chunking
+from .._errors import InputError, Problem, ValidationError
+from ._chunking import COLUMNS, Chunking, documents_of
+from ._format import META_KEY, suffix_of
 
-_META_KEY = b"ragmeter.chunking"
-_FORMAT = 1
-_SUFFIXES = (".parquet", ".jsonl")
 #: problems listed in one error before the rest are summarised.
 _MAX_PROBLEMS = 50
 UNKNOWN_TOKENIZER = "unknown"
-
-
-def _suffix(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise UsageError(f"{path}: chunk files end in .parquet or .jsonl, got '{path.suffix}'")
-    return suffix
-
-
-def to_arrow(chunking: Chunking):  # -> pyarrow.Table
-    import pyarrow as pa
-
-    meta = {"name": chunking.name, "tokenizer": chunking.tokenizer, "format": _FORMAT}
-    schema = pa.schema(
-        [("id", pa.string()), ("doc", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
-         ("text", pa.string()), ("n_tokens", pa.int64())],
-        metadata={_META_KEY: json.dumps(meta).encode("utf-8")},
-    )
-    return pa.table([chunking.ids, chunking.doc, chunking.start, chunking.end, chunking.text,
-                     chunking.n_tokens], schema=schema)
-
-
-def save_chunking(chunking: Chunking, path: str | os.PathLike[str]) -> Path:
-    """Write ``chunking`` to ``path`` (.parquet or .jsonl), atomically replacing it."""
-    path = Path(path)
-    suffix = _suffix(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        if suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            os.close(fd)
-            pq.write_table(to_arrow(chunking), tmp)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                for i in range(len(chunking)):
-                    row = {"id": chunking.ids[i], "doc": chunking.doc[i],
-                           "start": int(chunking.start[i]), "end": int(chunking.end[i]),
-                           "text": chunking.text[i], "n_tokens": int(chunking.n_tokens[i]),
-                           "chunking": chunking.name, "tokenizer": chunking.tokenizer}
-                    fh.write(json.dumps(row, ensure_ascii=False))
-                    fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def load_chunking(
@@ -85,7 +31,7 @@ def load_chunking(
     ValidationError naming file, line (row) and field.
     """
     path = Path(path)
-    suffix = _suffix(path)
+    suffix = suffix_of(path)
     if not path.is_file():
         raise InputError("file not found", path=path)
     problems: list[Problem] = []
@@ -127,7 +73,7 @@ def _read_parquet(path: Path) -> tuple[dict[str, list[Any]], list[int], dict[str
         raise InputError(f"missing column(s) {', '.join(missing)}; a chunk table has columns "
                          f"{', '.join(COLUMNS)}", path=path, field=missing[0])
     cols: dict[str, list[Any]] = {}
-    for col, kind in zip(COLUMNS, ("string", "string", "int", "int", "string", "int")):
+    for col, kind in zip(COLUMNS, ("string", "string", "int", "int", "string", "int"), strict=True):
         arr = table.column(col)
         ok = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
         if kind == "int":
@@ -140,7 +86,7 @@ def _read_parquet(path: Path) -> tuple[dict[str, list[Any]], list[int], dict[str
                              field=col)
         cols[col] = arr.to_pylist() if kind == "string" else arr.to_numpy().astype(np.int64)
     meta: dict[str, Any] = {}
-    raw = (table.schema.metadata or {}).get(_META_KEY)
+    raw = (table.schema.metadata or {}).get(META_KEY)
     if raw:
         try:
             meta = dict(json.loads(raw))
@@ -153,14 +99,14 @@ def _read_jsonl(
     path: Path, problems: list[Problem]
 ) -> tuple[dict[str, list[Any]], list[int], dict[str, Any]]:
     """The well-formed rows of a JSONL chunk file; problems with the others go to ``problems``."""
-    from ..data._validate import iter_jsonl
+    from ..io._reading import iter_jsonl
 
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     lines: list[int] = []
     names: set[str] = set()
     toks: set[str] = set()
     where = str(path)
-    for number, obj in iter_jsonl(path, problems):
+    for number, obj in iter_jsonl(path, problems, what="chunks"):
         row_ok = True
         for col in COLUMNS:
             value = obj.get(col)
@@ -216,12 +162,10 @@ def _check_rows(cols: dict[str, Any], lines: list[int], where: str) -> list[Prob
 
 
 def _check_texts(cols: dict[str, Any], lines: list[int], where: str, corpus: Any) -> list[Problem]:
-    from ._chunking import documents_of
-
     texts = dict(documents_of(corpus))
     problems: list[Problem] = []
     for i, (doc, a, b, text) in enumerate(zip(cols["doc"], cols["start"], cols["end"],
-                                              cols["text"])):
+                                              cols["text"], strict=True)):
         src = texts.get(doc)
         if src is None:
             problems.append(Problem(f"unknown document {doc!r}", where, lines[i], "doc"))

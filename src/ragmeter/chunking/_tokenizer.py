@@ -8,13 +8,13 @@ Two tokenizers exist, each recorded by name with every chunking and budget resul
     ``ragmeter/_resources/minilm-tokenizer.json`` and run by the ``tokenizers`` library, fully
     offline. Counts exclude the special tokens ``[CLS]``/``[SEP]`` and are never truncated.
 
-``regex-words`` (fallback)
-    Used only when ``tokenizers`` cannot be imported, or when asked for by name: one token per
-    run of word characters (``\\w+``) and one per other non-space character. It counts *words*,
-    not subwords, so its counts are lower than WordPiece's (typically by 10-30 % on English
-    prose, far more on rare words and identifiers). Budgets computed with it are not comparable
-    with budgets computed with ``minilm-wordpiece``; the tokenizer name in every result says
-    which was used.
+``regex-words`` (only when asked for by name)
+    One token per run of word characters (``\\w+``) and one per other non-space character. It
+    counts *words*, not subwords, so its counts are lower than WordPiece's (typically by 10-30 %
+    on English prose, far more on rare words and identifiers). Budgets computed with it are not
+    comparable with budgets computed with ``minilm-wordpiece``; the tokenizer name in every
+    result says which was used. (``tokenizers`` is a core dependency and the WordPiece file
+    ships with ragmeter, so the default never falls back to it.)
 
 Both give, for each text, the character offsets of every token and the *word* (pre-token) it
 belongs to; chunkers cut only between words, so a chunk's token count equals the count of its
@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import functools
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._errors import RagmeterWarning, UsageError
+from .._errors import UsageError
 
 DEFAULT_TOKENIZER = "minilm-wordpiece"
 FALLBACK_TOKENIZER = "regex-words"
@@ -181,31 +180,10 @@ def _load(name: str) -> Tokenizer:
 
 
 def get_tokenizer(name: str | Tokenizer | None = None) -> Tokenizer:
-    """The tokenizer called ``name`` (default ``minilm-wordpiece``), loaded once and cached.
-
-    With no name and no ``tokenizers`` package installed, the ``regex-words`` fallback is
-    returned with a RagmeterWarning (its counts differ; see the module docstring).
-    """
+    """The tokenizer called ``name`` (default ``minilm-wordpiece``), loaded once and cached."""
     if isinstance(name, Tokenizer):
         return name
-    if name is None:
-        try:
-            import tokenizers  # noqa: F401
-        except ImportError:
-            warnings.warn(
-                "the 'tokenizers' package is not installed: token counts use the 'regex-words' "
-                "fallback (word counts, lower than subword counts); pip install tokenizers",
-                RagmeterWarning, stacklevel=2,
-            )
-            return _load(FALLBACK_TOKENIZER)
-        return _load(DEFAULT_TOKENIZER)
+    name = DEFAULT_TOKENIZER if name is None else name
     if name not in TOKENIZERS:
         raise UsageError(f"unknown tokenizer '{name}'; valid tokenizers: {', '.join(TOKENIZERS)}")
-    if name == DEFAULT_TOKENIZER:
-        try:
-            return _load(name)
-        except ImportError:
-            from .._errors import MissingExtraError
-
-            raise MissingExtraError("all", "tokenizers", f"the '{name}' tokenizer") from None
     return _load(name)

@@ -92,7 +92,7 @@ def check_cmd(
     """Score answers: correctness, abstention, quote/value faithfulness, faithful-but-wrong.
 
     Exit code 1 when a judge was used and any judgement failed (the failures are listed)."""
-    from ..answers._render import print_report
+    from ._render_answers import print_report
     from ..answers._schema import load_answers
     from ..answers.report import check_answers
 
@@ -171,15 +171,9 @@ def compare_cmd(
     if fmt == Format.json:
         print_json(comp.to_dict())
     else:
-        from ..answers.paired import print_comparison
+        from ._render_answers import print_answer_comparison
 
-        print_comparison(console, comp)
-
-
-# `answers position` (lost in the middle) lives in its own module; registered here.
-from ._answers_position import position_cmd  # noqa: E402
-
-answers_app.command("position")(position_cmd)
+        print_answer_comparison(console, comp)
 
 
 @judge_app.command("validate")
@@ -192,7 +186,7 @@ def validate_cmd(
 ) -> None:
     """Agreement per class, confusion matrix, Cohen's kappa, order flips, repeat variance and the
     disagreements themselves."""
-    from ..answers._render import print_validation
+    from ._render_answers import print_validation
     from ..answers.judge_validation import load_human_labels, load_judge_labels, validate_judge
 
     labels, info = load_judge_labels(judged)

@@ -1,7 +1,8 @@
 """``ragmeter answers position``: answer outcomes by where the evidence sits in the context.
 
-Registered on the ``answers`` group by :mod:`ragmeter.cli._answers`; kept in its own module so
-the answers commands stay small.
+Registers itself on the ``answers`` group of :mod:`ragmeter.cli._answers` (listed after it in
+``COMMAND_MODULES``); kept in its own module so the answers commands stay small. The import
+goes one way only: this module reads ``_answers``, never the reverse.
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ from rich.table import Table
 
 from .._errors import UsageError
 from ._common import Format, console, handle_errors, print_json
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``position`` to the ``answers`` group (which ``_answers`` has put on ``app``)."""
+    from ._answers import answers_app
+
+    answers_app.command("position")(position_cmd)
 
 
 @handle_errors

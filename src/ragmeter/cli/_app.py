@@ -22,6 +22,7 @@ app = typer.Typer(
 #: Modules under ragmeter.cli that define ``register(app)``. Add one line per command module.
 COMMAND_MODULES = [
     "_answers",
+    "_answers_position",  # a command of the `answers` group: after _answers
     "_diagnose",
     "_eval",
     "_demo",
@@ -32,6 +33,7 @@ COMMAND_MODULES = [
     "_labels",
     "_run",
     "_explain",
+    "_metrics",
 ]
 
 for _name in COMMAND_MODULES:

@@ -34,12 +34,12 @@ def chunk_cmd(
                                TimeRemainingColumn)
 
     from ..chunking import chunk_corpus, get_tokenizer, make_chunker
+    from ..chunking._format import suffix_of
     from ..data.corpus import load_corpus
 
     spec = make_chunker(chunker)  # a bad name fails before any work
     tok = get_tokenizer(tokenizer)
-    if output.suffix.lower() not in (".parquet", ".jsonl"):
-        raise UsageError(f"{output}: the chunk file must end in .parquet or .jsonl")
+    suffix_of(output)  # the library's rule for chunk file names, checked before any work
     if output.exists() and not force:
         raise UsageError(f"{output} exists; pass --force to overwrite it")
     docs = load_corpus(corpus)

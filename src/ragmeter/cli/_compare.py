@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -34,37 +33,11 @@ def _split_selector(spec: str) -> tuple[Path, str | None]:
 
 
 def _read_evaluation(spec: str) -> Evaluation:
-    """An ``eval --per-query --format json`` output; ``PATH#RUN`` picks one run from a list."""
+    """``PATH`` or ``PATH#RUN`` (one run of a list) read by :meth:`Evaluation.load`."""
     from ..metrics._evaluation import Evaluation
 
     path, run = _split_selector(spec)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not JSON ({exc.msg}); give the output of 'ragmeter eval --per-query --format json', "
-            "or run files with --qrels", path=path, line=exc.lineno) from None
-    objs = data if isinstance(data, list) else [data]
-    if not objs or not all(isinstance(o, dict) for o in objs):
-        raise InputError("expected a JSON object (or a list of them) from 'ragmeter eval "
-                         "--per-query --format json'", path=path)
-    if run is not None:
-        chosen = [o for o in objs if str(o.get("run")) == run]
-        if not chosen:
-            have = ", ".join(str(o.get("run")) for o in objs)
-            raise InputError(f"no run named '{run}' (runs in the file: {have})", path=path)
-        obj = chosen[0]
-    elif len(objs) > 1:
-        have = ", ".join(str(o.get("run")) for o in objs)
-        raise InputError(f"holds {len(objs)} runs ({have}); pick one as {path}#RUN",
-                         path=path)
-    else:
-        obj = objs[0]
-    return Evaluation.from_dict(obj, source=str(path))
+    return Evaluation.load(path, run=run)
 
 
 def _score_runs(specs: list[str], metrics: str, qrels: Path | None, golden: Path | None,
@@ -84,8 +57,6 @@ def _score_runs(specs: list[str], metrics: str, qrels: Path | None, golden: Path
 
     out = []
     for s in specs:
-        if not Path(s).exists():
-            raise InputError("no such run file", path=s)
         out.append(evaluate(qrels, Path(s), metrics, run_name=s,
                             config={"qrels": str(qrels)}))
     return out
@@ -343,11 +314,10 @@ def gate_cmd(
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path=path) from None
+    """The gate's markdown and JUnit reports: whole or not at all (a CI job never reads half)."""
+    from ..io._atomic import atomic_write
+
+    atomic_write(path, text)
 
 
 @handle_errors
@@ -381,9 +351,6 @@ def sweep_cmd(
         kinds.append(("k", parse_cutoffs(ks or "1..20")))
     if budgets is not None:
         kinds.append(("budget", parse_cutoffs(budgets)))
-    for p in [qrels or golden, *runs]:
-        if p is not None and not p.exists():
-            raise InputError("no such file", path=p)
     names = [p.stem for p in runs]
     if len(set(names)) != len(names):
         names = [str(p) for p in runs]
@@ -418,6 +385,7 @@ def _span_sweep(golden: Path, chunks: list[Path], runs: list[Path], names: list[
                 metric: str, cutoffs: list[int], kind: str, headroom_k: int | None,
                 cover: float) -> Sweep:
     from ..chunking import load_chunking
+    from ..io import to_run
     from ..paired._sweep import sweep_spans
     from ..data.golden import load_golden
 
@@ -426,19 +394,9 @@ def _span_sweep(golden: Path, chunks: list[Path], runs: list[Path], names: list[
                          f"got {len(chunks)}")
     per_run = chunks * len(runs) if len(chunks) == 1 else chunks
     loaded = {p: load_chunking(p) for p in dict.fromkeys(per_run)}
-    pairs = {n: (loaded[c], _read_run(r)) for n, c, r in zip(names, per_run, runs)}
+    pairs = {n: (loaded[c], to_run(r)) for n, c, r in zip(names, per_run, runs)}
     return sweep_spans(load_golden(golden), pairs, metric, cutoffs, kind=kind,  # type: ignore[arg-type]
                        headroom_k=headroom_k, cover=cover)
-
-
-def _read_run(path: Path):  # -> Run
-    if path.name.endswith((".jsonl", ".jsonl.gz")):
-        from ..io.jsonl import read_run_jsonl
-
-        return read_run_jsonl(path)
-    from ..io.trec import read_run
-
-    return read_run(path)
 
 
 def _split_metrics(text: str) -> list[str]:

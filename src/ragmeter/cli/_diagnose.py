@@ -2,80 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from .._errors import InputError, Problem, UsageError, ValidationError
+from .._errors import UsageError
 from ._common import Format, console, handle_errors, print_json
 
 
 def register(app: typer.Typer) -> None:
     app.command("diagnose")(diagnose_cmd)
-
-
-#: optional per-question fields of ``--table``: name -> keyword of ``build_table``
-_OPTIONAL = {"correct": "correct", "cites_outside_context": "cites_outside"}
-
-
-def _read_table(path: Path) -> tuple[dict[str, bool], dict[str, bool | None], dict[str, Any]]:
-    """Per-question verdicts: ``{"id", "evidence_in_context": bool, "answer_ok": bool|null,
-    "correct"?: bool, "cites_outside_context"?: bool}`` (``answer_ok`` null: correct, support
-    unknown)."""
-    if not path.is_file():
-        raise InputError("file not found", path=path)
-    ev: dict[str, bool] = {}
-    ok: dict[str, bool | None] = {}
-    extra: dict[str, dict[str, bool]] = {}
-    problems = []
-    for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(f"not valid JSON ({exc.msg})", str(path), line))
-            continue
-        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
-            problems.append(Problem("needs a string id", str(path), line, "id"))
-            continue
-        v = rec.get("evidence_in_context")
-        if not isinstance(v, bool):
-            problems.append(Problem("must be true or false", str(path), line,
-                                    "evidence_in_context"))
-        else:
-            ev[rec["id"]] = v
-        v = rec.get("answer_ok")
-        if not isinstance(v, bool) and not (v is None and "correct" in rec):
-            problems.append(Problem("must be true or false (null only with 'correct': correct, "
-                                    "support unknown)", str(path), line, "answer_ok"))
-        else:
-            ok[rec["id"]] = v
-        for name, kw in _OPTIONAL.items():
-            if name not in rec:
-                continue
-            if not isinstance(rec[name], bool):
-                problems.append(Problem("must be true or false", str(path), line, name))
-            else:
-                extra.setdefault(kw, {})[rec["id"]] = rec[name]
-    if problems:
-        raise ValidationError(problems, what=str(path))
-    return ev, ok, extra
-
-
-def _evaluations(path: Path) -> list[Any]:
-    from ..metrics._evaluation import Evaluation
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("file not found", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
-    items = data if isinstance(data, list) else [data]
-    return [Evaluation.from_dict(d, source=str(path)) for d in items]
 
 
 def _pick(evals: list[Any], metric: str | None, which: str) -> tuple[Any, str] | None:
@@ -129,14 +66,15 @@ def diagnose_cmd(
 ) -> None:
     """Walk recall at a large k -> recall at the prompt k -> faithful and correct -> slices, and
     print the failing link with ONE next experiment and its refutation rule."""
-    from ..answers._render import print_diagnosis, print_report, print_table
+    from ._render_answers import print_report
+    from ._render_diagnosis import print_answer_table, print_diagnosis
     from ..diagnosis._diagnose import (
         Thresholds,
         diagnose,
         evidence_from_evaluation,
         recall_from_evaluation,
     )
-    from ..diagnosis._table import build_table, table_from_counts, table_from_report
+    from ..diagnosis._table import table_from_counts, table_from_file, table_from_report
 
     thresholds = Thresholds(headroom_recall=headroom_threshold, prompt_recall=prompt_threshold,
                             answer_ok=answer_threshold)
@@ -147,7 +85,9 @@ def diagnose_cmd(
         gold, corp, chk = _load_inputs(golden, corpus, chunks)
     evals: list[Any] = []
     if eval_json is not None:
-        evals += _evaluations(eval_json)
+        from ..metrics._evaluation import Evaluation
+
+        evals += Evaluation.load_all(eval_json)
     contexts = None
     if run is not None:
         if gold is None or chk is None:
@@ -189,8 +129,7 @@ def diagnose_cmd(
         extra = dict(zip(("cites_outside_context", "support_unknown"), nums[4:]))
         tab = table_from_counts(*nums[:4], **extra)
     elif table is not None:
-        ev_map, ok_map, opt = _read_table(table)
-        tab = build_table(ev_map, ok_map, **opt)
+        tab = table_from_file(table)
     elif prompt is not None and report is not None:
         tab = table_from_report(evidence_from_evaluation(*prompt), report,
                                 evidence_label=f"evidence in the prompt context ({prompt[1]} = 1)")
@@ -206,7 +145,7 @@ def diagnose_cmd(
     if report is not None:
         print_report(console, report)
     if tab is not None:
-        print_table(console, tab)
+        print_answer_table(console, tab)
     print_diagnosis(console, d)
 
 

@@ -45,8 +45,6 @@ def eval_cmd(
     cover: float = typer.Option(0.5, help="Share of a span the retrieved chunks must cover to count it found."),
 ) -> None:
     """Score runs. Metric keys in every output are canonical metric strings."""
-    from ..io.trec import read_run
-
     if golden is not None or chunks is not None:
         evals = _span_evals(paths, metrics, golden, chunks, corpus, k, budget, cover, missing,
                             ties, duplicates)
@@ -55,35 +53,20 @@ def eval_cmd(
             raise UsageError("--k and --budget apply to span labels; give --golden and --chunks")
         if len(paths) < 2:
             raise UsageError("give QRELS and at least one RUN (or --golden G --chunks C RUN ...)")
-        from ..io.trec import read_qrels
+        from ..io import to_qrels, to_run
         from ..metrics._engine import evaluate
 
-        # a spinner on stderr while large files are read and scored (silent when not a terminal)
+        # a spinner on stderr while large files are read and scored (silent when not a terminal);
+        # the library picks the reader (TREC or JSON Lines) from the file, as ragmeter.evaluate does
         with err_console.status(lit(f"reading {paths[0]}")):
-            qrels = read_qrels(paths[0]) if not _is_jsonl(paths[0]) else _read_jsonl_qrels(paths[0])
+            qrels = to_qrels(paths[0])
         evals = []
         for p in paths[1:]:
             with err_console.status(lit(f"reading and scoring {p}")):
-                run = _read_jsonl_run(p) if _is_jsonl(p) else read_run(p, duplicates=duplicates)
+                run = to_run(p, duplicates=duplicates)
                 evals.append(evaluate(qrels, run, metrics or DEFAULT_METRICS, missing=missing,  # type: ignore[arg-type]
                                       ties=ties, run_name=str(p), config={"qrels": str(paths[0])}))
     output(evals, fmt, per_query)
-
-
-def _is_jsonl(p: Path) -> bool:
-    return p.name.endswith((".jsonl", ".jsonl.gz"))
-
-
-def _read_jsonl_qrels(p: Path):  # -> Qrels
-    from ..io.jsonl import read_qrels_jsonl
-
-    return read_qrels_jsonl(p)
-
-
-def _read_jsonl_run(p: Path):  # -> Run
-    from ..io.jsonl import read_run_jsonl
-
-    return read_run_jsonl(p)
 
 
 def _span_evals(paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates):

@@ -144,7 +144,8 @@ def validate(
 
 
 def _frozen_note(golden: Path, corpus: Corpus) -> dict[str, Any] | None:
-    from ..data._version import check_frozen, lock_path_for
+    from ..data._freeze import check_frozen
+    from ..data._version import lock_path_for
 
     if not lock_path_for(golden).exists():
         return None
@@ -166,7 +167,8 @@ def freeze(
     format: FormatOpt = Output.table,
 ) -> None:
     """Record the golden set's version in GOLDEN.lock.json (never replaced silently)."""
-    from ..data._version import check_frozen, freeze, lock_path_for, read_lock
+    from ..data._freeze import check_frozen, freeze
+    from ..data._version import lock_path_for, read_lock
     from ..data.corpus import load_corpus
 
     docs = load_corpus(corpus)

@@ -53,7 +53,9 @@ def run_cmd(
         writer.writeheader()
         writer.writerows(rows)
         return
-    for renderable in result.render():
+    from ._render_experiment import render_experiment
+
+    for renderable in render_experiment(result):
         console.print(renderable)
     calls = result.total_encoder_calls
     err_console.print(lit(

@@ -1,7 +1,8 @@
 """The data model: corpora, span-labelled golden sets, versions, relocation, dataset loaders."""
 
 from ._schema import Document, Evidence, Question
-from ._version import FreezeResult, FrozenCheck, check_frozen, freeze, lock_path_for
+from ._freeze import FreezeResult, FrozenCheck, check_frozen, freeze
+from ._version import lock_path_for
 from .agreement import LabelAgreement, QuestionAgreement, label_agreement, weighted_kappa
 from .beir import load_beir
 from .corpus import Corpus, load_corpus, write_corpus

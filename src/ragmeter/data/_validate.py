@@ -1,26 +1,34 @@
-"""Reading JSONL records and checking golden-set labels, every problem reported at once.
+"""Validating JSONL records and checking golden-set labels, every problem reported at once.
 
-Readers here never stop at the first bad line: they collect a :class:`~ragmeter._errors.Problem`
-(file, line, field, message) per mistake and let the caller raise one
+Lines come from ragmeter's one JSON Lines reader (:func:`ragmeter.io._reading.iter_jsonl`);
+nothing here stops at the first bad line: each mistake becomes a
+:class:`~ragmeter._errors.Problem` (file, line, field, message) and the caller raises one
 :class:`~ragmeter._errors.ValidationError` listing them all.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Protocol, TypeVar
 
 import pydantic
 
-from .._errors import InputError, Problem
-from ._schema import Evidence, Question
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .corpus import Corpus
+from .._errors import Problem
+from ..io._reading import iter_jsonl
+from ._schema import Document, Evidence, Question
 
 M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+class Documents(Protocol):
+    """What label checks need of a corpus (``ragmeter.data.Corpus`` is one): a lookup by id and
+    a near-miss hint."""
+
+    def get(self, doc_id: str, default: Document | None = None) -> Document | None: ...
+
+    def suggest(self, doc_id: str) -> str: ...
+
 #: records one problem of the current question: ``add(message, field)``.
 AddProblem = Callable[[str, "str | None"], None]
 
@@ -35,41 +43,6 @@ def quote(text: str, limit: int = _QUOTE) -> str:
     if len(text) <= limit:
         return repr(text)
     return repr(text[: limit - 1] + "…")
-
-
-def iter_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
-
-    Lines that are not UTF-8, not JSON or not a JSON object are skipped and recorded in
-    ``problems``; blank lines are skipped silently. Line numbers start at 1.
-    """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", path=path) from None
-    except IsADirectoryError:
-        raise InputError("expected a JSONL file, got a folder", path=path) from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    where = str(path)
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(Problem(f"not valid UTF-8 (byte {exc.start + 1})", where, number))
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(f"invalid JSON: {exc.msg} (column {exc.colno})", where, number))
-            continue
-        if not isinstance(obj, dict):
-            kind = type(obj).__name__
-            problems.append(Problem(f"expected a JSON object, got {kind}", where, number))
-            continue
-        yield number, obj
 
 
 def field_path(loc: Sequence[int | str]) -> str | None:
@@ -102,13 +75,14 @@ def schema_problems(
 
 
 def parse_records(
-    path: Path, model: type[M], problems: list[Problem]
+    path: Path, model: type[M], problems: list[Problem], what: str = "records"
 ) -> tuple[list[M], list[int]]:
-    """Validate each JSONL line against ``model``; return the good records and their lines."""
+    """Validate each JSONL line against ``model``; return the good records and their lines.
+    ``what`` names the records in the empty-file message."""
     records: list[M] = []
     lines: list[int] = []
     where = str(path)
-    for number, obj in iter_jsonl(path, problems):
+    for number, obj in iter_jsonl(path, problems, what=what):
         try:
             records.append(model.model_validate(obj))
         except pydantic.ValidationError as exc:
@@ -121,7 +95,7 @@ def parse_records(
 def check_questions(
     questions: Sequence[Question],
     lines: Sequence[int] | None,
-    corpus: Corpus | None,
+    corpus: Documents | None,
     path: str | None,
 ) -> list[Problem]:
     """Every label problem of ``questions``, in file order.
@@ -159,7 +133,7 @@ def check_questions(
     return problems
 
 
-def _check_span(i: int, ev: Evidence, corpus: Corpus | None, add: AddProblem,
+def _check_span(i: int, ev: Evidence, corpus: Documents | None, add: AddProblem,
                 unknown: set[str]) -> None:
     if ev.start >= ev.end:
         add(f"empty span: end ({ev.end}) must be greater than start ({ev.start})",

@@ -1,4 +1,5 @@
-"""Golden-set versions: what is hashed, and the lock file ``ragmeter golden freeze`` writes.
+"""Golden-set versions: what is hashed, and reading the lock file ``ragmeter golden freeze``
+writes (freezing and checking a frozen set are in ``_freeze``).
 
 Definitions (also in docs/formats.md):
 
@@ -21,18 +22,12 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._errors import InputError, UsageError
-from .corpus import write_lines
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._schema import Question
-    from .corpus import Corpus
-    from .golden import GoldenSet
+from .._errors import InputError
+from ..io._reading import read_json
+from ._schema import Question
 
 #: tag mixed into the version digest; bump when the definition changes.
 VERSION_TAG = "ragmeter-golden-version/1"
@@ -93,14 +88,11 @@ def lock_path_for(golden_path: str | os.PathLike[str]) -> Path:
 
 
 def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a lock file written by :func:`freeze`."""
+    """Read a lock file written by :func:`ragmeter.data.freeze`."""
     path = Path(path)
-    try:
-        lock = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("no lock file; run `ragmeter golden freeze` first", path=path) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not a valid lock file: {exc}", path=path) from None
+    if not path.exists():
+        raise InputError("no lock file; run `ragmeter golden freeze` first", path=path)
+    lock = read_json(path, hint="not a valid lock file")
     if not isinstance(lock, dict):
         raise InputError("not a ragmeter lock file (expected a JSON object)", path=path)
     missing = [k for k in ("format", "version", "labels_sha256", "documents") if k not in lock]
@@ -110,156 +102,3 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise InputError(f"lock format {lock['format']!r} is not {LOCK_FORMAT!r}", path=path,
                          field="format")
     return lock
-
-
-def build_lock(golden: GoldenSet, corpus: Corpus, golden_path: Path,
-               corpus_path: str | None) -> dict[str, Any]:
-    """The lock record of a validated golden set (see docs/formats.md)."""
-    from .. import __version__
-
-    doc_hashes = {d: corpus.content_hash(d) for d in golden.doc_ids}
-    labels = golden.labels_digest
-    documents = documents_digest(doc_hashes)
-    digest = version_digest(labels, documents)
-    stats = golden.stats()
-    return {
-        "format": LOCK_FORMAT,
-        "version": short_version(digest),
-        "version_sha256": digest,
-        "labels_sha256": labels,
-        "documents_sha256": documents,
-        "golden": golden_path.name,
-        "corpus": {"path": corpus_path, "sha256": corpus.fingerprint, "documents": len(corpus)},
-        "counts": {
-            "questions": stats["questions"], "answerable": stats["answerable"],
-            "unanswerable": stats["unanswerable"], "spans": stats["spans"],
-            "documents_referenced": stats["documents_referenced"],
-            "tune": stats["splits"]["tune"], "heldout": stats["splits"]["heldout"],
-        },
-        "frozen_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "ragmeter": __version__,
-        "documents": doc_hashes,
-        "questions": {q.id: question_digest(q)[:QUESTION_DIGEST] for q in golden.questions},
-    }
-
-
-@dataclass(frozen=True)
-class FreezeResult:
-    """What :func:`freeze` did: the lock, its path, and whether the file was (re)written."""
-
-    lock_path: Path
-    lock: dict[str, Any]
-    written: bool
-    previous_version: str | None
-
-
-def freeze(
-    golden_path: str | os.PathLike[str],
-    corpus: Corpus | str | os.PathLike[str],
-    *,
-    force: bool = False,
-    lock_path: str | os.PathLike[str] | None = None,
-) -> FreezeResult:
-    """Record the version of a golden set in ``<golden>.lock.json`` beside it.
-
-    The golden set must validate against the corpus. An existing lock that records the same
-    version and corpus is left untouched; one that differs is replaced only with
-    ``force=True`` (otherwise UsageError), so a frozen version is never overwritten silently.
-    """
-    from .corpus import Corpus, load_corpus
-    from .golden import load_golden
-
-    golden_path = Path(golden_path)
-    corpus_path = None if isinstance(corpus, Corpus) else str(corpus)
-    if not isinstance(corpus, Corpus):
-        corpus = load_corpus(corpus)
-    golden = load_golden(golden_path, corpus)
-    target = Path(lock_path) if lock_path is not None else lock_path_for(golden_path)
-    lock = build_lock(golden, corpus, golden_path, corpus_path or corpus.source)
-    previous = read_lock(target) if target.exists() else None
-    if previous is not None:
-        same = (previous.get("version_sha256") == lock["version_sha256"]
-                and previous.get("corpus", {}).get("sha256") == lock["corpus"]["sha256"])
-        if same:
-            return FreezeResult(target, previous, False, previous["version"])
-        if not force:
-            raise UsageError(
-                f"{target} already records version {previous['version']} and the golden set "
-                f"is now {lock['version']}; pass --force (force=True) to replace the lock")
-    write_lines(target, [json.dumps(lock, indent=2, ensure_ascii=False)])
-    return FreezeResult(target, lock, True, None if previous is None else previous["version"])
-
-
-@dataclass(frozen=True)
-class FrozenCheck:
-    """Differences between a golden set and corpus now and what their lock recorded."""
-
-    lock_path: Path
-    locked_version: str
-    current_version: str | None
-    added_questions: list[str] = field(default_factory=list)
-    removed_questions: list[str] = field(default_factory=list)
-    changed_questions: list[str] = field(default_factory=list)
-    changed_documents: list[str] = field(default_factory=list)
-    missing_documents: list[str] = field(default_factory=list)
-    corpus_changed: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """True when the golden set and the documents it points at are as frozen."""
-        return self.current_version == self.locked_version
-
-    def describe(self) -> list[str]:
-        """One line per kind of change (empty when nothing changed)."""
-        lines = []
-        if not self.ok:
-            now = self.current_version or "not computable"
-            lines.append(f"version changed: frozen {self.locked_version}, now {now}")
-        for label, ids in (("questions added", self.added_questions),
-                           ("questions removed", self.removed_questions),
-                           ("questions changed", self.changed_questions),
-                           ("referenced documents changed", self.changed_documents),
-                           ("referenced documents missing", self.missing_documents)):
-            if ids:
-                shown = ", ".join(ids[:10]) + (f", ... ({len(ids)} in all)" if len(ids) > 10 else "")
-                lines.append(f"{label}: {shown}")
-        if self.corpus_changed and self.ok:
-            lines.append("the corpus changed outside the referenced documents (the version is "
-                         "unaffected; retrieval results may differ)")
-        return lines
-
-
-def check_frozen(
-    golden_path: str | os.PathLike[str],
-    corpus: Corpus | str | os.PathLike[str],
-    *,
-    lock_path: str | os.PathLike[str] | None = None,
-) -> FrozenCheck:
-    """Compare a golden set and corpus with the lock ``freeze`` wrote; report what changed."""
-    from .corpus import Corpus, load_corpus
-    from .golden import load_golden
-
-    target = Path(lock_path) if lock_path is not None else lock_path_for(golden_path)
-    lock = read_lock(target)
-    if not isinstance(corpus, Corpus):
-        corpus = load_corpus(corpus)
-    golden = load_golden(golden_path)  # schema only: a changed corpus must not stop the check
-    locked_q: dict[str, str] = lock.get("questions", {})
-    now_q = {q.id: question_digest(q)[:QUESTION_DIGEST] for q in golden.questions}
-    locked_docs: dict[str, str] = lock["documents"]
-    referenced = sorted(set(golden.doc_ids) | set(locked_docs))
-    missing = [d for d in referenced if d not in corpus]
-    changed = [d for d in referenced
-               if d in corpus and locked_docs.get(d) not in (None, corpus.content_hash(d))]
-    current = None if missing else short_version(golden.version_digest(corpus))
-    return FrozenCheck(
-        lock_path=target,
-        locked_version=str(lock["version"]),
-        current_version=current,
-        added_questions=[q for q in now_q if q not in locked_q],
-        removed_questions=[q for q in locked_q if q not in now_q],
-        changed_questions=[q for q in now_q if q in locked_q and locked_q[q] != now_q[q]],
-        changed_documents=changed,
-        missing_documents=missing,
-        corpus_changed=lock.get("corpus", {}).get("sha256") != corpus.fingerprint,
-    )

@@ -20,8 +20,8 @@ import warnings
 from pathlib import Path
 
 from .._errors import InputError, Problem, RagmeterWarning, ValidationError
+from ..io._reading import iter_jsonl
 from ._schema import Document, Evidence, Question
-from ._validate import iter_jsonl
 from .corpus import Corpus
 from .golden import HELDOUT_SHARE, GoldenSet, assign_split
 
@@ -88,7 +88,7 @@ def load_beir(
 def _read_corpus(path: Path, problems: list[Problem]) -> Corpus:
     docs: dict[str, Document] = {}
     where = str(path)
-    for number, obj in iter_jsonl(path, problems):
+    for number, obj in iter_jsonl(path, problems, what="documents"):
         doc_id, text, title = obj.get("_id"), obj.get("text"), obj.get("title")
         metadata = obj.get("metadata") or {}
         if not isinstance(doc_id, str) or not doc_id:
@@ -110,7 +110,7 @@ def _read_corpus(path: Path, problems: list[Problem]) -> Corpus:
 def _read_queries(path: Path, problems: list[Problem]) -> dict[str, str]:
     queries: dict[str, str] = {}
     where = str(path)
-    for number, obj in iter_jsonl(path, problems):
+    for number, obj in iter_jsonl(path, problems, what="queries"):
         qid, text = obj.get("_id"), obj.get("text")
         if not isinstance(qid, str) or not qid:
             problems.append(Problem("missing or empty '_id' (a string)", where, number, "_id"))

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pydantic
 
-from .._errors import InputError, Problem, ValidationError
+from .._errors import InputError, NotFoundError, Problem, ValidationError
+from ..io._atomic import write_text_lines
+from ..io._reading import iter_jsonl
 from ._schema import Document
-from ._validate import iter_jsonl, schema_problems
+from ._validate import schema_problems
 
 #: file suffixes read from a corpus folder.
 TEXT_SUFFIXES = (".txt", ".md")
@@ -45,7 +47,7 @@ class Corpus:
         try:
             return self._docs[doc_id]
         except KeyError:
-            raise KeyError(f"document {doc_id!r} is not in the corpus") from None
+            raise NotFoundError(f"document {doc_id!r} is not in the corpus") from None
 
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._docs
@@ -116,7 +118,7 @@ def load_corpus(path: str | os.PathLike[str]) -> Corpus:
     docs: list[Document] = []
     first_line: dict[str, int] = {}
     where = str(path)
-    for number, obj in iter_jsonl(path, problems):
+    for number, obj in iter_jsonl(path, problems, what="documents"):
         try:
             doc = Document.model_validate(obj)
         except pydantic.ValidationError as exc:
@@ -171,17 +173,7 @@ def write_corpus(corpus: Corpus | Iterable[Document], path: str | os.PathLike[st
     return write_lines(path, lines)
 
 
-def write_lines(path: Path, lines: Iterable[str]) -> Path:
-    """Write ``lines`` (one JSON record each) to ``path`` atomically, UTF-8, ``\\n`` endings."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            for line in lines:
-                fh.write(line)
-                fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> Path:
+    """Write ``lines`` (one JSON record each) to ``path`` atomically, UTF-8, ``\\n`` endings
+    (``ragmeter.io._atomic.write_text_lines``)."""
+    return write_text_lines(path, lines)

@@ -27,7 +27,7 @@ from ._validate import check_questions
 from .corpus import Corpus
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .golden import GoldenSet
+    from ._golden_set import GoldenSet
 
 _SPACE = re.compile(r"\s+")
 

@@ -22,12 +22,12 @@ Mapping to ragmeter's data model:
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from .._errors import InputError, Problem, ValidationError
+from ..io._reading import read_json
 from ._schema import Document, Evidence, Question
 from .corpus import Corpus
 from .golden import HELDOUT_SHARE, GoldenSet, assign_split
@@ -43,12 +43,7 @@ def load_squad(
 ) -> tuple[Corpus, GoldenSet]:
     """Load a SQuAD JSON file; raises :class:`ValidationError` listing every bad record."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise InputError("file not found", path=path) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid SQuAD JSON: {exc}", path=path) from None
+    data = read_json(path, hint="not valid SQuAD JSON (one object with a 'data' list)")
     articles = data.get("data") if isinstance(data, dict) else None
     if not isinstance(articles, list):
         raise InputError("expected an object with a 'data' list of articles", path=path,

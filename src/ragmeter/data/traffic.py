@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, Problem, UsageError, ValidationError
-from ._validate import iter_jsonl, quote
+from ..io._reading import iter_jsonl
+from ._validate import quote
 
 if TYPE_CHECKING:  # pragma: no cover
     from .golden import GoldenSet
@@ -75,7 +76,7 @@ def read_log(path: str | os.PathLike[str]) -> TrafficLog:
     path = Path(path)
     problems: list[Problem] = []
     lines: list[LogLine] = []
-    for number, obj in iter_jsonl(path, problems):
+    for number, obj in iter_jsonl(path, problems, what="questions"):
         q = obj.get("question")
         if "question" not in obj:
             problems.append(Problem("missing required field (each log line is "

@@ -1,4 +1,4 @@
-"""Diagnosis: walk the seed's "where to look first" path and name ONE next experiment.
+"""Diagnosis: walk the "where to look first" path and name ONE next experiment.
 
 The path (each "no" names one component to change):
 
@@ -24,7 +24,7 @@ The path (each "no" names one component to change):
    below the overall rate (smaller slices give a direction, not proof, and are only noted).
 
 The failing link is the first failing step; with a retrieval-by-answer table, once any step of
-the chain (1-3) fails, the table's largest bad cell names the link, as the seed says ("the
+the chain (1-3) fails, the table's largest bad cell names the link ("the
 largest bad cell names the next experiment"; ties in chain order: retrieval first). Without a
 table or any retrieval number, step 3 cannot separate generation from retrieval and is reported
 "unknown"; the slices are still checked, and with nothing failing the advice is to measure
@@ -46,6 +46,7 @@ from typing import Any
 
 from .._errors import UsageError
 from ..answers.report import AnswerReport
+from ..metrics import Metric, parse
 from ._table import RetrievalAnswerTable
 
 
@@ -63,11 +64,15 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class RecallAt:
-    """A mean span-level recall at one cutoff, e.g. ``RecallAt("AllR@3", 0.71, 70)``."""
+    """A mean span-level recall at one cutoff, e.g. ``RecallAt("AllR@3", 0.71, 70)`` (a metric
+    string is parsed: ``metric`` is always a :class:`~ragmeter.metrics.Metric`)."""
 
-    metric: str
+    metric: Metric
     value: float
     n: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metric", parse(self.metric))
 
 
 @dataclass(frozen=True)
@@ -140,16 +145,19 @@ def diagnose(
                          "at the prompt k, a recall at a large k, or an answers report")
     version = golden_version or (report.golden_version if report else None) or "<version>"
     on = f"golden {version} {split} split"
-    k_metric = prompt_recall.metric if prompt_recall else "AllR@k"
-    big_metric = headroom_recall.metric if headroom_recall else "AllR@50"
+    prompt_m = prompt_recall.metric if prompt_recall else None
+    big_m = headroom_recall.metric if headroom_recall else Metric("AllR", _HEADROOM_K)
+    # "AllR@k" stands for the prompt's cutoff until recall at it is measured
+    k_metric = str(prompt_m) if prompt_m is not None else "AllR@k"
+    big_metric = str(big_m)
     notes: list[str] = []
 
     s1 = _step("headroom", "Recall high at a large k?",
                headroom_recall.value if headroom_recall else None, t.headroom_recall,
-               headroom_recall.metric if headroom_recall else "recall at a large k")
+               str(headroom_recall.metric) if headroom_recall else "recall at a large k")
     pr_val: float | None
     if prompt_recall is not None:
-        pr_val, pr_what = prompt_recall.value, prompt_recall.metric
+        pr_val, pr_what = prompt_recall.value, str(prompt_recall.metric)
     elif table is not None:
         ev = table.count("working") + table.count("generation_failure") + \
             table.count("support_unknown")
@@ -245,9 +253,8 @@ def diagnose(
             link = "retrieval (ranking)"
             exp = NextExperiment(
                 "ranking",
-                f"add a reranker over the top {_cut(big_metric, 50)} candidates, everything else "
-                "unchanged",
-                f"nDCG(gain=exp)@{_cut(k_metric, 'k')} and {k_metric}",
+                f"add a reranker over {_pool(big_m)}, everything else unchanged",
+                f"{_ndcg_at(prompt_m)} and {k_metric}",
                 f"{k_metric} paired per question on {on}, same context budget",
                 _refute(k_metric),
                 None if s1.status == "pass" else
@@ -326,9 +333,24 @@ def _citations_step(table: RetrievalAnswerTable | None, report: AnswerReport | N
                 float(n), 0.0, detail), n
 
 
-def _cut(metric: str, default: Any) -> Any:
-    tail = metric.rsplit("@", 1)
-    return tail[1] if len(tail) == 2 else default
+#: the large k recall is read at when the diagnosis is given none
+_HEADROOM_K = 50
+#: the ranking metric the reranker experiment reports at the prompt's cutoff
+_RANKING = Metric("nDCG", gain="exp")
+
+
+def _pool(headroom: Metric) -> str:
+    """The candidates a reranker would reorder: those within the headroom cutoff."""
+    if headroom.budget is not None:
+        return f"the candidates within a {headroom.budget}-token budget"
+    return f"the top {headroom.k if headroom.k is not None else _HEADROOM_K} candidates"
+
+
+def _ndcg_at(prompt: Metric | None) -> str:
+    """nDCG(gain=exp) at the prompt metric's cutoff ("@k" until that cutoff is known)."""
+    if prompt is None or (prompt.k is None and prompt.budget is None):
+        return f"{_RANKING}@k"
+    return str(_RANKING.at(prompt.k, budget=prompt.budget))
 
 
 def _refute(metric: str) -> str:
@@ -392,12 +414,13 @@ def _slices(report: AnswerReport | None, t: Thresholds) -> tuple[list[Step], str
     return steps, first
 
 
-def recall_from_evaluation(evaluation: Any, metric: str) -> RecallAt:
+def recall_from_evaluation(evaluation: Any, metric: Metric | str) -> RecallAt:
     """Mean of ``metric`` in an :class:`~ragmeter.metrics._evaluation.Evaluation`."""
-    col = evaluation.column(metric)
-    return RecallAt(metric, sum(col.values()) / len(col) if col else 0.0, len(col))
+    m = parse(metric)
+    col = evaluation.column(m)
+    return RecallAt(m, sum(col.values()) / len(col) if col else 0.0, len(col))
 
 
-def evidence_from_evaluation(evaluation: Any, metric: str) -> Mapping[str, bool]:
+def evidence_from_evaluation(evaluation: Any, metric: Metric | str) -> Mapping[str, bool]:
     """Per question: the binary ``metric`` (e.g. ``AllR@3``) equals 1 -> evidence in context."""
     return {q: v >= 1.0 - 1e-9 for q, v in evaluation.column(metric).items()}

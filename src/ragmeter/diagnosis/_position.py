@@ -40,7 +40,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .._errors import UsageError
+from .._errors import NotFoundError, UsageError
+from ..metrics import Metric
 from ._diagnose import Thresholds
 
 BINS = ("first", "middle", "last")
@@ -111,14 +112,13 @@ def evidence_positions(
         raise UsageError(f"evidence must be 'first' or 'best', got '{evidence}'")
     if k is not None and budget is not None:
         raise UsageError("give the prompt's k or its token budget, not both")
-    cut = f"@{k}" if k is not None else f"@budget={budget}" if budget is not None else ""
     questions = [q for q in questions_of(golden) if q.evidence]
     grades = sorted({e.grade for q in questions for e in q.evidence}, reverse=True)
-    rr = {g: f"RR(rel={g}){cut}" if g > 1 else f"RR{cut}" for g in grades}
-    metrics = [f"AllR{cut}", *rr.values()]
-    e = evaluate_spans(golden, chunking, run, metrics,
+    all_required = Metric("AllR", k, budget)
+    rr = {g: Metric("RR", k, budget, rel=max(g, 1)) for g in grades}
+    e = evaluate_spans(golden, chunking, run, [all_required, *rr.values()],
                        cover=DEFAULT_COVER if cover is None else cover, ties=ties)
-    allr = e.column(f"AllR{cut}")
+    allr = e.column(all_required)
     cols = {g: e.column(m) for g, m in rr.items()}
     out: dict[str, EvidencePosition] = {}
     for q in questions:
@@ -230,7 +230,8 @@ class PositionReport:
         for g in (*self.bins, *self.positions):
             if g.key == key:
                 return g
-        raise KeyError(key)
+        raise NotFoundError(f"no group {key!r}; groups: "
+                            f"{', '.join(g.key for g in (*self.bins, *self.positions))}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"variant": self.variant, "golden_version": self.golden_version,

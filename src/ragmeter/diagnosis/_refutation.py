@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import UsageError
+from ..metrics import Metric, parse
 from ..paired import PairedStats, compare
 
 
@@ -34,9 +35,12 @@ class RuleCheck:
 
     variant: str
     changes: tuple[str, ...]
-    metric: str
+    metric: Metric
     split: str | None  # None: every question (the evaluations carry no split)
     stats: PairedStats
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metric", parse(self.metric))  # a metric string is accepted
 
     @property
     def net(self) -> int:
@@ -71,7 +75,7 @@ class RuleCheck:
         return f"fixed {s.fixed}, broken {s.broken}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"variant": self.variant, "changes": list(self.changes), "metric": self.metric,
+        return {"variant": self.variant, "changes": list(self.changes), "metric": str(self.metric),
                 "split": self.split, **self.stats.to_dict(), "refuted": self.refuted,
                 "reason": self.reason}
 
@@ -80,7 +84,7 @@ class RuleCheck:
 class Verdicts:
     """The rule applied to every variant measured at its metric."""
 
-    metric: str
+    metric: Metric
     split: str | None
     checks: tuple[RuleCheck, ...]
     #: (variant, why the rule does not apply to it)
@@ -88,6 +92,9 @@ class Verdicts:
     #: the other splits and their question counts: kept for confirming the survivor
     held_out: tuple[tuple[str, int], ...]
     golden_version: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metric", parse(self.metric))  # a metric string is accepted
 
     @property
     def survivors(self) -> tuple[RuleCheck, ...]:
@@ -139,7 +146,7 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def apply_rule(result: Any, metric: str, *, split: str | None = "tune", seed: int = 0,
+def apply_rule(result: Any, metric: Metric | str, *, split: str | None = "tune", seed: int = 0,
                n_resamples: int = 5000) -> Verdicts:
     """Apply the rule on ``metric`` to every non-baseline variant of ``result`` (an
     :class:`~ragmeter.experiments._runner.ExperimentResult`) that measured it.
@@ -147,8 +154,9 @@ def apply_rule(result: Any, metric: str, *, split: str | None = "tune", seed: in
     ``split``: the split the rule names; when the evaluations carry no such split, every
     question is used and :attr:`Verdicts.split` is None.
     """
+    metric = parse(metric)
     base = result.baseline
-    if metric not in {str(m) for m in base.evaluation.metrics}:
+    if metric not in base.evaluation.metrics:
         raise UsageError(f"the baseline was not scored at {metric}: the rule cannot be applied")
     checks: list[RuleCheck] = []
     skipped: list[tuple[str, str]] = []
@@ -158,7 +166,7 @@ def apply_rule(result: Any, metric: str, *, split: str | None = "tune", seed: in
     for v in result.variants:
         if v.is_baseline:
             continue
-        if metric not in {str(m) for m in v.evaluation.metrics}:
+        if metric not in v.evaluation.metrics:
             why = (f"changes {', '.join(v.changes) or 'nothing'} and is measured at "
                    f"k = {v.settings.k}, not at {metric}")
             skipped.append((v.name, why))

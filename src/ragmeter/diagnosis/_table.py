@@ -2,7 +2,7 @@
 
 Per answerable question: **evidence in the prompt context** (every required evidence span found
 within the prompt's k passages or token budget: span-level ``AllR@k`` = 1) crossed with **answer
-correct and supported**. The four cells and the seed's readings:
+correct and supported**. The four cells and how to read them:
 
 ================  ==================  =====================================================
 evidence          answer ok           reading
@@ -34,11 +34,13 @@ generation, then memory). Built from plain per-question verdicts, so it needs no
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .._errors import UsageError
+from .._errors import Problem, UsageError, ValidationError
 
 
 @dataclass(frozen=True)
@@ -187,8 +189,8 @@ def table_from_report(evidence_in_context: Mapping[str, bool | None], report: An
 def table_from_counts(working: int, generation_failure: int, from_memory: int,
                       retrieval_failure: int, *, cites_outside_context: int = 0,
                       support_unknown: int = 0) -> RetrievalAnswerTable:
-    """A table from the counts alone (synthetic ids ``<cell>-<n>``), e.g. the seed's lab
-    sample ``table_from_counts(41, 9, 6, 14)``."""
+    """A table from the counts alone (synthetic ids ``<cell>-<n>``), e.g. the RAG evaluation
+    lesson's lab sample ``table_from_counts(41, 9, 6, 14)``."""
     counts = {"working": working, "generation_failure": generation_failure,
               "from_memory": from_memory, "retrieval_failure": retrieval_failure,
               "cites_outside_context": cites_outside_context, "support_unknown": support_unknown}
@@ -206,3 +208,49 @@ def table_from_counts(working: int, generation_failure: int, from_memory: int,
             ok[qid] = None if key == "support_unknown" else c.answer_ok
             outside[qid] = key == "cites_outside_context"
     return build_table(ev, ok, correct=right, cites_outside=outside)
+
+
+#: optional per-question fields of ``--table``: name -> keyword of ``build_table``
+_OPTIONAL = {"correct": "correct", "cites_outside_context": "cites_outside"}
+
+
+def table_from_file(path: str | os.PathLike[str], *,
+                    evidence_label: str = "evidence in the prompt context") -> RetrievalAnswerTable:
+    """The table from a JSON Lines file of per-question verdicts (``ragmeter diagnose --table``):
+    ``{"id", "evidence_in_context": bool, "answer_ok": bool|null, "correct"?: bool,
+    "cites_outside_context"?: bool}`` (``answer_ok`` null: correct, support unknown). Every bad
+    line is reported at once, naming the file, the line and the field."""
+    from ..io._reading import iter_jsonl
+
+    path = Path(path)
+    ev: dict[str, bool] = {}
+    ok: dict[str, bool | None] = {}
+    extra: dict[str, dict[str, bool]] = {}
+    problems: list[Problem] = []
+    for line, rec in iter_jsonl(path, problems, what="questions"):
+        if not isinstance(rec.get("id"), str):
+            problems.append(Problem("needs a string id", str(path), line, "id"))
+            continue
+        v = rec.get("evidence_in_context")
+        if not isinstance(v, bool):
+            problems.append(Problem("must be true or false", str(path), line,
+                                    "evidence_in_context"))
+        else:
+            ev[rec["id"]] = v
+        v = rec.get("answer_ok")
+        if not isinstance(v, bool) and not (v is None and "correct" in rec):
+            problems.append(Problem("must be true or false (null only with 'correct': correct, "
+                                    "support unknown)", str(path), line, "answer_ok"))
+        else:
+            ok[rec["id"]] = v
+        for name, kw in _OPTIONAL.items():
+            if name not in rec:
+                continue
+            if not isinstance(rec[name], bool):
+                problems.append(Problem("must be true or false", str(path), line, name))
+            else:
+                extra.setdefault(kw, {})[rec["id"]] = rec[name]
+    if problems:
+        raise ValidationError(problems, what=str(path))
+    return build_table(ev, ok, correct=extra.get("correct"), cites_outside=extra.get("cites_outside"),
+                       evidence_label=evidence_label)

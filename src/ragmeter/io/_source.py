@@ -66,8 +66,9 @@ class Source:
         return InputError(message, path=self.display, line=line, field=field)
 
 
-def open_source(path: str | os.PathLike[str]) -> Source:
-    """Check that ``path`` is a readable, non-empty file and sniff gzip from its magic bytes."""
+def open_source(path: str | os.PathLike[str], *, allow_empty: bool = False) -> Source:
+    """Check that ``path`` is a readable (non-empty, unless ``allow_empty``) file and sniff gzip
+    from its magic bytes."""
     if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
         from .._errors import UsageError
 
@@ -84,7 +85,7 @@ def open_source(path: str | os.PathLike[str]) -> Source:
             magic = f.read(2)
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc.strerror or exc}", path=display) from None
-    if size == 0:
+    if size == 0 and not allow_empty:
         raise InputError("the file is empty", path=display)
     return Source(path=p, display=display, gzip=magic == GZIP_MAGIC, size=size)
 

@@ -36,6 +36,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._source import Source
+from ._trec_arrays import concat_numbers as _concat_numbers
+from ._trec_arrays import concat_strings as _concat_strings
+from ._trec_arrays import report as _report
+from ._trec_arrays import string_offsets as _offsets
 from ._trec_format import (
     INT64_MAX,
     INT64_MIN,
@@ -47,14 +51,12 @@ from ._trec_format import (
     describe_nonfinite,
     rows_are_lines,
 )
-from ._trec_lines import Problems
 
 SNIFF_BYTES = 1 << 16
 BLOCK_SIZE = 1 << 22
 _BLANKS = (b" ", b"\t", b"\x0b", b"\x0c")
 _TO_SPACE = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 _MAX_WORKERS = 4
-_STRING_LIMIT = 2**31 - 1  # offsets of pa.string(); beyond it use pa.large_string()
 
 
 # -- entry point --------------------------------------------------------------------------------
@@ -222,26 +224,7 @@ def _grades(src: Source, line_of: LineOf | None, blocks: list[dict[str, pa.Array
     return np.concatenate([i.grades for i in infos if i.grades is not None])
 
 
-def _report(src: Source, line_of: LineOf | None, rows: np.ndarray, field: str, message: Any) -> None:
-    """Raise the problems at ``rows`` with their lines, or Unclean when lines are unknown."""
-    if line_of is None:
-        raise Unclean(f"bad '{field}' values")
-    problems = Problems(src)
-    lines = line_of(rows[:20])
-    for row, line in zip(rows[:20].tolist(), lines.tolist()):
-        problems.add(int(line), message(row), field)
-    problems.count = len(rows)  # the rest are counted, not listed
-    problems.raise_if_any()
-
-
 # -- cheap checks on blocks ---------------------------------------------------------------------
-def _offsets(arr: pa.Array) -> np.ndarray:
-    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    width = np.int64 if large else np.int32
-    raw = np.frombuffer(arr.buffers()[1], dtype=width)
-    return raw[arr.offset: arr.offset + len(arr) + 1]
-
-
 def _bad_strings(arr: pa.Array) -> bool:
     """True when some string is empty or contains a blank (the split went wrong there)."""
     if len(arr) == 0:
@@ -291,54 +274,6 @@ def _duplicates_across_blocks(blocks: list[dict[str, pa.Array]], infos: list[_Bl
             return True
         b += 1
     return False
-
-
-# -- assembling outputs -------------------------------------------------------------------------
-def _concat_strings(chunks: list[pa.Array]) -> pa.Array:
-    """One string array from blocks, consuming ``chunks``: each block is copied into the
-    preallocated result and released at once, so peak memory is the result plus one block
-    (``pa.concat_arrays`` would hold every block and the result together).
-
-    Offsets are int32 (``pa.string``) unless the text exceeds 2 GiB (then ``pa.large_string``).
-    """
-    n = sum(len(c) for c in chunks)
-    total = sum(int(_offsets(c)[-1] - _offsets(c)[0]) for c in chunks)
-    large = total > _STRING_LIMIT
-    offsets = np.empty(n + 1, dtype=np.int64 if large else np.int32)
-    data = np.empty(total, dtype=np.uint8)
-    offsets[0] = 0
-    row = pos = 0
-    chunks.reverse()  # pop from the end, in file order
-    while chunks:
-        chunk = chunks.pop()
-        o = _offsets(chunk)
-        size = int(o[-1] - o[0])
-        data[pos: pos + size] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[o[0]: o[-1]]
-        offsets[row + 1: row + len(chunk) + 1] = o[1:] - o[0] + pos
-        row += len(chunk)
-        pos += size
-        del chunk
-        if len(chunks) % 16 == 0:
-            pa.default_memory_pool().release_unused()  # hand copied blocks' pages back
-    kind = pa.large_string() if large else pa.string()
-    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-
-
-def _concat_numbers(chunks: list[pa.Array], dtype: Any) -> np.ndarray:
-    """One numpy array from blocks (arrow or numpy), consuming ``chunks`` (each released once
-    copied)."""
-    out = np.empty(sum(len(c) for c in chunks), dtype=dtype)
-    pos = 0
-    chunks.reverse()
-    while chunks:
-        chunk = chunks.pop()
-        out[pos: pos + len(chunk)] = (
-            chunk if isinstance(chunk, np.ndarray) else chunk.to_numpy(zero_copy_only=False))
-        pos += len(chunk)
-        del chunk
-        if len(chunks) % 16 == 0:
-            pa.default_memory_pool().release_unused()  # hand copied blocks' pages back
-    return out
 
 
 # -- the normalising stream ---------------------------------------------------------------------

@@ -35,7 +35,10 @@ import pyarrow.compute as pc
 
 from ._duplicates import combine_hashes, pair_hashes, string_hashes
 from ._source import Source
-from ._trec_columns import _concat_numbers, _concat_strings, _offsets, _report
+from ._trec_arrays import concat_numbers as _concat_numbers
+from ._trec_arrays import concat_strings as _concat_strings
+from ._trec_arrays import report as _report
+from ._trec_arrays import string_offsets as _offsets
 from ._trec_format import Layout, Parsed, Unclean, describe_nonfinite, rows_are_lines
 
 BLOCK_SIZE = 1 << 22

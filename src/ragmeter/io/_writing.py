@@ -3,19 +3,21 @@
 Lines are built column-wise with ``pyarrow.compute.binary_join_element_wise`` for a slice of
 rows at a time; the joined string array's data buffer *is* the text, so it is written in one
 call per slice (gzip when the path ends in ``.gz``). Memory stays bounded by the slice size.
+The file is written under a temporary name and moved into place (``_atomic.atomic_write``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import InputError
+from ._atomic import atomic_write
 from ._tables import Run
 
 SLICE_ROWS = 1 << 20
@@ -59,11 +61,13 @@ def sorted_pairs(qid: pa.Array, doc: pa.Array) -> np.ndarray:
 
 def write_lines(path: str | os.PathLike[str], order: np.ndarray, parts: list[Part]) -> None:
     """Write one line per row of ``order``: the concatenation of ``parts`` (literal strings, or
-    functions of the slice's row indices returning string arrays)."""
+    functions of the slice's row indices returning string arrays), atomically (``atomic_write``:
+    a failed write leaves the old file, never half a file)."""
     target = os.fspath(path)
     compression = "gzip" if target.lower().endswith(".gz") else None
-    try:
-        with pa.output_stream(target, compression=compression) as out:
+
+    def write(fh: IO[bytes]) -> None:
+        with pa.output_stream(fh, compression=compression) as out:
             for lo in range(0, len(order), SLICE_ROWS):
                 rows = pa.array(order[lo: lo + SLICE_ROWS], type=pa.int64())
                 cols = [p if isinstance(p, str) else p(rows) for p in parts]
@@ -71,5 +75,5 @@ def write_lines(path: str | os.PathLike[str], order: np.ndarray, parts: list[Par
                 offsets = np.frombuffer(text.buffers()[1], dtype=np.int32)
                 start, end = int(offsets[text.offset]), int(offsets[text.offset + len(text)])
                 out.write(text.buffers()[2].slice(start, end - start))
-    except OSError as exc:
-        raise InputError(f"cannot write the file: {exc}", path=target) from None
+
+    atomic_write(target, write)

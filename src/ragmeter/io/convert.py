@@ -28,8 +28,10 @@ import pyarrow.compute as pc
 
 from .._errors import InputError, UsageError
 from ._duplicates import Table, check_policy, dedupe_qrels, dedupe_run
+from ._jsonl_read import read_qrels_jsonl, read_run_jsonl
 from ._source import is_jsonl_path
 from ._tables import Qrels, Run
+from ._trec_read import read_qrels, read_run
 
 __all__ = ["to_qrels", "to_run"]
 
@@ -51,11 +53,7 @@ def to_qrels(obj: Any) -> Qrels:
         return obj
     if isinstance(obj, (str, os.PathLike)):
         if is_jsonl_path(obj):
-            from .jsonl import read_qrels_jsonl
-
             return read_qrels_jsonl(obj)
-        from .trec import read_qrels
-
         return read_qrels(obj)
     if isinstance(obj, Mapping):
         t = _from_dicts(obj, "qrels", "grade")
@@ -80,11 +78,7 @@ def to_run(obj: Any, *, duplicates: str = "best") -> Run:
         return obj
     if isinstance(obj, (str, os.PathLike)):
         if is_jsonl_path(obj):
-            from .jsonl import read_run_jsonl
-
             return read_run_jsonl(obj, duplicates=duplicates)
-        from .trec import read_run
-
         return read_run(obj, duplicates=duplicates)
     if isinstance(obj, Mapping):
         t = _from_dicts(obj, "run", "score")

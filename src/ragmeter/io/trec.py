@@ -16,7 +16,6 @@ A file is gzip when it starts with gzip's magic bytes, whatever its name.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,61 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import InputError
-from ._duplicates import Table, check_policy, dedupe_qrels, dedupe_run
-from ._source import Source, open_source
-from ._tables import Qrels, Run
-from ._trec_format import QRELS, RUN, Layout, LineOf, Unclean
+from ._trec_read import read_qrels, read_run
+from ._writing import ranked_rows, sorted_pairs, write_lines
+from .convert import to_qrels, to_run
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
-
-
-def read_run(
-    path: str | os.PathLike[str], *, duplicates: str = "best", name: str | None = None
-) -> Run:
-    """Read a TREC run file into a columnar Run (rows in file order).
-
-    ``duplicates``: what to do with a document listed twice for one query - ``"best"`` keeps
-    the best-scored row and warns (RagmeterWarning naming the first repeated line), ``"error"``
-    raises InputError. ``name`` defaults to the path as given.
-    """
-    check_policy(duplicates)
-    src = open_source(path)
-
-    def dedupe(t: Table, line_of: LineOf | None) -> Table:
-        return dedupe_run(t, policy=duplicates, source=src.display, line_of=line_of)
-
-    t = _read(src, RUN, dedupe)
-    return Run(qid=t.qid, doc=t.doc, score=t.value, name=src.display if name is None else name)
-
-
-def read_qrels(path: str | os.PathLike[str]) -> Qrels:
-    """Read a TREC qrels file (``qid iter doc rel``) into columnar Qrels.
-
-    A (qid, doc) pair judged twice with the same grade is kept once (with a warning); judged
-    twice with different grades it is an InputError.
-    """
-    src = open_source(path)
-
-    def dedupe(t: Table, line_of: LineOf | None) -> Table:
-        return dedupe_qrels(t, source=src.display, line_of=line_of)
-
-    t = _read(src, QRELS, dedupe)
-    return Qrels(qid=t.qid, doc=t.doc, rel=t.value, source=src.display)
-
-
-def _read(src: Source, layout: Layout, dedupe: Callable[[Table, LineOf | None], Table]) -> Table:
-    """Columnar parse when it can vouch for the file, else the line-by-line pass."""
-    from ._trec_columns import parse_columnar
-    from ._trec_lines import parse_lines
-
-    try:
-        parsed = parse_columnar(src, layout)
-        table = Table(parsed.qid, parsed.doc, parsed.value)
-        return dedupe(table, parsed.line_of) if parsed.maybe_duplicates else table
-    except Unclean:
-        pass
-    parsed = parse_lines(src, layout)
-    return dedupe(Table(parsed.qid, parsed.doc, parsed.value), parsed.line_of)
 
 
 # -- writers ------------------------------------------------------------------------------------
@@ -90,9 +39,6 @@ def write_run(run: Any, path: str | os.PathLike[str], *, tag: str | None = None)
     back to the same float64. ``run`` may be anything ``ragmeter.io.convert.to_run`` accepts;
     ``tag`` defaults to the run's name without folders and blanks (``ragmeter`` if unnamed).
     """
-    from ._writing import ranked_rows, write_lines
-    from .convert import to_run
-
     r = to_run(run)
     _check_writable(r.qid, r.doc, path)
     tag = _default_tag(r.name) if tag is None else tag
@@ -116,9 +62,6 @@ def write_qrels(qrels: Any, path: str | os.PathLike[str]) -> None:
     ``qrels`` may be anything ``ragmeter.io.convert.to_qrels`` accepts; gzip when ``path`` ends
     in .gz.
     """
-    from ._writing import sorted_pairs, write_lines
-    from .convert import to_qrels
-
     q = to_qrels(qrels)
     _check_writable(q.qid, q.doc, path)
     rel_text = pc.cast(pa.array(np.asarray(q.rel, dtype=np.int64)), pa.string())

@@ -8,7 +8,7 @@ query's *effective k*; it can be 0 when the first chunk alone exceeds B.
 
 Fairness: two variants are compared fairly when their context tokens (chunk tokens x k, or
 measured tokens) differ by at most ``tolerance`` (default 10 %) of the larger one:
-``|t_a - t_b| <= tolerance * max(t_a, t_b)``. The seed's table: 300-token chunks at k=12 and
+``|t_a - t_b| <= tolerance * max(t_a, t_b)``. For example, 300-token chunks at k=12 and
 900-token chunks at k=4 both send about 3,600 tokens (fair); 300 x 4 against 900 x 4 sends a
 third of the text (unfair).
 """
@@ -87,12 +87,6 @@ class ContextSetting:
             raise UsageError(f"bad variant '{text}': expected CHUNK_TOKENSxK, e.g. 300x12")
         return cls(float(m[1]), int(m[2]))
 
-    @classmethod
-    def from_chunking(cls, chunking, k: int) -> ContextSetting:  # chunking: ragmeter.chunking.Chunking
-        """A variant sized by a chunking's mean chunk tokens."""
-        mean = float(np.mean(chunking.n_tokens)) if len(chunking) else 0.0
-        return cls(mean, k, f"{chunking.name} @ k={k}")
-
 
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
@@ -160,7 +154,7 @@ def budget_table(variants: Sequence[ContextSetting | str],
 
 
 def format_budget_table(rows: Sequence[BudgetRow]) -> str:
-    """The budget table as markdown (the seed's layout plus the ratio to the baseline)."""
+    """The budget table as markdown (one row per variant, with the ratio to the baseline)."""
     lines = ["| Chunk size | k | Context tokens | vs baseline | Fair comparison? |",
              "|---|---|---|---|---|"]
     for r in rows:

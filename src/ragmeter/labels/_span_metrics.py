@@ -40,6 +40,7 @@ from ..metrics._evaluation import Evaluation
 from ..io._tables import dictionary_codes
 from ..io._tables import flat as _flat
 from ..metrics import Metric, parse_list
+from ..metrics._kernels import SpanInputs, per_group_min
 from ._budget import effective_k, k_summary
 from ._mapping import Overlaps, SpanTable, map_spans, questions_of
 
@@ -190,9 +191,10 @@ def evaluate_spans(
             cutoff = eff[m.budget].astype(np.float64)
         else:
             cutoff = np.full(nq, np.inf if m.k is None else float(m.k))
-        values[:, j] = _metric(m, spans, found, cutoff, nq)
+        inputs = SpanInputs(spans.question, spans.grade, spans.required, found, cutoff, nq)
+        values[:, j] = _kernel(m)(inputs, m)
 
-    first = _per_question_min(spans.question, found, nq)
+    first = per_group_min(spans.question, found, nq)
     details = {}
     for i, q in enumerate(scored):
         d: dict[str, Any] = {"first_rank": int(first[i]) if np.isfinite(first[i]) else None,
@@ -217,28 +219,11 @@ def evaluate_spans(
     )
 
 
-def _metric(m: Metric, spans: SpanTable, found: np.ndarray, cutoff: np.ndarray, nq: int
-            ) -> np.ndarray:
-    q = spans.question
-    is_found = np.isfinite(found) & (found <= cutoff[q])
-    if m.name == "AllR":
-        has_req = np.bincount(q, weights=spans.required, minlength=nq) > 0
-        need = np.where(has_req[q], spans.required, True)
-        n_need = np.bincount(q, weights=need, minlength=nq)
-        n_got = np.bincount(q, weights=need & is_found, minlength=nq)
-        # no required span: any one span will do (n_need counts all spans, so ask for one)
-        return np.where(has_req, n_got >= n_need, n_got >= 1).astype(np.float64)
-    relevant = spans.grade >= m.rel
-    n_rel = np.bincount(q, weights=relevant, minlength=nq)
-    n_found = np.bincount(q, weights=relevant & is_found, minlength=nq)
-    if m.name == "R":
-        return np.divide(n_found, n_rel, out=np.zeros(nq), where=n_rel > 0)
-    if m.name == "Hit":
-        return (n_found > 0).astype(np.float64)
-    if m.name == "RR":
-        best = _per_question_min(q, np.where(relevant & is_found, found, np.inf), nq)
-        return np.where(np.isfinite(best), 1.0 / np.where(np.isfinite(best), best, 1.0), 0.0)
-    raise UsageError(f"{m} cannot be computed on span labels")  # pragma: no cover
+def _kernel(m: Metric) -> Any:
+    kernel = m.info.span_kernel
+    if kernel is None:  # pragma: no cover - evaluate_spans refuses rank-only metrics first
+        raise UsageError(f"{m} cannot be computed on span labels")
+    return kernel
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -249,12 +234,6 @@ def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndar
     keys, values = keys[order], values[order]
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     return np.where(keys[at] == wanted, values[at], 0)
-
-
-def _per_question_min(question: np.ndarray, values: np.ndarray, nq: int) -> np.ndarray:
-    out = np.full(nq, np.inf)
-    np.minimum.at(out, question, values)
-    return out
 
 
 def _chunk_rows(r: Any, chunking: Any) -> np.ndarray:

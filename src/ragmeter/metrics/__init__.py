@@ -1,8 +1,9 @@
 """Metric values (what a metric is), the vectorised kernels that compute them, and the
 :class:`Evaluation` record they produce."""
 
+from ._engine import evaluate
 from ._evaluation import Evaluation
 from ._registry import REGISTRY, MetricInfo
 from ._spec import Metric, parse, parse_list
 
-__all__ = ["Evaluation", "Metric", "MetricInfo", "REGISTRY", "parse", "parse_list"]
+__all__ = ["Evaluation", "Metric", "MetricInfo", "REGISTRY", "evaluate", "parse", "parse_list"]

@@ -122,12 +122,12 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
     keep = j_row_all >= 0
     j_row, j_rel = j_row_all[keep], rel[keep]
 
+    inputs = K.RankInputs(grades, j_row, j_rel, nq)
     values = np.zeros((nq, len(ms)))
-    cache: dict[Any, np.ndarray] = {}
     for j, m in enumerate(ms):
-        values[:, j] = _metric(m, grades, j_row, j_rel, nq, cache)
+        values[:, j] = _kernel(m)(inputs, m)
 
-    first = K.reciprocal_rank(grades >= 1, None)
+    first = K.reciprocal_rank(inputs.relevant(1), None)
     first_rank = np.where(first > 0, np.rint(1.0 / np.where(first > 0, first, 1.0)), 0).astype(int)
     details = ColumnDetails(query_ids, {"first_rank": first_rank, "n_retrieved": lengths},
                             none_when_zero=("first_rank",))
@@ -176,62 +176,8 @@ def _join_grades(
     return out
 
 
-def _metric(
-    m: Metric,
-    grades: np.ndarray,
-    j_row: np.ndarray,
-    j_rel: np.ndarray,
-    nq: int,
-    cache: dict[Any, np.ndarray],
-) -> np.ndarray:
-    if m.name == "nDCG":
-        gkey = ("gain", m.gain, m.gains)
-        if gkey not in cache:
-            cache[gkey] = _gain_array(m, grades)
-            cache[("ideal",) + gkey[1:]] = _ideal(_gain_array(m, j_rel), j_row, nq)
-        return K.ndcg(cache[gkey], cache[("ideal",) + gkey[1:]], m.k)
-    rkey = ("rel", m.rel)
-    if rkey not in cache:
-        cache[rkey] = grades >= m.rel
-        cache[("num_rel", m.rel)] = np.bincount(j_row[j_rel >= m.rel], minlength=nq)
-    relm, num_rel = cache[rkey], cache[("num_rel", m.rel)]
-    if m.name == "P":
-        return K.precision(relm, m.k)  # type: ignore[arg-type]
-    if m.name == "R":
-        return K.recall(relm, num_rel, m.k)
-    if m.name == "Hit":
-        return K.hit(relm, m.k)
-    if m.name == "RR":
-        return K.reciprocal_rank(relm, m.k)
-    if m.name == "AP":
-        return K.average_precision(relm, num_rel, m.k)
-    if m.name == "Rprec":
-        return K.r_precision(relm, num_rel)
-    raise UsageError(f"{m} cannot be computed on item labels")  # pragma: no cover - registry guards
-
-
-def _gain_array(m: Metric, grades: np.ndarray) -> np.ndarray:
-    """Gain of each grade under the metric's gain rule; grades <= 0 give 0 (as trec_eval)."""
-    g = np.asarray(grades)
-    if m.gains is not None:
-        out = np.where(g > 0, g, 0).astype(np.float64)
-        for grade, gain in m.gains:
-            out[g == grade] = gain
-        return out
-    if m.gain == "exp":
-        return np.where(g > 0, np.exp2(np.maximum(g, 0).astype(np.float64)) - 1.0, 0.0)
-    return np.where(g > 0, g, 0).astype(np.float64)
-
-
-def _ideal(gains: np.ndarray, j_row: np.ndarray, nq: int) -> np.ndarray:
-    """Per query: the gains of all its judged items, sorted descending, zero padded."""
-    keep = gains > 0
-    rows, g = j_row[keep], gains[keep]
-    order = np.lexsort((-g, rows))
-    rows, g = rows[order], g[order]
-    counts = np.bincount(rows, minlength=nq)
-    width = int(counts.max()) if nq and counts.size else 0
-    out = np.zeros((nq, width))
-    col = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    out[rows, col] = g
-    return out
+def _kernel(m: Metric) -> Any:
+    kernel = m.info.rank_kernel
+    if kernel is None:  # pragma: no cover - evaluate() refuses span-only metrics first
+        raise UsageError(f"{m} cannot be computed on item labels")
+    return kernel

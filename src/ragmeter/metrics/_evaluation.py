@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .._errors import InputError
+from ._evaluation_file import check_record, pick_record, read_records
 from ._spec import Metric, parse
 
 
@@ -110,7 +112,7 @@ class Evaluation:
         return dict(zip(self.query_ids, self.values[:, j].tolist()))
 
     def mean(self, metric: Metric | str) -> float:
-        return self.aggregate[str(parse(metric))]
+        return self.aggregate[str(self.metrics[self._col(metric)])]
 
     # -- serialisation -------------------------------------------------------------------------
     def to_dict(self, per_query: bool = True) -> dict[str, Any]:
@@ -136,31 +138,42 @@ class Evaluation:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], *, source: str | None = None) -> "Evaluation":
-        """Rebuild from ``to_dict(per_query=True)`` output (e.g. ``ragmeter eval --per-query``)."""
-        where = source or d.get("run", "<dict>")
-        pq = d.get("per_query")
-        if not isinstance(pq, Mapping):
-            raise InputError(
-                "has no per-query values; produce it with 'ragmeter eval --per-query --format json'",
-                path=where, field="per_query",
-            )
+    def load(cls, path: str | os.PathLike[str], *, run: str | None = None) -> Evaluation:
+        """Read one evaluation from a JSON file of :meth:`to_dict` records.
+
+        Every writer of those records is read the same way: ``ragmeter eval --per-query --format
+        json`` (one object; a list of them when several runs were scored, and then ``run`` names
+        the one to read), ``ragmeter run`` (``runs/<variant>/evaluation.json`` and
+        ``chunk_evaluation.json``) and ``json.dump(e.to_dict(), f)``. Anything else raises an
+        :class:`InputError` naming the file and the field at fault.
+        """
+        display = os.fspath(path)
+        return cls.from_dict(pick_record(read_records(path), run, display), source=display)
+
+    @classmethod
+    def load_all(cls, path: str | os.PathLike[str]) -> list[Evaluation]:
+        """Every evaluation in a file :meth:`load` reads, in file order."""
+        display = os.fspath(path)
+        return [cls.from_dict(r, source=display) for r in read_records(path)]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, source: str | None = None) -> Evaluation:
+        """Rebuild from ``to_dict(per_query=True)`` output (e.g. ``ragmeter eval --per-query``);
+        a record that is not one raises an :class:`InputError` naming ``source`` and the field."""
+        if not isinstance(d, Mapping):
+            raise InputError(f"an evaluation record is a JSON object, got {type(d).__name__}",
+                             path=source)
+        where = source or str(d.get("run", "<dict>"))
+        check_record(d, where)
+        pq = d["per_query"]
         names: list[str] = list(d.get("aggregate", {}).keys())
         if not names and pq:
             names = list(next(iter(pq.values())).keys())
         metrics = tuple(parse(n) for n in names)
         qids = tuple(str(q) for q in pq)
-        rows = []
-        for q in qids:
-            row = pq[q]
-            try:
-                rows.append([float(row[n]) for n in names])
-            except (KeyError, TypeError, ValueError):
-                raise InputError(f"query '{q}' lacks a value for every metric", path=where,
-                                 field="per_query") from None
+        # check_record has checked every value: a finite number under each metric's name
+        rows = [[float(pq[q][n]) for n in names] for q in qids]
         values = np.array(rows, dtype=np.float64).reshape(len(qids), len(metrics))
-        if not np.all(np.isfinite(values)):
-            raise InputError("per-query values must be finite numbers", path=where, field="per_query")
         return cls(
             run=str(d.get("run", where)),
             metrics=metrics,

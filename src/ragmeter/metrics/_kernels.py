@@ -10,11 +10,53 @@ Inputs shared by every kernel:
 
 A cutoff ``k`` larger than ``depth`` behaves as if the lists were padded with non-relevant items.
 No kernel loops over queries in Python.
+
+:class:`RankInputs` and :class:`SpanInputs` carry those arrays to the kernel each registry entry
+names (``MetricInfo.rank_kernel`` / ``span_kernel``), computing a threshold's relevance mask or a
+gain rule's gains once for every metric that shares it. :func:`gain_values` is the one rule that
+turns grades into nDCG gains.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
 import numpy as np
+
+from .._errors import UsageError
+
+
+class Options(Protocol):
+    """What a kernel reads of a metric: its cutoff and options (a ``Metric`` has them all)."""
+
+    @property
+    def k(self) -> int | None: ...
+
+    @property
+    def rel(self) -> int: ...
+
+    @property
+    def gain(self) -> str: ...
+
+    @property
+    def gains(self) -> tuple[tuple[int, float], ...] | None: ...
+
+
+def gain_values(grades: Any, gain: str = "linear",
+                gains: tuple[tuple[int, float], ...] | None = None) -> np.ndarray:
+    """The gain of each grade: the grade itself (``linear``, trec_eval's default), ``2^g - 1``
+    (``exp``), or a ``(grade, gain)`` map whose missing grades keep their own value. Grades <= 0
+    always give 0 (a gain map names grades >= 1 only; the metric grammar refuses others)."""
+    g = np.asarray(grades)
+    if gains is not None:
+        out = np.where(g > 0, g, 0).astype(np.float64)
+        for grade, value in gains:
+            out[g == grade] = value
+        return out
+    if gain == "exp":
+        return np.where(g > 0, np.exp2(np.maximum(g, 0).astype(np.float64)) - 1.0, 0.0)
+    return np.where(g > 0, g, 0).astype(np.float64)
 
 
 def _cut(a: np.ndarray, k: int | None) -> np.ndarray:
@@ -85,6 +127,153 @@ def ndcg(gains: np.ndarray, ideal: np.ndarray, k: int | None) -> np.ndarray:
     ig = _cut(ideal, k)
     idcg = ig @ discounts(ig.shape[1]) if ig.shape[1] else np.zeros(ig.shape[0])
     return _safe_div(dcg, idcg)
+
+
+def ideal_gains(gains: np.ndarray, j_row: np.ndarray, nq: int) -> np.ndarray:
+    """Per query: the gains of all its judged items, sorted descending, zero padded."""
+    keep = gains > 0
+    rows, g = j_row[keep], gains[keep]
+    order = np.lexsort((-g, rows))
+    rows, g = rows[order], g[order]
+    counts = np.bincount(rows, minlength=nq)
+    width = int(counts.max()) if nq and counts.size else 0
+    out = np.zeros((nq, width))
+    col = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    out[rows, col] = g
+    return out
+
+
+@dataclass
+class RankInputs:
+    """Ranked grades of the scored queries (``grades``, queries x depth) and their judged items
+    (``j_row`` query row, ``j_rel`` grade), with each derived array built once and shared."""
+
+    grades: np.ndarray
+    j_row: np.ndarray
+    j_rel: np.ndarray
+    nq: int
+    _cache: dict[Any, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def relevant(self, rel: int) -> np.ndarray:
+        """Boolean (queries x depth): the item at each rank has grade >= ``rel``."""
+        key = ("relevant", rel)
+        if key not in self._cache:
+            self._cache[key] = self.grades >= rel
+        return self._cache[key]
+
+    def num_rel(self, rel: int) -> np.ndarray:
+        """Per query: judged items with grade >= ``rel``."""
+        key = ("num_rel", rel)
+        if key not in self._cache:
+            self._cache[key] = np.bincount(self.j_row[self.j_rel >= rel], minlength=self.nq)
+        return self._cache[key]
+
+    def gains(self, m: Options) -> np.ndarray:
+        """Gain of the item at each rank under ``m``'s gain rule."""
+        key = ("gains", m.gain, m.gains)
+        if key not in self._cache:
+            self._cache[key] = gain_values(self.grades, m.gain, m.gains)
+        return self._cache[key]
+
+    def ideal(self, m: Options) -> np.ndarray:
+        """Per query: the ideal order of ALL judged items' gains under ``m``'s gain rule."""
+        key = ("ideal", m.gain, m.gains)
+        if key not in self._cache:
+            self._cache[key] = ideal_gains(gain_values(self.j_rel, m.gain, m.gains), self.j_row,
+                                           self.nq)
+        return self._cache[key]
+
+
+# -- rank kernels as the registry calls them: (inputs, metric) -> one value per query ------------
+def rank_recall(x: RankInputs, m: Options) -> np.ndarray:
+    return recall(x.relevant(m.rel), x.num_rel(m.rel), m.k)
+
+
+def rank_hit(x: RankInputs, m: Options) -> np.ndarray:
+    return hit(x.relevant(m.rel), m.k)
+
+
+def rank_precision(x: RankInputs, m: Options) -> np.ndarray:
+    if m.k is None:  # pragma: no cover - the registry declares P's cutoff required
+        raise UsageError("P needs a cutoff, e.g. P@5")
+    return precision(x.relevant(m.rel), m.k)
+
+
+def rank_rr(x: RankInputs, m: Options) -> np.ndarray:
+    return reciprocal_rank(x.relevant(m.rel), m.k)
+
+
+def rank_ap(x: RankInputs, m: Options) -> np.ndarray:
+    return average_precision(x.relevant(m.rel), x.num_rel(m.rel), m.k)
+
+
+def rank_rprec(x: RankInputs, m: Options) -> np.ndarray:
+    return r_precision(x.relevant(m.rel), x.num_rel(m.rel))
+
+
+def rank_ndcg(x: RankInputs, m: Options) -> np.ndarray:
+    return ndcg(x.gains(m), x.ideal(m), m.k)
+
+
+# -- span kernels ---------------------------------------------------------------------------------
+def per_group_min(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per group 0..n-1: the smallest of its ``values`` (inf for a group with none)."""
+    out = np.full(n, np.inf)
+    np.minimum.at(out, group, values)
+    return out
+
+
+@dataclass(frozen=True)
+class SpanInputs:
+    """Evidence spans of the scored questions: ``question`` (question row of each span),
+    ``grade``, ``required``, ``found`` (the span's found rank, inf when never) and ``cutoff``
+    (per question: k, the effective k of a token budget, or inf for the whole list)."""
+
+    question: np.ndarray
+    grade: np.ndarray
+    required: np.ndarray
+    found: np.ndarray
+    cutoff: np.ndarray
+    nq: int
+
+    @property
+    def within(self) -> np.ndarray:
+        """Per span: found within its question's cutoff."""
+        return np.isfinite(self.found) & (self.found <= self.cutoff[self.question])
+
+    def counts(self, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per question: spans with grade >= ``rel``, and how many of them are found; and the
+        per-span mask of those spans."""
+        relevant = self.grade >= rel
+        n_rel = np.bincount(self.question, weights=relevant, minlength=self.nq)
+        n_found = np.bincount(self.question, weights=relevant & self.within, minlength=self.nq)
+        return n_rel, n_found, relevant
+
+
+def span_recall(x: SpanInputs, m: Options) -> np.ndarray:
+    n_rel, n_found, _ = x.counts(m.rel)
+    return _safe_div(n_found, n_rel)
+
+
+def span_hit(x: SpanInputs, m: Options) -> np.ndarray:
+    _, n_found, _ = x.counts(m.rel)
+    return (n_found > 0).astype(np.float64)
+
+
+def span_rr(x: SpanInputs, m: Options) -> np.ndarray:
+    relevant = x.grade >= m.rel
+    best = per_group_min(x.question, np.where(relevant & x.within, x.found, np.inf), x.nq)
+    return np.where(np.isfinite(best), 1.0 / np.where(np.isfinite(best), best, 1.0), 0.0)
+
+
+def span_all_required(x: SpanInputs, m: Options) -> np.ndarray:
+    """1 when every required span is found; a question with no required span needs any one."""
+    q = x.question
+    has_req = np.bincount(q, weights=x.required, minlength=x.nq) > 0
+    need = np.where(has_req[q], x.required, True)
+    n_need = np.bincount(q, weights=need, minlength=x.nq)
+    n_got = np.bincount(q, weights=need & x.within, minlength=x.nq)
+    return np.where(has_req, n_got >= n_need, n_got >= 1).astype(np.float64)
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:

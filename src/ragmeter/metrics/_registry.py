@@ -1,67 +1,141 @@
-"""What each metric is: its name, formula, options and inputs. Docs, the CLI and errors read this."""
+"""What each metric is: one registry entry per metric owns its name and spellings, its
+definition, its parameters with their defaults, its cutoff rule, the kernel that computes it on
+item labels and on span labels, and trec_eval's name for it.
+
+The metric grammar (``_spec``), the engines (``_engine``, ``labels.evaluate_spans``), the
+``ragmeter metrics`` command and the README's metric table all read these entries, so a metric is
+declared once (as ir_measures declares the parameters of each measure).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from . import _kernels as K
+
+#: Defaults of the options (the Metric value and the parameter table read these).
+DEFAULT_REL = 1
+DEFAULT_GAIN = "linear"
+GAINS = ("linear", "exp")
+
+RankKernel = Callable[[K.RankInputs, Any], np.ndarray]
+SpanKernel = Callable[[K.SpanInputs, Any], np.ndarray]
+Cutoff = Literal["required", "optional", "none"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One option a metric accepts, e.g. ``rel`` in ``R(rel=2)@10``; ``default`` is dropped from
+    the canonical spelling."""
+
+    name: str
+    default: object
+    doc: str
+
+
+REL = Param("rel", DEFAULT_REL, "relevant means grade >= rel")
+GAIN = Param("gain", DEFAULT_GAIN, "the gain of grade g: g (linear) or 2^g - 1 (exp)")
+GAIN_MAP = Param("gains", None, "a gain per grade, e.g. gains=1:3,2:9 (grades >= 1; a grade "
+                 "not in the map keeps its own value)")
 
 
 @dataclass(frozen=True)
 class MetricInfo:
+    """One metric: what it means, what it accepts, and how it is computed."""
+
     name: str
     title: str
+    definition: str
     formula: str
-    options: frozenset[str]
-    cutoff: str  # "required", "optional" or "none"
-    binary: bool  # per-query value is 0 or 1 (fixed/broken counts make sense)
-    levels: frozenset[str]  # "rank" (item qrels), "span" (span labels)
-    trec_eval: str  # trec_eval's name for it, "" when trec_eval has none
-    higher_is_better: bool = True
+    params: tuple[Param, ...]
+    cutoff: Cutoff
+    #: per-query value is 0 or 1 (fixed / broken counts make sense)
+    binary: bool
+    #: trec_eval's names for it (with a cutoff, then without); empty when trec_eval has none
+    trec_eval: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    rank_kernel: RankKernel | None = None
+    span_kernel: SpanKernel | None = None
 
+    @property
+    def levels(self) -> frozenset[str]:
+        """The labels it is computed on: ``"rank"`` (graded item labels), ``"span"``
+        (evidence spans), from the kernels it has."""
+        return frozenset(level for level, kernel in (("rank", self.rank_kernel),
+                                                     ("span", self.span_kernel)) if kernel)
 
-_RANK = frozenset({"rank", "span"})
+    @property
+    def options(self) -> frozenset[str]:
+        """Names of the options it accepts."""
+        return frozenset(p.name for p in self.params)
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        """How it is written: with a cutoff, without, at a token budget (span labels)."""
+        out = []
+        if self.cutoff != "none":
+            out.append(f"{self.name}@k")
+        if self.cutoff != "required":
+            out.append(self.name)
+        if self.cutoff != "none" and self.span_kernel is not None:
+            out.append(f"{self.name}@budget=B")
+        return tuple(out)
+
 
 REGISTRY: dict[str, MetricInfo] = {
     m.name: m
     for m in (
         MetricInfo(
-            "R", "Recall", "|rel ∩ top_k| / |rel|", frozenset({"rel"}), "optional", False, _RANK,
-            "recall_k",
+            "R", "Recall", "share of the relevant items found within the cutoff",
+            "|rel ∩ top_k| / |rel|", (REL,), "optional", False, ("recall_k",),
+            aliases=("Recall",), rank_kernel=K.rank_recall, span_kernel=K.span_recall,
         ),
         MetricInfo(
-            "Hit", "Hit rate (success)", "1 if |rel ∩ top_k| > 0 else 0", frozenset({"rel"}),
-            "optional", True, _RANK, "success_k",
+            "Hit", "Hit rate (success)", "1 if any relevant item is found within the cutoff",
+            "1 if |rel ∩ top_k| > 0 else 0", (REL,), "optional", True, ("success_k",),
+            aliases=("Success",), rank_kernel=K.rank_hit, span_kernel=K.span_hit,
         ),
         MetricInfo(
-            "P", "Precision", "|rel ∩ top_k| / k", frozenset({"rel"}), "required", False,
-            frozenset({"rank"}), "P_k",
+            "P", "Precision", "relevant items in the top k, divided by k (not by the number "
+            "retrieved)", "|rel ∩ top_k| / k", (REL,), "required", False, ("P_k",),
+            rank_kernel=K.rank_precision,
         ),
         MetricInfo(
-            "RR", "Reciprocal rank", "1 / rank of the first relevant item within k (0 if none)",
-            frozenset({"rel"}), "optional", False, _RANK, "recip_rank",
+            "RR", "Reciprocal rank", "1 / rank of the first relevant item within the cutoff, "
+            "0 if none", "1 / min{i ≤ k : item i relevant}", (REL,), "optional", False,
+            ("recip_rank",), aliases=("MRR",), rank_kernel=K.rank_rr, span_kernel=K.span_rr,
         ),
         MetricInfo(
             "nDCG", "Normalised discounted cumulative gain",
-            "Σ_{i≤k} gain(g_i)/log2(i+1) ÷ the same sum over the ideal order of ALL judged items",
-            frozenset({"gain", "gains"}), "optional", False, frozenset({"rank"}), "ndcg_cut_k",
+            "discounted gain of the top k over that of the ideal order of ALL judged items "
+            "(retrieved or not); every grade keeps its gain, as in trec_eval",
+            "Σ_{i≤k} gain(g_i)/log2(i+1) ÷ the same sum over the ideal order",
+            (GAIN, GAIN_MAP), "optional", False, ("ndcg_cut_k", "ndcg"), aliases=("NDCG",),
+            rank_kernel=K.rank_ndcg,
         ),
         MetricInfo(
-            "AP", "Average precision",
-            "Σ_{relevant i ≤ k} P@i / |rel|", frozenset({"rel"}), "optional", False,
-            frozenset({"rank"}), "map_cut_k",
+            "AP", "Average precision", "mean over the relevant items of the precision at the "
+            "rank of each one found within the cutoff", "Σ_{relevant i ≤ k} P@i / |rel|",
+            (REL,), "optional", False, ("map_cut_k", "map"), aliases=("MAP",),
+            rank_kernel=K.rank_ap,
         ),
         MetricInfo(
-            "Rprec", "R-precision", "|rel ∩ top_R| / R with R = |rel|", frozenset({"rel"}), "none",
-            False, frozenset({"rank"}), "Rprec",
+            "Rprec", "R-precision", "precision at rank R, R = the number of relevant items",
+            "|rel ∩ top_R| / R", (REL,), "none", False, ("Rprec",),
+            rank_kernel=K.rank_rprec,
         ),
         MetricInfo(
-            "AllR", "All required evidence found",
-            "1 if every required span is found within the cutoff else 0", frozenset(),
-            "optional", True, frozenset({"span"}), "",
+            "AllR", "All required evidence found", "1 if every required evidence span is found "
+            "within the cutoff (any one span when none is marked required), else 0",
+            "1 if required ⊆ found_k else 0", (), "optional", True, (),
+            span_kernel=K.span_all_required,
         ),
     )
 }
 
 #: Accepted spellings that are printed back as their canonical name.
-ALIASES: dict[str, str] = {"MRR": "RR", "Recall": "R", "Success": "Hit", "NDCG": "nDCG", "MAP": "AP"}
-
-GAINS = ("linear", "exp")
+ALIASES: dict[str, str] = {a: m.name for m in REGISTRY.values() for a in m.aliases}

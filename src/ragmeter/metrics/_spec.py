@@ -7,7 +7,10 @@ Grammar (whitespace is not allowed)::
     option  := "rel=" INT | "gain=" ("linear" | "exp") | "gains=" GRADE ":" GAIN ("," GRADE ":" GAIN)*
 
 ``parse(str(m)) == m`` for every metric; ``str(parse(s))`` is the canonical spelling of ``s``
-(aliases resolved, default options dropped, gain maps sorted by grade).
+(aliases resolved, default options dropped, gain maps sorted by grade). A metric equals its
+canonical string (``parse("MRR@10") == "RR@10"``) and hashes like it, so records keyed by metric
+strings (JSON, ``Evaluation.aggregate``) and by metrics agree. Strings are for the edges (CLI
+arguments, JSON); inside ragmeter a metric travels as a :class:`Metric`.
 """
 
 from __future__ import annotations
@@ -15,23 +18,27 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
 
 from .._errors import UsageError
-from ._registry import ALIASES, GAINS, REGISTRY
+from ._kernels import gain_values
+from ._registry import ALIASES, DEFAULT_GAIN, DEFAULT_REL, GAINS, REGISTRY, MetricInfo
 
 _METRIC_RE = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<opts>[^()]*)\))?(?:@(?P<cut>[^@]+))?$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Metric:
     """One metric at one cutoff with its options. Hashable; usable as a dict key."""
 
     name: str
     k: int | None = None
     budget: int | None = None
-    rel: int = 1
-    gain: str = "linear"
+    rel: int = DEFAULT_REL
+    gain: str = DEFAULT_GAIN
     gains: tuple[tuple[int, float], ...] | None = None
 
     def __post_init__(self) -> None:
@@ -48,7 +55,7 @@ class Metric:
             raise UsageError(f"{self.name} needs a cutoff, e.g. {self.name}@5")
         if info.cutoff == "none" and (self.k is not None or self.budget is not None):
             raise UsageError(f"{self.name} takes no cutoff")
-        if self.rel != 1 and "rel" not in info.options:
+        if self.rel != DEFAULT_REL and "rel" not in info.options:
             hint = (
                 " nDCG keeps the gain of every grade, as trec_eval does with -l; to give lower"
                 " grades no gain, use a gain map such as nDCG(gains=1:0,2:1)"
@@ -58,16 +65,35 @@ class Metric:
             raise UsageError(f"{self.name} takes no rel= option.{hint}")
         if self.rel < 1:
             raise UsageError(f"{self.name}: rel must be an integer >= 1, got {self.rel}")
-        if self.gain != "linear" or self.gains is not None:
+        if self.gain != DEFAULT_GAIN or self.gains is not None:
             if "gain" not in info.options:
                 raise UsageError(f"{self.name} takes no gain option")
             if self.gain not in GAINS:
                 raise UsageError(f"gain must be one of {', '.join(GAINS)}, got '{self.gain}'")
-            if self.gains is not None and self.gain != "linear":
+            if self.gains is not None and self.gain != DEFAULT_GAIN:
                 raise UsageError("give gain= or gains=, not both")
+            low = [g for g, _ in self.gains or () if g < 1]
+            if low:
+                raise UsageError(f"{self.name}: a gain map names grades >= 1 (grades <= 0 "
+                                 f"always have gain 0), got grade {low[0]}")
 
+    # -- identity: the canonical string ------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Metric):
+            return self._key() == other._key()
+        if isinstance(other, str):
+            return str(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.name, self.k, self.budget, self.rel, self.gain, self.gains)
+
+    # -- what the registry says about it -----------------------------------------------------
     @property
-    def info(self):  # -> MetricInfo
+    def info(self) -> MetricInfo:
         return REGISTRY[self.name]
 
     @property
@@ -75,32 +101,40 @@ class Metric:
         """True when each per-query value is 0 or 1."""
         return self.info.binary
 
-    def at(self, k: int | None = None, *, budget: int | None = None) -> "Metric":
-        """The same metric at another cutoff."""
-        return Metric(self.name, k, budget, self.rel, self.gain, self.gains)
+    @property
+    def params(self) -> dict[str, object]:
+        """The options in effect, defaults included, e.g. ``{"rel": 1}`` for ``R@5``."""
+        return {p.name: getattr(self, p.name) for p in self.info.params}
 
-    def gain_of(self, grade: int) -> float:
-        """The gain nDCG gives a judged grade (0 for grades <= 0, as trec_eval)."""
-        if grade <= 0:
-            return 0.0
-        if self.gains is not None:
-            return dict(self.gains).get(grade, float(grade))
-        return float(2**grade - 1) if self.gain == "exp" else float(grade)
-
-    def __str__(self) -> str:
+    @property
+    def stem(self) -> str:
+        """The canonical spelling without the cutoff: ``nDCG(gain=exp)`` for
+        ``nDCG(gain=exp)@10`` (sweeps and tables add their own ``@k``)."""
         opts: list[str] = []
-        if self.rel != 1:
+        if self.rel != DEFAULT_REL:
             opts.append(f"rel={self.rel}")
-        if self.gain != "linear":
+        if self.gain != DEFAULT_GAIN:
             opts.append(f"gain={self.gain}")
         if self.gains is not None:
             opts.append("gains=" + ",".join(f"{g}:{_num(v)}" for g, v in self.gains))
-        s = self.name + (f"({','.join(opts)})" if opts else "")
+        return self.name + (f"({','.join(opts)})" if opts else "")
+
+    def at(self, k: int | None = None, *, budget: int | None = None) -> Metric:
+        """The same metric at another cutoff (rank ``k`` or token ``budget``; neither: the
+        whole list)."""
+        return Metric(self.name, k, budget, self.rel, self.gain, self.gains)
+
+    def gain_of(self, grade: int) -> float:
+        """The gain nDCG gives a judged grade under this metric's gain rule (the engine's
+        rule, :func:`ragmeter.metrics._kernels.gain_values`)."""
+        return float(gain_values(np.array([grade]), self.gain, self.gains)[0])
+
+    def __str__(self) -> str:
         if self.k is not None:
-            s += f"@{self.k}"
-        elif self.budget is not None:
-            s += f"@budget={self.budget}"
-        return s
+            return f"{self.stem}@{self.k}"
+        if self.budget is not None:
+            return f"{self.stem}@budget={self.budget}"
+        return self.stem
 
     def __repr__(self) -> str:
         return f"Metric({str(self)!r})"
@@ -119,8 +153,12 @@ def _unknown(name: str) -> str:
     return f"unknown metric '{name}'.{hint} Valid metrics: {', '.join(valid)}"
 
 
-def parse(text: str | Metric) -> Metric:
-    """Parse one metric string, e.g. ``nDCG(gain=exp)@10`` or ``R@budget=1200``."""
+def parse(text: str | Metric, *, default_k: int | None = None) -> Metric:
+    """Parse one metric string, e.g. ``nDCG(gain=exp)@10`` or ``R@budget=1200``.
+
+    ``default_k`` is the cutoff given to a metric that needs one when the text has none (a
+    sweep names ``P`` and replaces the cutoff anyway).
+    """
     if isinstance(text, Metric):
         return text
     s = text.strip()
@@ -141,15 +179,15 @@ def parse(text: str | Metric) -> Metric:
             budget = _int(cut[len("budget="):], text, "budget")
         else:
             k = _int(cut, text, "cutoff")
+    elif default_k is not None and REGISTRY[name].cutoff == "required":
+        k = default_k
     kwargs: dict[str, object] = {}
     if m["opts"]:
         for key, value in _options(m["opts"], text):
-            if key == "rel":
-                kwargs["rel"] = _int(value, text, "rel")
-            elif key == "gain":
-                kwargs["gain"] = value
-            elif key == "gains":
-                kwargs["gains"] = _gain_map(value, text)
+            # the grammar reads every option's value; Metric checks this metric accepts it
+            read = _OPTION_VALUES.get(key)
+            if read is not None:
+                kwargs[key] = read(value, text)
             else:
                 allowed = sorted(REGISTRY[name].options) or ["none"]
                 raise UsageError(
@@ -194,6 +232,13 @@ def _gain_map(value: str, text: str) -> tuple[tuple[int, float], ...]:
         except ValueError:
             raise UsageError(f"metric '{text}': gain must be a number, got '{gain}'") from None
     return tuple(sorted(pairs.items()))
+
+
+_OPTION_VALUES: dict[str, Callable[[str, str], object]] = {
+    "rel": lambda value, text: _int(value, text, "rel"),
+    "gain": lambda value, text: value,
+    "gains": _gain_map,
+}
 
 
 def parse_list(text: str | Iterable[str | Metric]) -> list[Metric]:

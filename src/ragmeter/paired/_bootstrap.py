@@ -10,8 +10,8 @@ Two ways to draw the same distribution:
 
 ``"index"``
     Draw the indices themselves: ``rng.integers(0, n, size=(rows, n))`` block after block. With
-    ``rng = numpy.random.default_rng(seed)`` this consumes the generator exactly as the seed's
-    hands-on lab does with ``diffs[rng.integers(0, n, n)]`` in a Python loop, so the lab's numbers
+    ``rng = numpy.random.default_rng(seed)`` this consumes the generator exactly as the RAG
+    evaluation lesson's hands-on lab does with ``diffs[rng.integers(0, n, n)]`` in a Python loop, so the lab's numbers
     come out digit for digit (a test checks the streams are identical, odd n included).
 ``"counts"``
     The mean of a resample only depends on how many times each *distinct* difference value was
@@ -21,7 +21,7 @@ Two ways to draw the same distribution:
     10,000-resample interval on 100,000 questions takes milliseconds. The random stream differs
     from ``"index"``, so the digits of the interval agree only to Monte Carlo precision.
 ``"auto"`` (default)
-    ``"index"`` while ``B * n <= 50,000,000`` (under about a second, and the seed's stream), else
+    ``"index"`` while ``B * n <= 50,000,000`` (under about a second, and the lesson's stream), else
     ``"counts"`` when ``u <= n / 8``, else ``"index"``. The method used is reported with the result.
 
 Memory stays bounded: ``"index"`` holds at most :data:`BLOCK_ELEMENTS` drawn indices at a time.
@@ -55,10 +55,6 @@ class BootstrapInterval:
     n_resamples: int
     seed: int | None
     method: str
-
-    @property
-    def excludes_zero(self) -> bool:
-        return self.lo > 0.0 or self.hi < 0.0
 
     def to_dict(self) -> dict[str, object]:
         return {"lo": self.lo, "hi": self.hi, "confidence": self.confidence,

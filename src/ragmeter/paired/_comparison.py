@@ -3,8 +3,10 @@
 Rules (each one is a test):
 
 - Both inputs are :class:`~ragmeter.metrics._evaluation.Evaluation` records or plain ``{qid: value}``
-  mappings. The metric picks the column of an Evaluation; for two mappings it may be any label
-  (e.g. ``"answer correct"``).
+  mappings. The metric picks the column of an Evaluation. Two mappings may instead hold a plain
+  outcome that is not a registry metric (e.g. ``"answer correct"``): then ``Comparison.metric``
+  is None and ``Comparison.outcome`` names what was compared (``label`` is either one as text,
+  the ``metric`` field of ``to_dict``).
 - Binary outcomes (fixed / broken counted): the metric is declared binary in the registry
   (``Hit``, ``AllR``); or, when the label is not a registry metric, every value is 0 or 1. A
   registry metric that is not binary (``R@5``) never reports fixed / broken, whatever its values,
@@ -102,7 +104,8 @@ class Comparison:
 
     baseline: str
     candidate: str
-    metric: str
+    #: the registry metric compared; None for a plain outcome (see ``outcome``)
+    metric: Metric | None
     binary: bool
     query_ids: tuple[str, ...]
     baseline_values: np.ndarray
@@ -128,6 +131,13 @@ class Comparison:
     n_variants_tried: int | None = None
     #: how per-slice p-values were adjusted: (method, number of slices); None without slices
     slice_adjustment: tuple[str, int] | None = None
+    #: what the values are when they are not a registry metric, e.g. "answer correct"
+    outcome: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What was compared, as text: the metric's canonical string, or the outcome."""
+        return str(self.metric) if self.metric is not None else (self.outcome or "value")
 
     @property
     def slice_note(self) -> str:
@@ -194,7 +204,7 @@ class Comparison:
         return {
             "baseline": self.baseline,
             "candidate": self.candidate,
-            "metric": self.metric,
+            "metric": self.label,
             "binary": self.binary,
             "golden_version": self.golden_version,
             **self.overall.to_dict(),
@@ -223,14 +233,25 @@ class Comparison:
 
     def __repr__(self) -> str:
         lo, hi = self.ci
-        return (f"Comparison({self.candidate!r} vs {self.baseline!r} on {self.metric}: n={self.n}, "
+        return (f"Comparison({self.candidate!r} vs {self.baseline!r} on {self.label}: n={self.n}, "
                 f"delta={self.mean_delta:+.4f}, ci=[{lo:+.4f}, {hi:+.4f}], "
                 f"W/L/T={self.wins}/{self.losses}/{self.ties}, p={self.sign_test_p:.3g})")
 
 
 # -- inputs --------------------------------------------------------------------------------------
-def _resolve_metric(metric: Metric | str | None, sides: Sequence[Scores]) -> tuple[Metric | None, str]:
+def _resolve_metric(metric: Metric | str | None, outcome: str | None,
+                    sides: Sequence[Scores]) -> tuple[Metric | None, str | None]:
+    """The registry metric compared, or (None, the outcome's name) for plain values.
+
+    A string is parsed as a metric; for two mappings, text that is not a metric names the
+    outcome (``"answer correct"``). Evaluations always need a metric (their column).
+    """
     evals = [s for s in sides if isinstance(s, Evaluation)]
+    if outcome is not None:
+        if evals or metric is not None:
+            raise UsageError("outcome= names plain {question_id: value} outcomes; an Evaluation "
+                             "is compared on a metric")
+        return None, outcome
     if metric is None:
         if not evals:
             return None, "value"
@@ -238,16 +259,13 @@ def _resolve_metric(metric: Metric | str | None, sides: Sequence[Scores]) -> tup
         if len(choices) != 1 or any(e.metrics != choices for e in evals):
             have = ", ".join(map(str, choices))
             raise UsageError(f"name the metric to compare (the runs carry: {have})")
-        return choices[0], str(choices[0])
-    if isinstance(metric, Metric):
-        return metric, str(metric)
+        return choices[0], None
     try:
-        m = parse(metric)
+        return parse(metric), None
     except UsageError:
-        if evals:
+        if evals or isinstance(metric, Metric):
             raise
         return None, metric
-    return m, str(m)
 
 
 def _values(side: Scores, metric: Metric | None, role: str) -> tuple[str, dict[str, float]]:
@@ -348,6 +366,7 @@ def compare(
     candidate: Scores,
     metric: Metric | str | None = None,
     *,
+    outcome: str | None = None,
     n_resamples: int = 5000,
     seed: int | None = 0,
     confidence: float = 0.95,
@@ -362,13 +381,17 @@ def compare(
 ) -> Comparison:
     """Compare ``candidate`` against ``baseline`` on ``metric``, question by question.
 
+    ``metric`` is a :class:`~ragmeter.metrics.Metric` or its string; ``outcome`` instead names
+    plain ``{qid: value}`` outcomes that are no registry metric (``"answer correct"``).
+
     ``ledger`` (a path or :class:`~ragmeter.paired.Ledger`) counts this comparison in a local
     ledger and, when several variants were tried on the golden-set version, attaches the
     simulated optimism of the best of that many equally good variants (``selection``).
     ``names`` overrides the two run names (mappings are otherwise "baseline" and "candidate").
     """
     sides = (baseline, candidate)
-    m, label = _resolve_metric(metric, sides)
+    m, what = _resolve_metric(metric, outcome, sides)
+    label = str(m) if m is not None else str(what)
     (name_a, va), (name_b, vb) = (_values(s, m, r) for s, r in zip(sides, ("baseline", "candidate")))
     if names is not None:
         name_a, name_b = map(str, names)
@@ -448,7 +471,7 @@ def compare(
     for note in notes:
         _warnings.warn(note, RagmeterWarning, stacklevel=2)
     return Comparison(
-        baseline=name_a, candidate=name_b, metric=label, binary=binary, query_ids=qids,
+        baseline=name_a, candidate=name_b, metric=m, outcome=what, binary=binary, query_ids=qids,
         baseline_values=a, candidate_values=b, overall=overall, confidence=confidence,
         n_resamples=n_resamples, seed=seed, bootstrap_method=boot.method,
         golden_version=version, slices=slices, splits=splits, fixed_ids=fixed_ids,

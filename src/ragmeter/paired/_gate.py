@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import UsageError
+from ..metrics import Metric
 from ._comparison import Comparison
 from ._slices import SMALL_NOTE, SMALL_SLICE, PairedStats
 
@@ -51,7 +52,7 @@ class GateRule:
             raise UsageError(f"the per-slice significance level must be in (0, 1), got "
                              f"{self.alpha}")
 
-    def statement(self, metric: str, *, binary: bool = True, confidence: float = 0.95) -> str:
+    def statement(self, metric: Metric | str, *, binary: bool = True, confidence: float = 0.95) -> str:
         """The refutation rule in words, e.g. for the output's first line."""
         parts = []
         if self.max_broken is not None:
@@ -158,7 +159,7 @@ class GateResult:
     @property
     def statement(self) -> str:
         c = self.comparison
-        return self.rule.statement(c.metric, binary=c.binary, confidence=c.confidence)
+        return self.rule.statement(c.label, binary=c.binary, confidence=c.confidence)
 
     def to_dict(self) -> dict[str, Any]:
         r = self.rule
@@ -176,7 +177,7 @@ class GateResult:
         lo, hi = c.ci
         head = "PASSED" if self.passed else "FAILED"
         lines = [
-            f"## ragmeter gate {head}: {c.candidate} vs {c.baseline} on {c.metric}", "",
+            f"## ragmeter gate {head}: {c.candidate} vs {c.baseline} on {c.label}", "",
             f"**Rule, stated before the numbers:** {self.statement}", "",
             "| scope | check | observed | limit | result |", "|---|---|---|---|---|",
         ]
@@ -212,7 +213,7 @@ class GateResult:
 
     def to_junit_xml(self) -> str:
         c = self.comparison
-        suite_name = f"ragmeter gate: {c.candidate} vs {c.baseline} on {c.metric}"
+        suite_name = f"ragmeter gate: {c.candidate} vs {c.baseline} on {c.label}"
         failures = sum(ch.failed for ch in self.checks)
         suites = ET.Element("testsuites", name="ragmeter gate", tests=str(len(self.checks)),
                             failures=str(failures))
@@ -244,8 +245,8 @@ class GateResult:
 def _checks(scope: str, s: PairedStats, rule: GateRule, binary: bool,
             p_adjusted: float | None = None) -> list[GateCheck]:
     """The rule's checks on one scope; a slice passes its adjusted p-value along."""
-    sig = {} if p_adjusted is None else {"p_value": s.sign_test_p, "p_adjusted": p_adjusted,
-                                         "alpha": rule.alpha}
+    sig: dict[str, Any] = {} if p_adjusted is None else {
+        "p_value": s.sign_test_p, "p_adjusted": p_adjusted, "alpha": rule.alpha}
     out = []
     if rule.max_broken is not None:
         broken = s.broken if binary and s.broken is not None else s.losses

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
+from ..io._atomic import append_line
+from ..io._reading import iter_jsonl
 from ._changes import changes
 from ._configdiff import flatten, is_setting
 
@@ -70,23 +72,8 @@ class Ledger:
 
     def append(self, entry: Mapping[str, Any]) -> None:
         """Append one entry as a single line, atomically with respect to other writers."""
-        line = (json.dumps(dict(entry), sort_keys=True, ensure_ascii=False, default=str)
-                + "\n").encode()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise InputError(f"cannot write the ledger: {exc.strerror}", path=self.path) from None
-        try:
-            try:
-                import fcntl
-
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except ImportError:  # pragma: no cover - not on POSIX
-                pass
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+        append_line(self.path, json.dumps(dict(entry), sort_keys=True, ensure_ascii=False,
+                                          default=str), what="ledger")
 
     def record(
         self, *, golden_version: str | None, metric: str, baseline: str, candidate: str,
@@ -115,26 +102,13 @@ class Ledger:
         """All entries; a torn last line (a writer killed mid-write) is skipped."""
         if not self.path.exists():
             return []
-        try:
-            lines = self.path.read_text(encoding="utf-8").split("\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read the ledger: {exc}", path=self.path) from None
         out = []
-        # Every entry ends with a newline, so text after the last newline is a torn write.
-        torn = len(lines) - 1
-        for i, text in enumerate(lines):
-            if not text.strip():
-                continue
-            try:
-                entry = json.loads(text)
-            except json.JSONDecodeError:
-                if i == torn:
-                    continue
-                raise InputError("not a JSON object; the ledger is one JSON object per line",
-                                 path=self.path, line=i + 1) from None
-            if not isinstance(entry, dict) or "golden_version" not in entry:
+        # Every entry ends with a newline, so a bad last line without one is a torn write; an
+        # empty ledger has recorded nothing yet.
+        for line, entry in iter_jsonl(self.path, allow_empty=True, torn_tail=True):
+            if "golden_version" not in entry:
                 raise InputError("ledger entry lacks 'golden_version'", path=self.path,
-                                 line=i + 1, field="golden_version")
+                                 line=line, field="golden_version")
             out.append(entry)
         return out
 

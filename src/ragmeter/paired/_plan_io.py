@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._errors import InputError
-from ._plan import Spread, _with_observed, spread_from_values
+from .._errors import InputError, UsageError
+from ..io._reading import read_json
+from ._spread import Spread, spread_from_values, with_observed
 
 _WHAT = "the output of 'ragmeter compare --format json'"
 
@@ -24,15 +25,24 @@ _WHAT = "the output of 'ragmeter compare --format json'"
 def read_comparison(path: str | Path) -> Spread:
     """The spread of the comparison saved at ``path``."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=p) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg}); give {_WHAT}", path=p, line=exc.lineno) from None
-    return spread_from_record(data, path=p)
+    return spread_from_record(read_json(p, hint=f"give {_WHAT}"), path=p)
+
+
+def spread_from_comparison(comparison: Any) -> Spread:
+    """A :class:`~ragmeter.paired.Comparison`, or the JSON ``ragmeter compare --format json``
+    writes (as a dict; :func:`read_comparison` reads it from a file)."""
+    from ._comparison import Comparison
+
+    if isinstance(comparison, Spread):
+        return comparison
+    if isinstance(comparison, Comparison):
+        s = spread_from_values(comparison.baseline_values, comparison.candidate_values,
+                               binary=comparison.binary, source="comparison")
+        return with_observed(s, comparison.ci, comparison.confidence)
+    if isinstance(comparison, Mapping):
+        return spread_from_record(comparison)
+    raise UsageError(f"expected a Comparison or its to_dict() record, got "
+                     f"{type(comparison).__name__}")
 
 
 def _number(value: Any, field: str, path: Path | None) -> float:
@@ -90,7 +100,7 @@ def spread_from_record(rec: Any, path: Path | None = None) -> Spread:
         ci = [_number(v, "ci", path) for v in ci]
     if confidence is not None:
         confidence = _number(confidence, "confidence", path)
-    return _with_observed(spread, ci, confidence)
+    return with_observed(spread, ci, confidence)
 
 
 def _from_counts(rec: Mapping[str, Any], path: Path | None) -> Spread:

@@ -13,9 +13,9 @@ draw (its fresh score, an unbiased estimate of T). Over S seeded searches:
     optimism = mean over searches of the winner's tuning score - T
 
 Two uses:
-- :func:`best_of_n` with per-question success chances (``low = 0, high = 1``): the seed's
-  illustration, 150 questions (half easy, 30% medium, 20% hard) with chances 0.95 / 0.60 / 0.20
-  (true rate 0.5 * 0.95 + 0.3 * 0.60 + 0.2 * 0.20 = 0.695), 30 variants, 300 searches: the winner
+- :func:`best_of_n` with per-question success chances (``low = 0, high = 1``): the RAG
+  evaluation lesson's illustration, 150 questions (half easy, 30% medium, 20% hard) with chances
+  0.95 / 0.60 / 0.20 (true rate 0.5 * 0.95 + 0.3 * 0.60 + 0.2 * 0.20 = 0.695), 30 variants, 300 searches: the winner
   averages about 0.755 when picked, about 0.695 on fresh questions, an optimism of about +0.059.
 - :func:`optimism_from_pair` on this golden set: two runs compared question by question define
   variants "as different from each other as these two, and no better": on question i a variant
@@ -76,7 +76,8 @@ class SelectionEstimate:
 
 
 def seed_difficulty_chances(n_questions: int = 150) -> np.ndarray:
-    """Per-question chances of the seed's illustration: 50% easy, 30% medium, 20% hard."""
+    """Per-question chances of the RAG evaluation lesson's illustration: 50% easy, 30% medium,
+    20% hard."""
     out: list[float] = []
     for share, chance in SEED_DIFFICULTY.values():
         out += [chance] * round(share * n_questions)

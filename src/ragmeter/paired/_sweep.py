@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._errors import UsageError
+from .._errors import NotFoundError, UsageError
 from ..metrics import Metric, parse
 
 Kind = Literal["k", "budget"]
@@ -33,11 +33,13 @@ HEADROOM_NOTE = "pool headroom: the evidence is in the candidate pool, not in th
 
 
 def base_metric(text: str | Metric) -> Metric:
-    """The metric to sweep, with or without a cutoff (``"R"``, ``"nDCG(gain=exp)"``, ``"P@5"``)."""
-    if isinstance(text, Metric):
-        return text
-    s = text.strip()
-    return parse(s if "@" in s else s + "@1")
+    """The metric to sweep, with or without a cutoff (``"R"``, ``"nDCG(gain=exp)"``, ``"P@5"``);
+    the sweep replaces the cutoff (``P``, which needs one, is read as ``P@1``)."""
+    return parse(text, default_k=1)
+
+
+def _at(metric: Metric, kind: Kind, cutoff: int) -> Metric:
+    return metric.at(budget=cutoff) if kind == "budget" else metric.at(cutoff)
 
 
 def parse_cutoffs(text: str) -> list[int]:
@@ -77,7 +79,10 @@ class Segment:
 
 @dataclass(frozen=True)
 class Sweep:
-    """Means of one metric for several runs across cutoffs."""
+    """Means of one metric for several runs across cutoffs.
+
+    ``metric`` is the swept metric at the first cutoff; :meth:`metric_at` gives it at any.
+    """
 
     metric: Metric
     kind: Kind
@@ -91,9 +96,23 @@ class Sweep:
     @property
     def label(self) -> str:
         """``R@k``, ``nDCG(gain=exp)@k`` or ``R@budget``."""
-        return str(self.metric.at(1)).rsplit("@", 1)[0] + ("@k" if self.kind == "k" else "@budget")
+        return self.metric.stem + ("@k" if self.kind == "k" else "@budget")
+
+    def metric_at(self, cutoff: int) -> Metric:
+        """The swept metric at one cutoff (a rank k or a token budget, by ``kind``)."""
+        return _at(self.metric, self.kind, cutoff)
+
+    @property
+    def headroom_metric(self) -> Metric | None:
+        """Recall at the headroom k (None when it was left out)."""
+        return None if self.headroom_k is None else Metric("R", self.headroom_k)
 
     def at(self, run: str, cutoff: int) -> float:
+        if run not in self.runs:
+            raise NotFoundError(f"no run '{run}' in this sweep; it has {', '.join(self.runs)}")
+        if cutoff not in self.cutoffs:
+            raise NotFoundError(f"no cutoff {cutoff} in this sweep; it has "
+                                f"{', '.join(map(str, self.cutoffs))}")
         return float(self.values[self.runs.index(run), self.cutoffs.index(cutoff)])
 
     @property
@@ -147,7 +166,7 @@ class Sweep:
             "crossovers": [{"at": c, "from": a, "to": b} for c, a, b in self.crossovers],
             "summary": self.summary(),
             "headroom": None if not self.headroom else {
-                "metric": f"R@{self.headroom_k}", "values": dict(self.headroom),
+                "metric": str(self.headroom_metric), "values": dict(self.headroom),
                 "note": HEADROOM_NOTE},
         }
 
@@ -164,7 +183,9 @@ def sweep_values(
     arr = np.asarray([list(values[r]) for r in runs], dtype=np.float64)
     if arr.shape != (len(runs), len(cutoffs)):
         raise UsageError("every run needs one value per cutoff")
-    return Sweep(base_metric(metric), kind, tuple(int(c) for c in cutoffs), runs, arr, n_queries,
+    cuts = tuple(int(c) for c in cutoffs)
+    base = base_metric(metric)
+    return Sweep(_at(base, kind, cuts[0]) if cuts else base, kind, cuts, runs, arr, n_queries,
                  headroom_k, dict(headroom or {}))
 
 
@@ -190,7 +211,7 @@ def sweep(
     if not cutoffs or cutoffs[0] < 1:
         raise UsageError("cutoffs must be positive integers")
     ms = [base.at(k) for k in cutoffs]
-    head = parse(f"R@{headroom_k}") if headroom_k else None
+    head = Metric("R", headroom_k) if headroom_k else None
     named = runs.items() if isinstance(runs, Mapping) else ((None, r) for r in runs)
     values: dict[str, list[float]] = {}
     headroom: dict[str, float] = {}
@@ -199,10 +220,9 @@ def sweep(
         ev = evaluate(qrels, run, [*ms, head] if head else ms, run_name=name, **evaluate_kw)
         if ev.run in values:
             raise UsageError(f"two runs are named '{ev.run}'; give them distinct names")
-        agg = ev.aggregate
-        values[ev.run] = [agg[str(m)] for m in ms]
+        values[ev.run] = [ev.mean(m) for m in ms]
         if head is not None:
-            headroom[ev.run] = agg[str(head)]
+            headroom[ev.run] = ev.mean(head)
         n_queries = ev.n_queries
     return sweep_values(values, cutoffs, base, kind="k", n_queries=n_queries,
                         headroom_k=headroom_k if head else None, headroom=headroom)
@@ -227,18 +247,17 @@ def sweep_spans(
     cuts = sorted({int(c) for c in cutoffs})
     if not cuts or cuts[0] < 1:
         raise UsageError("cutoffs must be positive integers")
-    ms = [base.at(budget=c) if kind == "budget" else base.at(c) for c in cuts]
-    head = parse(f"R@{headroom_k}") if headroom_k else None
+    ms = [_at(base, kind, c) for c in cuts]
+    head = Metric("R", headroom_k) if headroom_k else None
     values: dict[str, list[float]] = {}
     headroom: dict[str, float] = {}
     n_queries = None
     for name, (chunking, run) in runs.items():
         ev = evaluate_spans(golden, chunking, run, [*ms, head] if head else ms,
                             cover=DEFAULT_COVER if cover is None else cover, run_name=name)
-        agg = ev.aggregate
-        values[name] = [agg[str(m)] for m in ms]
+        values[name] = [ev.mean(m) for m in ms]
         if head is not None:
-            headroom[name] = agg[str(head)]
+            headroom[name] = ev.mean(head)
         n_queries = ev.n_queries
     return sweep_values(values, cuts, base, kind=kind, n_queries=n_queries,
                         headroom_k=headroom_k if head else None, headroom=headroom)

@@ -31,11 +31,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._errors import UsageError
+
 
 def sign_test(wins: int, losses: int) -> float:
     """Two-sided exact sign test p-value for ``wins`` vs ``losses`` (ties already dropped)."""
     if wins < 0 or losses < 0:
-        raise ValueError("wins and losses must be non-negative counts")
+        raise UsageError("wins and losses must be non-negative counts")
     if wins + losses == 0:
         return 1.0
     from scipy.stats import binomtest

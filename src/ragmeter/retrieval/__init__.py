@@ -19,10 +19,9 @@ from .st import CrossEncoderScorer, SentenceTransformerEncoder
 
 __all__ = [
     "BM25Retriever", "BiEncoderReranker", "Cache", "CrossEncoderReranker", "CrossEncoderScorer",
-    "DenseRetriever", "E5Encoder", "Encoder", "EncoderPool",
-    "HybridRetriever", "ImportedRun", "MiniLMEncoder", "RerankRetriever", "Reranker", "Retriever",
-    "SentenceTransformerEncoder", "build_reranked",
-    "build_retriever", "cosine_topk", "describe", "encode_cached", "fuse",
-    "normalize_reranker", "normalize_retriever", "read_byo_run",
-    "write_byo_run",
+    "DenseRetriever", "E5Encoder", "Encoder", "HybridRetriever", "ImportedRun", "MiniLMEncoder",
+    "RerankRetriever", "Reranker", "Retriever", "SentenceTransformerEncoder", "cosine_topk",
+    "encode_cached", "fuse", "read_byo_run", "write_byo_run",
 ]
+# EncoderPool, build_reranked, build_retriever, describe and normalize_* stay importable here but
+# are the experiments layer's plumbing (specs -> retrievers), not public API.

@@ -15,26 +15,27 @@ Embeddings are stored per text, so changing k, depth or the set of chunks re-emb
 never seen before by that model. New vectors are stored as a shard every ``flush_every`` texts
 or ``flush_seconds`` while encoding, and what is finished is stored when encoding stops early,
 so an interrupted run resumes where it stopped. Every file and folder is written under a
-temporary name and moved into place with ``os.replace`` (atomic on POSIX), so a crash leaves
-either the old entry or the new one, never half of one.
+temporary name and moved into place with ``os.replace`` (``ragmeter.io._atomic``), so a crash
+leaves either the old entry or the new one, never half of one.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._errors import InputError
+from ..io._atomic import atomic_write
+from ..io._reading import read_json
 from ._protocol import Encoder
 
 #: Shards written per (model, role) before they are merged into one file on the next load.
@@ -56,32 +57,6 @@ def texts_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _tmp_name(path: Path) -> Path:
-    # the suffix is kept: some writers choose the format by it (.parquet / .jsonl)
-    return path.with_name(f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}-{path.name}")
-
-
-@contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path to write; on success it is moved onto ``path`` in one step."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_name(path)
-    try:
-        yield tmp
-        if tmp.is_dir():
-            try:
-                os.replace(tmp, path)
-            except OSError:  # another process filled ``path`` first: its entry is equal
-                shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
-    finally:
-        if tmp.is_dir():
-            shutil.rmtree(tmp, ignore_errors=True)
-        elif tmp.exists():
-            tmp.unlink()
-
-
 class Cache:
     """A cache folder (or a disabled cache when ``root`` is None: nothing is read or written).
 
@@ -93,10 +68,6 @@ class Cache:
         self.hits: dict[str, int] = {}
         self.misses: dict[str, int] = {}
         self._stores: dict[tuple[str, str], EmbeddingStore] = {}
-
-    @property
-    def enabled(self) -> bool:
-        return self.root is not None
 
     def entry(self, kind: str, key: str, suffix: str = "") -> Path | None:
         """Where the entry ``key`` of ``kind`` lives (None when the cache is disabled)."""
@@ -117,16 +88,15 @@ class Cache:
         if path is None:
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # a damaged entry is a miss, rebuilt below
+            return read_json(path)
+        except InputError:  # a damaged entry is a miss, rebuilt below
             return None
 
     def write_json(self, kind: str, key: str, value: Any) -> None:
         path = self.entry(kind, key, ".json")
         if path is None:
             return
-        with atomic_path(path) as tmp:
-            tmp.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        atomic_write(path, json.dumps(value, ensure_ascii=False))
 
     def embeddings(self, model_id: str, role: str) -> EmbeddingStore:
         """The per-text vector store of one model and role (shared within this cache)."""
@@ -194,8 +164,7 @@ class EmbeddingStore:
         if self.folder is None:
             return
         path = self.folder / f"shard-{uuid.uuid4().hex}.npz"
-        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, keys=keys, vecs=vecs)
+        atomic_write(path, lambda fh: np.savez(fh, keys=keys, vecs=vecs))
 
     def get(self, keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """(found mask, row numbers in :meth:`matrix` for the found keys)."""

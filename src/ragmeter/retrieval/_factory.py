@@ -45,10 +45,6 @@ class EncoderPool:
             query_prefix=spec.get("query_prefix", ""), passage_prefix=spec.get("passage_prefix", ""))
 
     @property
-    def encoders(self) -> list[Encoder]:
-        return list(self._encoders.values())
-
-    @property
     def calls(self) -> dict[str, int]:
         """model id -> number of encode calls that reached the model."""
         out: dict[str, int] = {}

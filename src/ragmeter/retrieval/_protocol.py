@@ -8,7 +8,7 @@ of queries with a :class:`~ragmeter.io._tables.Run`: one row per (query, item) f
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -132,20 +132,6 @@ def run_from_topk(
         q, d, s = q[keep], d[keep], s[keep]
     return Run(qid=pa.array(q, type=pa.string()), doc=pa.array(d, type=pa.string()),
                score=s, name=name)
-
-
-def run_from_lists(rows: Mapping[str, Sequence[tuple[str, float]]], name: str) -> Run:
-    """Build a Run from ``{qid: [(item, score), ...]}`` (order inside a list is irrelevant)."""
-    q: list[str] = []
-    d: list[str] = []
-    s: list[float] = []
-    for qid, pairs in rows.items():
-        for item, score in pairs:
-            q.append(qid)
-            d.append(item)
-            s.append(float(score))
-    return Run(qid=pa.array(q, type=pa.string()), doc=pa.array(d, type=pa.string()),
-               score=np.asarray(s, dtype=np.float64), name=name)
 
 
 def ranked_lists(run: Run) -> dict[str, list[tuple[str, float]]]:

@@ -21,8 +21,9 @@ import numpy as np
 
 from .._errors import UsageError
 from .._extras import require
+from ..io._atomic import atomic_path
 from ..io._tables import Run
-from ._cache import Cache, atomic_path, digest, texts_digest
+from ._cache import Cache, digest, texts_digest
 from ._progress import SILENT, ProgressSink
 from ._protocol import check_depth, check_fit_input, query_ids, run_from_topk
 

@@ -19,6 +19,7 @@ whose ideal ranking needs every chunk of the corpus (nDCG) are not defined for a
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
@@ -152,7 +153,7 @@ def read_byo_run(
     ``chunking`` (for chunk-id runs) checks that every chunk id exists; ``corpus`` (needed for
     spans runs) checks every span lies inside its document and supplies the chunk texts.
     """
-    from ..data._validate import iter_jsonl
+    from ..io._reading import iter_jsonl
 
     path = Path(path)
     where = str(path)
@@ -214,11 +215,10 @@ def write_byo_run(run: Run, path: str | os.PathLike[str], *, chunking: Any = Non
     """Write a run as JSONL: chunk-id records, or span records when ``chunking`` is given."""
     import json
 
-    from ._cache import atomic_path
+    from ..io._atomic import write_text_lines
 
-    path = Path(path)
-    rows = zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist())
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+    def lines() -> Iterator[str]:
+        rows = zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist(), strict=True)
         for qid, item, score in rows:
             if chunking is None:
                 rec: dict[str, Any] = {"qid": qid, "chunk": item, "score": score}
@@ -227,5 +227,6 @@ def write_byo_run(run: Run, path: str | os.PathLike[str], *, chunking: Any = Non
                 if c is None:
                     raise InputError(f"chunk {item!r} is not a chunk of '{chunking.name}'")
                 rec = {"qid": qid, "doc": c.doc, "start": c.start, "end": c.end, "score": score}
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    return path
+            yield json.dumps(rec, ensure_ascii=False)
+
+    return write_text_lines(path, lines())

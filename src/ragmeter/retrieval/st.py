@@ -97,7 +97,6 @@ class CrossEncoderScorer:
             raise InputError("cross-encoder model folder not found", path=self.path)
         self.batch_size = batch_size
         self.calls = 0
-        self.pairs_scored = 0
         self._model: Any = None
         self._digest: str | None = None
 
@@ -119,7 +118,6 @@ class CrossEncoderScorer:
         if not pairs:
             return np.zeros(0, dtype=np.float64)
         self.calls += 1
-        self.pairs_scored += len(pairs)
         scores = self._model.predict([list(p) for p in pairs], batch_size=self.batch_size,
                                      show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(scores, dtype=np.float64).reshape(len(pairs), -1)[:, -1]

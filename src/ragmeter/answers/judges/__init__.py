@@ -8,7 +8,6 @@ from .openai import JudgeUsage, OpenAIJudge
 
 __all__ = [
            "FAKE_LABEL",
-           "DiskCache",
            "FakeJudge",
            "Judge",
            "JudgeInfo",
@@ -17,7 +16,8 @@ __all__ = [
            "JudgeUsage",
            "OpenAIJudge",
            "Prompt",
-           "cache_key",
            "load_prompt",
-           "parse_json_object",
 ]
+# DiskCache, cache_key and parse_json_object stay importable here for the judges' own use; they
+# are internals of the OpenAI client (parse_json_object raises a bare ValueError that the client
+# turns into a retry), not public API.

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
+
+from ..._errors import InputError
+from ...io._atomic import atomic_write
+from ...io._reading import read_json
 
 
 def cache_key(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> str:
@@ -35,21 +37,13 @@ class DiskCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         path = self._path(key)
+        if not path.is_file():
+            return None
         try:
-            with path.open(encoding="utf-8") as fh:
-                value = json.load(fh)
-        except (OSError, json.JSONDecodeError):
+            value = read_json(path)
+        except InputError:  # a damaged entry is a miss: the judge is asked again
             return None
         return value if isinstance(value, dict) else None
 
     def put(self, key: str, value: Mapping[str, Any]) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(dict(value), fh, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(self._path(key), json.dumps(dict(value), ensure_ascii=False))

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..._errors import UsageError
 from .._values import extract_values
 from ..correctness import score_correctness, token_f1
 from ..faithfulness import normalize_quote
@@ -93,4 +94,7 @@ class FakeJudge:
             fa, fb = token_f1(str(x["answer_a"]), ref), token_f1(str(x["answer_b"]), ref)
             winner = "A" if fa > fb else "B" if fb > fa else ("A" if self.position_bias else "tie")
             return {"winner": winner, "reason": f"{FAKE_LABEL}: token F1 {fa:.2f} vs {fb:.2f}"}
-        raise KeyError(f"unknown task '{task}'")
+        # a UsageError, not a NotFoundError: judge() turns a KeyError into "missing input"
+        raise UsageError(f"the fake judge has no rule for task '{task}'; it knows "
+                         "faithfulness, answer_relevance, context_relevance, correctness, "
+                         "pairwise")

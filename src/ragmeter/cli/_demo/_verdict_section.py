@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .._literal import CAPTION, lit
+from ..._literal import CAPTION, lit
 
 #: diagnosis links whose experiment an experiment file of retrieval variants can measure
 RETRIEVAL_LINKS = ("ranking", "candidates")
@@ -24,7 +24,7 @@ def verdict_section(console: Console, result: Any, diagnosis: Any, *,
                     split: str = "tune") -> Any:
     """Print section 5; returns the :class:`~ragmeter.diagnosis._refutation.Verdicts` (None when
     the named experiment is not a retrieval change the experiment file could have measured)."""
-    from ..diagnosis._refutation import apply_rule
+    from ...diagnosis._refutation import apply_rule
 
     e = diagnosis.experiment
     console.rule("[bold]5. The named experiment, measured: does it survive its rule?")

@@ -4,7 +4,7 @@ interval, and the diagnosis. No network, no judge call.
 
 Call::
 
-    from ragmeter.demo._answers_section import run
+    from ragmeter.cli._demo._answers_section import run
     run(console, Path("examples/fare-rules"),
         evaluations={"baseline": eval_baseline, "rerank": eval_rerank},  # span-level, per query
         prompt_metric="AllR@3", headroom_metric="AllR@50")
@@ -29,14 +29,15 @@ from typing import Any
 from rich.console import Console
 from rich.rule import Rule
 
-from .._errors import InputError
-from .._literal import lit
-from ..answers._render import print_diagnosis, print_report, print_table
-from ..answers._schema import load_answers
-from ..diagnosis._diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
-from ..answers.paired import compare_answers, print_comparison
-from ..answers.report import check_answers
-from ..diagnosis._table import table_from_report
+from ..._errors import InputError
+from ..._literal import lit
+from .._render_answers import print_answer_comparison, print_report
+from .._render_diagnosis import print_answer_table, print_diagnosis
+from ...answers._schema import load_answers
+from ...diagnosis._diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
+from ...answers.paired import compare_answers
+from ...answers.report import check_answers
+from ...diagnosis._table import table_from_report
 
 
 def _smallest_allr(ev: Any) -> str | None:
@@ -59,8 +60,8 @@ def run(
 ) -> dict[str, Any]:
     """Print the answers section of the demo; returns the reports, tables, comparison and
     diagnosis (for tests and for the caller's own summary)."""
-    from ..data.corpus import load_corpus
-    from ..data.golden import load_golden
+    from ...data.corpus import load_corpus
+    from ...data.golden import load_golden
 
     folder = Path(example_dir)
     for name in ("corpus.jsonl", "golden.jsonl"):
@@ -90,7 +91,7 @@ def run(
         tables[v] = table_from_report(evidence_from_evaluation(ev, metric), reports[v],
                                       evidence_label=f"evidence in the prompt context "
                                       f"({metric} = 1)")
-        print_table(console, tables[v], title=f"retrieval-by-answer: {v}")
+        print_answer_table(console, tables[v], title=f"retrieval-by-answer: {v}")
     if not tables:
         console.print("(no retrieval evaluations given: the retrieval-by-answer table needs "
                       "per-question AllR at the prompt k)")
@@ -99,7 +100,7 @@ def run(
     if len(variants) >= 2:
         console.print(Rule("paired comparison of the answers"))
         comparison = compare_answers(reports[variants[0]], reports[variants[1]])
-        print_comparison(console, comparison)
+        print_answer_comparison(console, comparison)
 
     base = variants[0]
     ev = evaluations.get(base)

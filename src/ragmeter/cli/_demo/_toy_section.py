@@ -1,12 +1,12 @@
-"""Demo section 1: the seed's toy table through the real engine."""
+"""Demo section 1: the RAG evaluation lesson's toy table through the real engine."""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 
-from ..metrics._evaluation import Evaluation
-from ..metrics._engine import evaluate
+from ...metrics._evaluation import Evaluation
+from ...metrics._engine import evaluate
 from .toy import toy_qrels, toy_run
 
 METRICS_AT = "R@{k},P@{k},RR@{k},nDCG(gain=exp)@{k}"

@@ -1,5 +1,5 @@
-"""The seed's toy set: six synthetic fare-rules queries, a baseline run and the same candidates
-after a reranker; the generator receives three passages.
+"""The toy set of the RAG evaluation lesson: six synthetic fare-rules queries, a baseline run
+and the same candidates after a reranker; the generator receives three passages.
 
 Per query: the grades of ALL relevant passages (2 = answers it, 1 = helpful), then the grade at
 ranks 1..8 for each run (0 = not relevant). The table is copied from the design source; item ids

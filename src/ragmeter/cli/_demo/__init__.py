@@ -1,4 +1,10 @@
-"""``ragmeter demo``: run the whole chain on the bundled examples."""
+"""``ragmeter demo``: run the whole chain on the bundled examples.
+
+The demo is an interface like the other commands: it calls the library and prints with the
+same rich renderers (``cli/_render_*.py``), so it lives here, one package per section
+(``_toy_section``, ``_chain_section``, ``_answers_section``, ``_verdict_section``) plus the
+lesson's toy data (``toy``). The library below never imports it.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from ._common import console, handle_errors
+from .._common import console, handle_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -28,10 +34,10 @@ def demo_cmd(
 
     Synthetic data; no network, no paid call, nothing written outside the cache.
     """
-    from ..demo._chain_section import (answers_section, budget_section, experiment_section,
-                                       find_example)
-    from ..demo._toy_section import run as toy
-    from ..demo._verdict_section import verdict_section
+    from ._chain_section import (answers_section, budget_section, experiment_section,
+                                 find_example)
+    from ._toy_section import run as toy
+    from ._verdict_section import verdict_section
 
     toy(console)
     if toy_only:

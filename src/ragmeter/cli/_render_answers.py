@@ -1,5 +1,7 @@
-"""Rich renderings of answer reports, the retrieval-by-answer table, diagnoses and judge
-validations, shared by the CLI and the demo."""
+"""Rich renderings of what the answers package computes: an answers report, the paired
+comparison of two answer variants and a judge validation. The numbers come from
+:mod:`ragmeter.answers`; this module only lays them out (shared by the commands and the demo).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +10,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .._literal import CAPTION, TITLE, line, lit
-from ..diagnosis._diagnose import Diagnosis
-from .judge_validation import JudgeValidation
-from .report import AnswerReport
-from ..diagnosis._table import CELLS, OTHER, RetrievalAnswerTable
+from .._literal import CAPTION, TITLE, lit
+from ..answers.judge_validation import JudgeValidation
+from ..answers.paired import METRIC_LABEL, AnswerComparison
+from ..answers.report import AnswerReport
 
 
 def _pct(x: float | None) -> str:
@@ -20,6 +21,7 @@ def _pct(x: float | None) -> str:
 
 
 def print_report(console: Console, report: AnswerReport, *, per_answer: bool = False) -> None:
+    """The summary table, the by-slice table and one table per kind of failure found."""
     s = report.summary()
     # lit: ids, answers, quotes, variant and slice names print as written (never markup/emoji)
     t = Table(title=lit(f"answers: {report.variant}"
@@ -116,54 +118,28 @@ def _doc(d: dict[str, Any] | Any) -> str:
     return f"{d['doc']}" + (f" ({extra})" if extra else "")
 
 
-def print_table(console: Console, table: RetrievalAnswerTable, title: str | None = None) -> None:
-    t = Table(title=lit(title or "retrieval-by-answer table", TITLE))
-    t.add_column(lit(table.evidence_label))
-    t.add_column("answer correct and supported", justify="right")
-    t.add_column("not", justify="right")
-    t.add_column("correct, support unknown", justify="right")
-    t.add_row("in context", str(table.count("working")), str(table.count("generation_failure")),
-              str(table.count("support_unknown")))
-    t.add_row("not in context (split on correct)", str(table.count("from_memory")),
-              str(table.count("retrieval_failure")), "-")
-    t.add_row("cites a passage outside its context", "-",
-              str(table.count("cites_outside_context")), "-")
-    lb = table.largest_bad
-    lines = [f"{c.title} ({table.count(c.key)}): {c.reading}" for c in (*CELLS, *OTHER)]
-    ties = "".join(f", tied with {c.title} (ties go down the chain)"
-                   for c in table.tied_with_largest)
-    lines.append(f"largest bad cell: {lb.title} ({table.count(lb.key)} of {table.n}){ties}" if lb
-                 else "no bad cell has any question")
-    if table.excluded:
-        lines.append(f"{len(table.excluded)} question(s) not in the table (unanswerable or unscored)")
-    t.caption = lit("\n".join(lines), CAPTION)
-    console.print(t)
 
-
-def print_diagnosis(console: Console, d: Diagnosis) -> None:
-    t = Table(title="where to look first")
-    for col in ("step", "status", "detail"):
-        t.add_column(col)
-    colour = {"pass": "green", "fail": "red", "unknown": "yellow"}
-    for s in d.steps:
-        t.add_row(lit(s.question), lit(s.status, colour[s.status]), lit(s.detail))
-    console.print(t)
-    for n in d.notes:
-        console.print(lit(f"note: {n}"))
-    e = d.experiment
-    console.print(line(("failing link:", "bold"), f" {d.failing_link or 'none'}"))
-    console.print("[bold]next experiment (one change):[/bold]")
-    console.print(lit(f"  change:     {e.change}"))
-    console.print(lit(f"  metric:     {e.metric}"))
-    console.print(lit(f"  comparison: {e.comparison}"))
-    console.print(lit(f"  refute:     {e.refutation}"))
-    if e.alternative:
-        console.print(lit(f"  or instead: {e.alternative}"))
-    if e.assumption:
-        console.print(lit(f"  assumption: {e.assumption}"))
+def print_answer_comparison(console: Console, ac: AnswerComparison) -> None:
+    """Means, fixed/broken/net, the paired bootstrap interval, the sign test and the verdict."""
+    c = ac.comparison
+    lo, hi = c.ci
+    where = f" ({ac.split} split)" if ac.split else ""
+    head = lit(f"{ac.candidate} vs {ac.baseline}", "bold")  # names print as written
+    console.print(head.append(f" on {METRIC_LABEL}{where}, {c.n} paired questions"))
+    console.print(f"  baseline {c.baseline_values.mean():.3f}, candidate "
+                  f"{c.candidate_values.mean():.3f}, difference {c.mean_delta:+.3f}")
+    console.print(f"  fixed {c.fixed}, broken {c.broken}, net {c.fixed - c.broken:+d}; "
+                  f"{int(c.confidence * 100)}% paired bootstrap interval [{lo:+.3f}, {hi:+.3f}]; "
+                  f"sign test p = {c.sign_test_p:.2f}")
+    console.print(lit(f"  verdict: {c.verdict}"))
+    if c.fixed_ids:
+        console.print(lit(f"  fixed: {', '.join(c.fixed_ids[:10])}"))
+    if c.broken_ids:
+        console.print(lit(f"  broken: {', '.join(c.broken_ids[:10])}"))
 
 
 def print_validation(console: Console, v: JudgeValidation) -> None:
+    """Confusion matrix, agreement per class, kappa, order flips, repeats, disagreements."""
     judge = v.judge.get("judge") if isinstance(v.judge.get("judge"), dict) else v.judge
     if judge:
         fake = " (FAKE JUDGE)" if judge.get("fake") else ""

@@ -16,8 +16,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .._errors import InputError
-from .._literal import lit
+from ..._errors import InputError
+from ..._literal import lit
 
 #: experiment variant -> answers file of the example written for it
 ANSWER_VARIANTS = {"baseline": "baseline", "reranker": "rerank"}
@@ -27,7 +27,7 @@ def find_example(explicit: Path | None = None) -> Path:
     """The fare-rules example: ``explicit``, else ./examples/fare-rules, else the source tree's."""
     candidates = [explicit] if explicit else [
         Path.cwd() / "examples" / "fare-rules",
-        Path(__file__).resolve().parents[3] / "examples" / "fare-rules",
+        Path(__file__).resolve().parents[4] / "examples" / "fare-rules",
     ]
     for c in candidates:
         if c is not None and (c / "experiment.toml").is_file():
@@ -40,7 +40,7 @@ def find_example(explicit: Path | None = None) -> Path:
 
 
 def budget_section(console: Console) -> None:
-    from ..labels import budget_table
+    from ...labels import budget_table
 
     console.rule("[bold]2. Span labels: compare chunkings at the same context budget, not the same k")
     console.print("Evidence is labelled as character spans of the documents, so the same golden "
@@ -58,7 +58,8 @@ def budget_section(console: Console) -> None:
 
 
 def experiment_section(console: Console, example: Path, cache_dir: Path | None) -> Any:
-    from ..experiments._runner import run_experiment
+    from ...experiments._runner import run_experiment
+    from .._render_experiment import render_experiment
 
     console.rule("[bold]3. Retrieval experiment: smaller chunks, hybrid search or a reranker?")
     console.print(lit(f"{example / 'experiment.toml'}: one change per variant against the "
@@ -67,7 +68,7 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
                       "runs read the cache."))
     result = run_experiment(example / "experiment.toml", console=console, cache_dir=cache_dir,
                             write=False)
-    for renderable in result.render():
+    for renderable in render_experiment(result):
         console.print(renderable)
     s, b = result.variant("smaller chunks"), result.baseline
     metric = f"R@budget={b.settings.budget}" if b.settings.budget else None
@@ -81,7 +82,7 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
 
 
 def answers_section(console: Console, example: Path, result: Any) -> dict[str, Any]:
-    from ..answers.contexts import experiment_contexts
+    from ...answers.contexts import experiment_contexts
     from ._answers_section import run as answers_demo
 
     console.rule("[bold]4. Answers: faithfulness, the retrieval-by-answer table, diagnosis")

@@ -1,1 +1,0 @@
-"""``ragmeter demo``: the chain on bundled data, section by section."""

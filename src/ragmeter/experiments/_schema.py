@@ -1,0 +1,178 @@
+"""The experiment file's shape as pydantic models, and one validation that reports every problem.
+
+Each table is a model with ``extra="forbid"`` and strict types; a field says what a valid value
+is (``must("a positive integer")``), so its error reads ``'k' must be a positive integer, got
+0``. Chunker names and metric names are checked by their own grammars (``make_chunker``,
+``metrics.parse``); retriever and reranker tables by the spec models of
+:mod:`ragmeter.retrieval._spec_schema`. Rules that join tables (inheritance from the baseline,
+depth against ``headroom_k``, one name per variant) stay in :mod:`._config`, which needs the
+valid part of a file that has errors: :func:`validate` drops each key that failed and validates
+again, so the rules run on valid values and no mistake is reported twice.
+
+Imported by :func:`ragmeter.experiments.load_experiment` when it runs, not by ``import ragmeter``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
+from pydantic import ValidationError as PydanticError
+
+from .._errors import RagmeterError
+from ..chunking._chunkers import make_chunker
+from ..io._schema_problems import Keys, Positive, must, rule, schema_errors
+from ..metrics import Metric, parse
+from ..retrieval._spec_schema import Reranker, Retriever, unknown_option
+
+
+def _chunker(name: str) -> str:
+    try:
+        make_chunker(name)
+    except RagmeterError as exc:  # the grammar's message lists the valid forms
+        raise rule(str(exc)) from None
+    return name
+
+
+def _metric(value: Any) -> Metric:
+    try:
+        return parse(str(value))
+    except RagmeterError as exc:  # the grammar's message names the valid choices
+        raise rule(f"metric {value!r}: {exc}") from None
+
+
+def _metric_list(value: Any) -> Any:
+    value = [value] if isinstance(value, str) else value
+    if not isinstance(value, list) or not value:
+        raise rule("'metrics' must be a list of metric names, e.g. [\"R\", \"RR\", \"nDCG\"]")
+    return value
+
+
+def _is_table(message: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise rule(message)
+        return value
+
+    return check
+
+
+def _is_list(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise rule("variants are [[variant]] tables")
+    return value
+
+
+Text = Annotated[str, must("a string")]
+Name = Annotated[str, Field(pattern=r"\S"), must("a name that labels its runs and folder")]
+RelativePath = Annotated[str, Field(pattern=r"\S"), must("a path relative to the experiment file")]
+ChunkFile = Annotated[str, Field(pattern=r"\S"),
+                      must("the path of a chunk file (.parquet or .jsonl)")]
+RunFile = Annotated[str, Field(pattern=r"\S"), must("the path of a JSONL run to import")]
+BeirFolder = Annotated[str, Field(pattern=r"\S"),
+                       must("the path of a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")]
+Split = Annotated[str, Field(pattern=r"\S"), must('a qrels split name such as "test"')]
+Chunker = Annotated[str, must('a chunker name such as "tokens:300:0"'), AfterValidator(_chunker)]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SettingsTable(_Table):
+    """``[baseline]`` and each ``[[variant]]``: a name and what the variant runs."""
+
+    name: Name | None = None
+    description: Text | None = None
+    chunker: Chunker | None = None
+    chunks: ChunkFile | None = None
+    retriever: Retriever | None = None
+    reranker: Reranker = None
+    run: RunFile | None = None
+    depth: Positive | None = None
+    k: Positive | None = None
+    budget: Positive | None = None
+
+
+Table = Annotated[SettingsTable, BeforeValidator(_is_table("each [[variant]] must be a table"))]
+
+
+class ExperimentFile(_Table):
+    """The top level of an experiment file (see :mod:`._config` for the meaning of each key)."""
+
+    name: Text | None = None
+    description: Text | None = None
+    golden: RelativePath | None = None
+    corpus: RelativePath | None = None
+    beir: BeirFolder | None = None
+    beir_split: Split | None = None
+    level: Annotated[Literal["span", "document"], must("one of span, document")] = "span"
+    output: Text = "runs"
+    cache: Text | None = None
+    tokenizer: Text | None = None
+    run_format: Annotated[Literal["trec", "parquet"], must("one of trec, parquet")] = "trec"
+    metrics: Annotated[list[Annotated[Metric, PlainValidator(_metric)]],
+                       BeforeValidator(_metric_list)] | None = None
+    k: Positive | None = None
+    budget: Positive | None = None
+    headroom_k: Positive = 50
+    cover: Annotated[float, Field(gt=0, le=1), must("a number in (0, 1]")] = 0.5
+    baseline: Annotated[SettingsTable, BeforeValidator(_is_table(
+        "a [baseline] table is required (chunker, retriever, depth, ...)"))] | None = None
+    variant: Annotated[list[Table], BeforeValidator(_is_list)] = []
+
+
+def _unknown(table: dict[str, Any], keys: Keys) -> str:
+    if "retriever" in keys[:-1] or "reranker" in keys[:-1]:
+        return unknown_option(table, keys)
+    if len(keys) == 1:
+        return f"unknown key '{keys[0]}'; keys: {', '.join(sorted(ExperimentFile.model_fields))}"
+    settings = [k for k in SettingsTable.model_fields if k not in ("name", "description")]
+    return f"unknown key '{keys[-1]}'; a variant may set: {', '.join(settings)}"
+
+
+def validate(data: dict[str, Any], report: Callable[[Keys, str], None]
+             ) -> tuple[ExperimentFile, dict[str, Any], set[int]]:
+    """The file's valid part as a model, the input it was read from (each failing key dropped)
+    and the indices of [[variant]] entries that are not tables; every problem goes to
+    ``report(keys, message)``."""
+    data = copy.deepcopy(data)
+    broken: set[int] = set()
+    for _ in range(3):  # a dropped key can only reveal a rule of a table it sat in
+        try:
+            return ExperimentFile.model_validate(data), data, broken
+        except PydanticError as exc:
+            errors = schema_errors(exc, data, _unknown)
+        for keys, message in errors:
+            report(keys, message)
+        bad_metrics = {k[1] for k, _ in errors if k[0] == "metrics" and len(k) > 1}
+        for keys, _ in errors:
+            _drop(data, keys, broken)
+        if bad_metrics and isinstance(data.get("metrics"), list):
+            kept = [m for i, m in enumerate(data["metrics"]) if i not in bad_metrics]
+            if kept:
+                data["metrics"] = kept
+            else:  # every name was wrong: the default metrics stand in for the rules
+                del data["metrics"]
+    raise RuntimeError("unreachable: every failing key was dropped")  # pragma: no cover
+
+
+def _drop(data: dict[str, Any], keys: Keys, broken: set[int]) -> None:
+    """Remove the setting ``keys`` points into, so the next validation passes without it."""
+    head = keys[0] if keys else None
+    if head == "metrics" and len(keys) > 1:
+        return  # items are dropped together (indices would shift)
+    table: Any = data
+    if head == "baseline" and len(keys) > 1 and isinstance(data.get("baseline"), dict):
+        table, keys = data["baseline"], keys[1:]
+    elif head == "variant" and len(keys) > 1 and isinstance(data.get("variant"), list):
+        index = int(keys[1])
+        if len(keys) == 2 or not isinstance(data["variant"][index], dict):
+            data["variant"][index] = {}
+            broken.add(index)
+            return
+        table, keys = data["variant"][index], keys[2:]
+    if keys:
+        table.pop(keys[0], None)

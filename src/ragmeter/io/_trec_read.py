@@ -1,0 +1,66 @@
+"""Reading TREC qrels and runs (the formats are described in ``ragmeter.io.trec``): the columnar
+parse when it can vouch for the file, else the line-by-line pass that names every bad line.
+Kept apart from the writers so that ``convert`` can read paths without importing the writers
+that call it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from ._duplicates import Table, check_policy, dedupe_qrels, dedupe_run
+from ._source import Source, open_source
+from ._tables import Qrels, Run
+from ._trec_format import QRELS, RUN, Layout, LineOf, Unclean
+
+__all__ = ["read_qrels", "read_run"]
+
+
+def read_run(
+    path: str | os.PathLike[str], *, duplicates: str = "best", name: str | None = None
+) -> Run:
+    """Read a TREC run file into a columnar Run (rows in file order).
+
+    ``duplicates``: what to do with a document listed twice for one query - ``"best"`` keeps
+    the best-scored row and warns (RagmeterWarning naming the first repeated line), ``"error"``
+    raises InputError. ``name`` defaults to the path as given.
+    """
+    check_policy(duplicates)
+    src = open_source(path)
+
+    def dedupe(t: Table, line_of: LineOf | None) -> Table:
+        return dedupe_run(t, policy=duplicates, source=src.display, line_of=line_of)
+
+    t = _read(src, RUN, dedupe)
+    return Run(qid=t.qid, doc=t.doc, score=t.value, name=src.display if name is None else name)
+
+
+def read_qrels(path: str | os.PathLike[str]) -> Qrels:
+    """Read a TREC qrels file (``qid iter doc rel``) into columnar Qrels.
+
+    A (qid, doc) pair judged twice with the same grade is kept once (with a warning); judged
+    twice with different grades it is an InputError.
+    """
+    src = open_source(path)
+
+    def dedupe(t: Table, line_of: LineOf | None) -> Table:
+        return dedupe_qrels(t, source=src.display, line_of=line_of)
+
+    t = _read(src, QRELS, dedupe)
+    return Qrels(qid=t.qid, doc=t.doc, rel=t.value, source=src.display)
+
+
+def _read(src: Source, layout: Layout, dedupe: Callable[[Table, LineOf | None], Table]) -> Table:
+    """Columnar parse when it can vouch for the file, else the line-by-line pass."""
+    from ._trec_columns import parse_columnar
+    from ._trec_lines import parse_lines
+
+    try:
+        parsed = parse_columnar(src, layout)
+        table = Table(parsed.qid, parsed.doc, parsed.value)
+        return dedupe(table, parsed.line_of) if parsed.maybe_duplicates else table
+    except Unclean:
+        pass
+    parsed = parse_lines(src, layout)
+    return dedupe(Table(parsed.qid, parsed.doc, parsed.value), parsed.line_of)

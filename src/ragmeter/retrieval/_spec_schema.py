@@ -1,0 +1,149 @@
+"""The retriever and reranker spec grammar of :mod:`._specs` as pydantic models.
+
+One model per ``kind`` (``extra="forbid"``, strict types: ``true`` is not a number), joined in
+discriminated unions on ``kind``; a shorthand name (``"bm25"``, ``"e5"``) is expanded to its
+table before the union picks a model. The experiment file embeds :data:`RETRIEVER` and
+:data:`RERANKER` in its own schema, so one validation reports every problem of a file. Imported
+on first validation, never by ``import ragmeter``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import ValidationError as PydanticError
+
+from .._errors import Problem
+from ..io._schema_problems import Keys, Positive, field_name, must, rule, schema_errors
+from ._spec_defaults import DEFAULTS, MODELS, RERANKER_SHORTHANDS, RETRIEVER_SHORTHANDS
+
+Number = Annotated[int | float, must("int or float")]
+Text = Annotated[str, must("a string")]
+Share = Annotated[int | float, Field(ge=0, le=1), must("a number between 0 and 1")]
+Language = Annotated[str | Literal[False], must("a language name or false")]
+ModelName = Annotated[Literal["minilm", "e5", "st"], must(f"one of {', '.join(MODELS)}")]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class BM25Spec(_Spec):
+    kind: Literal["bm25"]
+    k1: Number | None = None
+    b: Share | None = None
+    method: Text | None = None
+    stemmer: Language | None = None
+    stopwords: Language | None = None
+
+
+class _EncoderSpec(_Spec):
+    """Options shared by the dense retriever and the bi-encoder reranker."""
+
+    model: ModelName | None = None
+    path: Text | None = None
+    max_length: Positive | None = None
+    batch_size: Positive | None = None
+    query_prefix: Text | None = None
+    passage_prefix: Text | None = None
+
+    @model_validator(mode="after")
+    def _path_is_for_st(self) -> _EncoderSpec:
+        model = self.model or DEFAULTS[self.kind]["model"]  # type: ignore[attr-defined]
+        if model == "st" and self.path is None:
+            raise rule("model 'st' needs path = the sentence-transformers model folder", "path")
+        if model != "st" and self.path is not None:
+            raise rule(f"path is only for model 'st', not '{model}'", "path")
+        return self
+
+
+class DenseSpec(_EncoderSpec):
+    kind: Literal["dense"]
+
+
+class BiEncoderSpec(_EncoderSpec):
+    kind: Literal["bi-encoder"]
+    top: Positive | None = None
+
+
+class CrossEncoderSpec(_Spec):
+    kind: Literal["cross-encoder"]
+    path: Text | None = None
+    top: Positive | None = None
+    batch_size: Positive | None = None
+
+    @model_validator(mode="after")
+    def _needs_path(self) -> CrossEncoderSpec:
+        if self.path is None:
+            raise rule("a cross-encoder needs path = a local CrossEncoder model folder", "path")
+        return self
+
+
+def _two(value: Any) -> Any:
+    if not isinstance(value, list) or len(value) != 2:
+        raise rule("'of' must list exactly two retrievers, e.g. of = [\"bm25\", \"dense\"]")
+    return value
+
+
+class HybridSpec(_Spec):
+    kind: Literal["hybrid"]
+    fusion: Annotated[Literal["rrf", "weighted"], must("'rrf' or 'weighted'")] | None = None
+    k: Number | None = None
+    weight: Share | None = None
+    pool: Positive | None = None
+    of: Annotated[list[Retriever], BeforeValidator(_two)] | None = None
+
+
+def _table(shorthands: dict[str, dict[str, Any]], kinds: tuple[str, ...], value: Any) -> Any:
+    """A shorthand name as its table; a table whose ``kind`` the union can dispatch on."""
+    if isinstance(value, str):
+        if value not in shorthands:
+            raise rule(f"unknown name '{value}'; use one of {', '.join(shorthands)} or a table "
+                       f"with kind = {' | '.join(repr(k) for k in kinds)}")
+        return dict(shorthands[value])
+    if not isinstance(value, dict):
+        raise rule(f"expected a name or a table, got {type(value).__name__}")
+    if value.get("kind") not in kinds:
+        raise rule(f"kind must be one of {', '.join(kinds)}, got {value.get('kind')!r}", "kind")
+    return value
+
+
+def _retriever_table(value: Any) -> Any:
+    return _table(RETRIEVER_SHORTHANDS, ("bm25", "dense", "hybrid"), value)
+
+
+def _reranker_table(value: Any) -> Any:
+    if value is False or value == "none":
+        return None
+    return _table(RERANKER_SHORTHANDS, ("bi-encoder", "cross-encoder"), value)
+
+
+Retriever = Annotated[BM25Spec | DenseSpec | HybridSpec, Field(discriminator="kind"),
+                      BeforeValidator(_retriever_table)]
+Reranker = Annotated[BiEncoderSpec | CrossEncoderSpec | None, Field(discriminator="kind"),
+                     BeforeValidator(_reranker_table)]
+HybridSpec.model_rebuild()
+
+SPECS: dict[str, type[_Spec]] = {"bm25": BM25Spec, "dense": DenseSpec, "hybrid": HybridSpec,
+                                 "bi-encoder": BiEncoderSpec, "cross-encoder": CrossEncoderSpec}
+RETRIEVER: TypeAdapter[Any] = TypeAdapter(Retriever)
+RERANKER: TypeAdapter[Any] = TypeAdapter(Reranker)
+
+
+def unknown_option(table: dict[str, Any], keys: Keys) -> str:
+    """The message for a key a spec table does not know, listing the options of its kind."""
+    kind = str(table.get("kind"))
+    options = sorted(set(SPECS[kind].model_fields) - {"kind"}) if kind in SPECS else []
+    return f"unknown option '{keys[-1]}' for kind '{kind}'; options: {', '.join(options)}"
+
+
+def spec_problems(adapter: TypeAdapter[Any], value: Any, field: str,
+                  path: str | None) -> list[Problem]:
+    """Every problem of one spec, each at ``field`` plus the sub-key it is about."""
+    try:
+        adapter.validate_python(value)
+    except PydanticError as exc:
+        return [Problem(message, path, None, field_name(field, keys))
+                for keys, message in schema_errors(exc, value, unknown_option)]
+    return []
