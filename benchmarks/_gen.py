@@ -47,7 +47,9 @@ def cache_dir() -> Path:
     return Path(root) if root else Path(tempfile.gettempdir()) / "ragmeter-bench"
 
 
-def bench_files(n_queries: int, depth: int, seed: int = 0, folder: Path | None = None) -> BenchFiles:
+def bench_files(
+    n_queries: int, depth: int, seed: int = 0, folder: Path | None = None
+) -> BenchFiles:
     """Paths of the qrels and run for this size, generating them once."""
     folder = folder or cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,14 +79,16 @@ def _generate(files: BenchFiles) -> None:
     score = base[:, None] - 0.01 * rank[None, :] + 0.005 * rng.random((nq, depth))
     score = np.round(score, 6)
     q_rows = pa.array(np.repeat(np.arange(nq), depth))
-    run = pa.table({
-        "qid": qnames.take(q_rows),
-        "q0": pa.array(np.full(nq * depth, "Q0")),
-        "doc": _ids("D", doc_num.ravel()),
-        "rank": pa.array(np.tile(rank, nq)),
-        "score": pa.array(score.ravel()),
-        "tag": pa.array(np.full(nq * depth, "bench")),
-    })
+    run = pa.table(
+        {
+            "qid": qnames.take(q_rows),
+            "q0": pa.array(np.full(nq * depth, "Q0")),
+            "doc": _ids("D", doc_num.ravel()),
+            "rank": pa.array(np.tile(rank, nq)),
+            "score": pa.array(score.ravel()),
+            "tag": pa.array(np.full(nq * depth, "bench")),
+        }
+    )
 
     # -- qrels: judged items from the run (first one relevant) and unretrieved judged items -----
     picked = np.argsort(rng.random((nq, depth)), axis=1)[:, :JUDGED_IN_RUN]  # distinct ranks
@@ -94,19 +98,28 @@ def _generate(files: BenchFiles) -> None:
     out_docs = np.arange(nq * JUDGED_OUTSIDE).reshape(nq, JUDGED_OUTSIDE)
     out_grades = rng.choice(4, size=(nq, JUDGED_OUTSIDE), p=[0.4, 0.3, 0.2, 0.1])
     per_q = JUDGED_IN_RUN + JUDGED_OUTSIDE
-    docs = pa.chunked_array([_ids("D", in_docs.ravel()), _ids("J", out_docs.ravel())]).combine_chunks()
+    docs = pa.chunked_array(
+        [_ids("D", in_docs.ravel()), _ids("J", out_docs.ravel())]
+    ).combine_chunks()
     # row q of the (nq x per_q) layout: its 5 in-run items, then its 3 unretrieved ones
-    idx = np.concatenate([
-        np.arange(nq)[:, None] * JUDGED_IN_RUN + np.arange(JUDGED_IN_RUN),
-        nq * JUDGED_IN_RUN + np.arange(nq)[:, None] * JUDGED_OUTSIDE + np.arange(JUDGED_OUTSIDE),
-    ], axis=1).ravel()
+    idx = np.concatenate(
+        [
+            np.arange(nq)[:, None] * JUDGED_IN_RUN + np.arange(JUDGED_IN_RUN),
+            nq * JUDGED_IN_RUN
+            + np.arange(nq)[:, None] * JUDGED_OUTSIDE
+            + np.arange(JUDGED_OUTSIDE),
+        ],
+        axis=1,
+    ).ravel()
     grades = np.concatenate([in_grades.ravel(), out_grades.ravel()])[idx]
-    qrels = pa.table({
-        "qid": qnames.take(pa.array(np.repeat(np.arange(nq), per_q))),
-        "iter": pa.array(np.zeros(nq * per_q, dtype=np.int64)),
-        "doc": docs.take(pa.array(idx)),
-        "rel": pa.array(grades.astype(np.int64)),
-    })
+    qrels = pa.table(
+        {
+            "qid": qnames.take(pa.array(np.repeat(np.arange(nq), per_q))),
+            "iter": pa.array(np.zeros(nq * per_q, dtype=np.int64)),
+            "doc": docs.take(pa.array(idx)),
+            "rel": pa.array(grades.astype(np.int64)),
+        }
+    )
     _write(run, files.run)
     _write(qrels, files.qrels)
 
@@ -122,7 +135,8 @@ def _write(table, path: Path) -> None:  # table: pa.Table
     from pyarrow import csv
 
     tmp = path.with_suffix(path.suffix + ".part")
-    opts = csv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none",
-                            batch_size=1 << 16)
+    opts = csv.WriteOptions(
+        include_header=False, delimiter=" ", quoting_style="none", batch_size=1 << 16
+    )
     csv.write_csv(table, tmp, write_options=opts)
     tmp.replace(path)

@@ -47,8 +47,17 @@ def mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def run_scipy(a: np.ndarray, b: np.ndarray, resamples: int) -> tuple[float, float]:
-    res = stats.bootstrap((a, b), mean_diff, paired=True, vectorized=True, method="percentile",
-                          n_resamples=resamples, confidence_level=0.95, batch=100, rng=0)
+    res = stats.bootstrap(
+        (a, b),
+        mean_diff,
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=resamples,
+        confidence_level=0.95,
+        batch=100,
+        rng=0,
+    )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -85,13 +94,19 @@ def main() -> None:
         t_r, (lo_r, hi_r, method) = timed(lambda a=a, b=b: run_ragmeter(a, b, B), args.repeats)
         t_s, (lo_s, hi_s) = timed(lambda a=a, b=b: run_scipy(a, b, B), args.scipy_repeats)
         same = (round(lo_r, 3), round(hi_r, 3)) == (round(lo_s, 3), round(hi_s, 3))
-        print(f"\n[{kind}] mean difference {np.mean(b - a):+.5f}; "
-              f"{len(np.unique(b - a)):,} distinct differences")
-        print(f"  ragmeter ({method:6s}) median {t_r:8.3f} s   interval [{lo_r:+.3f}, {hi_r:+.3f}]"
-              f"   peak memory {peak / 2**20:.1f} MiB")
+        print(
+            f"\n[{kind}] mean difference {np.mean(b - a):+.5f}; "
+            f"{len(np.unique(b - a)):,} distinct differences"
+        )
+        print(
+            f"  ragmeter ({method:6s}) median {t_r:8.3f} s   interval [{lo_r:+.3f}, {hi_r:+.3f}]"
+            f"   peak memory {peak / 2**20:.1f} MiB"
+        )
         print(f"  scipy    (batch 100) median {t_s:8.3f} s   interval [{lo_s:+.3f}, {hi_s:+.3f}]")
-        print(f"  ragmeter is {t_s / t_r:,.1f}x faster; intervals equal to 3 decimals: {same} "
-              f"(largest gap {max(abs(lo_r - lo_s), abs(hi_r - hi_s)):.1e})")
+        print(
+            f"  ragmeter is {t_s / t_r:,.1f}x faster; intervals equal to 3 decimals: {same} "
+            f"(largest gap {max(abs(lo_r - lo_s), abs(hi_r - hi_s)):.1e})"
+        )
 
 
 if __name__ == "__main__":

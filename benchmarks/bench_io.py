@@ -43,14 +43,16 @@ def generate(path: Path, n_queries: int, depth: int, seed: int = 0, gzip: bool =
     offset = rng.integers(0, 1_000_003, n_queries)
     doc = (offset[q] + j * 7919) % 1_000_003  # distinct within a query (1_000_003 is prime)
     score = -np.sort(-rng.random((n_queries, depth)), axis=1).ravel()
-    table = pa.table({
-        "qid": pc.binary_join_element_wise("q", pc.cast(pa.array(q), pa.string()), ""),
-        "iter": pa.repeat("Q0", n),
-        "doc": pc.binary_join_element_wise("doc", pc.cast(pa.array(doc), pa.string()), ""),
-        "rank": pa.array(j + 1),
-        "score": pa.array(score),
-        "tag": pa.repeat("bench", n),
-    })
+    table = pa.table(
+        {
+            "qid": pc.binary_join_element_wise("q", pc.cast(pa.array(q), pa.string()), ""),
+            "iter": pa.repeat("Q0", n),
+            "doc": pc.binary_join_element_wise("doc", pc.cast(pa.array(doc), pa.string()), ""),
+            "rank": pa.array(j + 1),
+            "score": pa.array(score),
+            "tag": pa.repeat("bench", n),
+        }
+    )
     options = pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     with pa.output_stream(str(path), compression="gzip" if gzip else None) as out:
         pcsv.write_csv(table, out, options)
@@ -97,9 +99,13 @@ def measure(which: str, path: str) -> dict[str, float]:
     seconds = time.perf_counter() - t0
     cpu = time.process_time() - c0
     peak = _status_kib("VmHWM")
-    return {"seconds": seconds, "cpu_seconds": cpu, "peak_mib": (peak - base) / 1024,
-            "arrow_peak_mib": pa.default_memory_pool().max_memory() / 2**20,
-            "columnar_mib": nbytes / 2**20}
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "peak_mib": (peak - base) / 1024,
+        "arrow_peak_mib": pa.default_memory_pool().max_memory() / 2**20,
+        "columnar_mib": nbytes / 2**20,
+    }
 
 
 def main() -> None:
@@ -119,34 +125,46 @@ def main() -> None:
         t0 = time.perf_counter()
         generate(path, args.queries, args.depth, gzip=args.gzip)
         n = args.queries * args.depth
-        print(f"run: {args.queries} queries x {args.depth} docs = {n:,} lines, "
-              f"{path.stat().st_size / 2**20:.0f} MiB on disk ({time.perf_counter() - t0:.1f} s "
-              "to generate)")
+        print(
+            f"run: {args.queries} queries x {args.depth} docs = {n:,} lines, "
+            f"{path.stat().st_size / 2**20:.0f} MiB on disk ({time.perf_counter() - t0:.1f} s "
+            "to generate)"
+        )
         results: dict[str, list[dict[str, float]]] = {"floor": [], "read_run": []}
         for _ in range(args.repeats):
             for which in ("floor", "read_run"):  # interleaved, so machine load hits both alike
                 out = subprocess.run(
                     [sys.executable, __file__, "--measure", which, str(path)],
-                    check=True, capture_output=True, text=True,
+                    check=True,
+                    capture_output=True,
+                    text=True,
                 )
                 results[which].append(json.loads(out.stdout.strip().splitlines()[-1]))
 
     med = {k: {m: statistics.median(r[m] for r in v) for m in v[0]} for k, v in results.items()}
     floor, ours = med["floor"], med["read_run"]
-    print(f"{'':10} {'wall s':>7} {'runs':>20} {'cpu s':>7} {'RSS rise MiB':>13} "
-          f"{'arrow peak MiB':>15}")
+    print(
+        f"{'':10} {'wall s':>7} {'runs':>20} {'cpu s':>7} {'RSS rise MiB':>13} "
+        f"{'arrow peak MiB':>15}"
+    )
     for k, v in results.items():
         runs = ", ".join(f"{r['seconds']:.2f}" for r in v)
         m = med[k]
-        print(f"{k:10} {m['seconds']:7.2f} {runs:>20} {m['cpu_seconds']:7.2f} "
-              f"{m['peak_mib']:13.0f} {m['arrow_peak_mib']:15.0f}")
-    print(f"read_run / floor: wall {ours['seconds'] / floor['seconds']:.2f}x, "
-          f"cpu {ours['cpu_seconds'] / floor['cpu_seconds']:.2f}x "
-          "(issue target for the whole evaluation: <= 1.5x)")
-    print(f"columnar size (qid + doc + score) {ours['columnar_mib']:.0f} MiB; read_run peak: RSS "
-          f"rise {ours['peak_mib'] / ours['columnar_mib']:.2f}x, arrow allocations "
-          f"{ours['arrow_peak_mib'] / ours['columnar_mib']:.2f}x + the float64 score array "
-          "(target <= 2x)")
+        print(
+            f"{k:10} {m['seconds']:7.2f} {runs:>20} {m['cpu_seconds']:7.2f} "
+            f"{m['peak_mib']:13.0f} {m['arrow_peak_mib']:15.0f}"
+        )
+    print(
+        f"read_run / floor: wall {ours['seconds'] / floor['seconds']:.2f}x, "
+        f"cpu {ours['cpu_seconds'] / floor['cpu_seconds']:.2f}x "
+        "(issue target for the whole evaluation: <= 1.5x)"
+    )
+    print(
+        f"columnar size (qid + doc + score) {ours['columnar_mib']:.0f} MiB; read_run peak: RSS "
+        f"rise {ours['peak_mib'] / ours['columnar_mib']:.2f}x, arrow allocations "
+        f"{ours['arrow_peak_mib'] / ours['columnar_mib']:.2f}x + the float64 score array "
+        "(target <= 2x)"
+    )
 
 
 if __name__ == "__main__":

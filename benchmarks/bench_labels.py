@@ -61,15 +61,22 @@ def seeded_run(golden: Any, chunking: Any, per_query: int, seed: int = 0):
     qids, docs, scores = [], [], []
     n = len(chunking)
     for q in golden.questions:
-        picks = list(dict.fromkeys(
-            ([first_of_doc[q.evidence[0].doc]] if q.evidence else [])
-            + rng.integers(0, n, per_query).tolist()))[:per_query]
+        picks = list(
+            dict.fromkeys(
+                ([first_of_doc[q.evidence[0].doc]] if q.evidence else [])
+                + rng.integers(0, n, per_query).tolist()
+            )
+        )[:per_query]
         for rank, c in enumerate(picks):
             qids.append(q.id)
             docs.append(chunking.ids[c])
             scores.append(float(per_query - rank))
-    return Run(qid=pa.array(qids, pa.string()), doc=pa.array(docs, pa.string()),
-               score=np.array(scores), name="seeded")
+    return Run(
+        qid=pa.array(qids, pa.string()),
+        doc=pa.array(docs, pa.string()),
+        score=np.array(scores),
+        name="seeded",
+    )
 
 
 def bench_squad(root: Path, reps: int) -> str:
@@ -84,19 +91,25 @@ def bench_squad(root: Path, reps: int) -> str:
     get_tokenizer()  # load once, outside the timings
     spans = SpanTable.from_questions(golden.questions)
     chars = sum(len(d.text) for d in corpus)
-    head = (f"SQuAD v1.1 dev: {len(corpus)} articles, {chars:,} characters, "
-            f"{len(golden):,} questions, {len(spans):,} spans (load {load_s:.2f} s)")
-    cols = ("| chunker | chunk (s) | chunks | median tokens | map spans (ms) | pairs | "
-            f"eval {SPAN_METRICS} (s) |")
+    head = (
+        f"SQuAD v1.1 dev: {len(corpus)} articles, {chars:,} characters, "
+        f"{len(golden):,} questions, {len(spans):,} spans (load {load_s:.2f} s)"
+    )
+    cols = (
+        "| chunker | chunk (s) | chunks | median tokens | map spans (ms) | pairs | "
+        f"eval {SPAN_METRICS} (s) |"
+    )
     lines = [head, "", cols, "|---|---|---|---|---|---|---|"]
     for name in CHUNKERS:
         chunk_s, chunking = best_of(reps, chunk_corpus, corpus, name)
         map_s, pairs = best_of(reps, map_spans, spans, chunking)
         run = seeded_run(golden, chunking, 20)
         eval_s, _ = best_of(reps, evaluate_spans, golden, chunking, run, SPAN_METRICS)
-        lines.append(f"| `{name}` | {chunk_s:.2f} | {len(chunking):,} | "
-                     f"{statistics.median(chunking.n_tokens.tolist()):g} | {map_s * 1e3:.1f} | "
-                     f"{len(pairs):,} | {eval_s:.2f} |")
+        lines.append(
+            f"| `{name}` | {chunk_s:.2f} | {len(chunking):,} | "
+            f"{statistics.median(chunking.n_tokens.tolist()):g} | {map_s * 1e3:.1f} | "
+            f"{len(pairs):,} | {eval_s:.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -114,8 +127,9 @@ def synthetic(n_chunks: int, seed: int = 0) -> tuple[SimpleNamespace, SimpleName
     return chunks, spans
 
 
-def _from_strings(s_ids: list[str], s: SimpleNamespace, c_ids: list[str],
-                  c: SimpleNamespace) -> Any:
+def _from_strings(
+    s_ids: list[str], s: SimpleNamespace, c_ids: list[str], c: SimpleNamespace
+) -> Any:
     from ragmeter.labels import overlap_pairs
     from ragmeter.labels._mapping import encode_docs
 
@@ -126,32 +140,38 @@ def _from_strings(s_ids: list[str], s: SimpleNamespace, c_ids: list[str],
 def bench_synthetic(sizes: list[int], reps: int) -> str:
     from ragmeter.labels import overlap_pairs
 
-    cols = ("| chunks | spans | pairs | kernel (s) | per 100k chunks (ms) | "
-            "with string ids (s) | per 100k chunks (ms) |")
+    cols = (
+        "| chunks | spans | pairs | kernel (s) | per 100k chunks (ms) | "
+        "with string ids (s) | per 100k chunks (ms) |"
+    )
     lines = [cols, "|---|---|---|---|---|---|---|"]
     for n in sizes:
         c, s = synthetic(n)
-        kernel_s, pairs = best_of(reps, overlap_pairs, s.doc, s.start, s.end, c.doc, c.start,
-                                  c.end)
+        kernel_s, pairs = best_of(reps, overlap_pairs, s.doc, s.start, s.end, c.doc, c.start, c.end)
         c_ids = [f"doc-{d}" for d in c.doc.tolist()]
         s_ids = [f"doc-{d}" for d in s.doc.tolist()]
         full_s, _ = best_of(reps, _from_strings, s_ids, s, c_ids, c)
-        lines.append(f"| {n:,} | {len(s.start):,} | {len(pairs):,} | {kernel_s:.3f} | "
-                     f"{kernel_s / n * 1e5 * 1e3:.1f} | {full_s:.3f} | "
-                     f"{full_s / n * 1e5 * 1e3:.1f} |")
+        lines.append(
+            f"| {n:,} | {len(s.start):,} | {len(pairs):,} | {kernel_s:.3f} | "
+            f"{kernel_s / n * 1e5 * 1e3:.1f} | {full_s:.3f} | "
+            f"{full_s / n * 1e5 * 1e3:.1f} |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="250000,500000,1000000",
-                    help="synthetic chunk counts, comma-separated")
+    ap.add_argument(
+        "--sizes", default="250000,500000,1000000", help="synthetic chunk counts, comma-separated"
+    )
     ap.add_argument("--reps", type=int, default=3, help="repetitions; the best is reported")
     ap.add_argument("--no-squad", action="store_true", help="skip the SQuAD part")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",") if x]
-    print(f"# bench_labels ({platform.python_version()}, {platform.machine()}, "
-          f"{os.cpu_count()} CPUs)\n")
+    print(
+        f"# bench_labels ({platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} CPUs)\n"
+    )
     root = os.environ.get("RAGMETER_DATA")
     if args.no_squad:
         pass
@@ -160,8 +180,10 @@ def main(argv: list[str] | None = None) -> int:
         print(bench_squad(Path(root), args.reps))
         print()
     else:
-        print("(SQuAD part skipped: set RAGMETER_DATA to the folder holding squad-v1.1-dev/)\n",
-              file=sys.stderr)
+        print(
+            "(SQuAD part skipped: set RAGMETER_DATA to the folder holding squad-v1.1-dev/)\n",
+            file=sys.stderr,
+        )
     print("## Synthetic span-to-chunk mapping (linear scaling)\n")
     print(bench_synthetic(sizes, args.reps))
     return 0

@@ -41,26 +41,38 @@ def main() -> int:
     args = ap.parse_args()
     root = os.environ.get("RAGMETER_DATA")
     if not root or not Path(root).is_dir():
-        print("set RAGMETER_DATA to the folder holding squad-v1.1-dev/ and beir-scifact/",
-              file=sys.stderr)
+        print(
+            "set RAGMETER_DATA to the folder holding squad-v1.1-dev/ and beir-scifact/",
+            file=sys.stderr,
+        )
         return 2
     from ragmeter.data import load_beir, load_squad
 
     cases: list[tuple[str, Callable[[], Any], str]] = [
-        ("load_squad, SQuAD v1.1 dev", lambda: load_squad(Path(root) / "squad-v1.1-dev" /
-                                                          "dev-v1.1.json"), "target < 2 s"),
-        ("load_beir, SciFact test", lambda: load_beir(Path(root) / "beir-scifact", split="test"),
-         ""),
+        (
+            "load_squad, SQuAD v1.1 dev",
+            lambda: load_squad(Path(root) / "squad-v1.1-dev" / "dev-v1.1.json"),
+            "target < 2 s",
+        ),
+        (
+            "load_beir, SciFact test",
+            lambda: load_beir(Path(root) / "beir-scifact", split="test"),
+            "",
+        ),
     ]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"python {platform.python_version()}, {os.cpu_count()} cores, load average "
-          f"{load:.1f}, {args.repeats} timed runs after one warm-up")
+    print(
+        f"python {platform.python_version()}, {os.cpu_count()} cores, load average "
+        f"{load:.1f}, {args.repeats} timed runs after one warm-up"
+    )
     print("| loader | questions | documents | median (s) | min-max (s) | note |")
     print("|---|---:|---:|---:|---:|---|")
     for name, fn, note in cases:
         times, (corpus, golden) = timed(fn, args.repeats)
-        print(f"| {name} | {len(golden):,} | {len(corpus):,} | {statistics.median(times):.2f} "
-              f"| {min(times):.2f}-{max(times):.2f} | {note} |")
+        print(
+            f"| {name} | {len(golden):,} | {len(corpus):,} | {statistics.median(times):.2f} "
+            f"| {min(times):.2f}-{max(times):.2f} | {note} |"
+        )
     return 0
 
 

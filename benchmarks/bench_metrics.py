@@ -48,7 +48,11 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs" / "benchmarks.md"
 SECTION = "## Metric engine (bench_metrics.py)"
 
-SIZES: dict[str, tuple[int, int]] = {"1k": (1_000, 100), "10k": (10_000, 1_000), "100k": (100_000, 100)}
+SIZES: dict[str, tuple[int, int]] = {
+    "1k": (1_000, 100),
+    "10k": (10_000, 1_000),
+    "100k": (100_000, 100),
+}
 TOOLS = ("floor", "ragmeter", "pytrec_eval", "ranx", "ir_measures")
 METRICS = ("nDCG@10", "RR@10", "R@100", "P@5", "AP")
 #: a peer whose first timed repetition takes longer than this is timed once (said in the table)
@@ -60,8 +64,11 @@ AGREE = 1e-9
 def _mem_mb() -> tuple[float, float]:
     """(current RSS, peak RSS since the last reset) in MiB, from /proc (Linux)."""
     status = Path("/proc/self/status").read_text()
-    vals = {ln.split(":")[0]: int(ln.split()[1]) / 1024.0 for ln in status.splitlines()
-            if ln.startswith(("VmRSS:", "VmHWM:"))}
+    vals = {
+        ln.split(":")[0]: int(ln.split()[1]) / 1024.0
+        for ln in status.splitlines()
+        if ln.startswith(("VmRSS:", "VmHWM:"))
+    }
     return vals["VmRSS"], vals["VmHWM"]
 
 
@@ -108,16 +115,22 @@ def _tool_ragmeter() -> tuple[Callable[[Path, Path], Any], Callable[[Any], dict[
 def _tool_pytrec_eval() -> tuple[Callable[[Path, Path], Any], Callable[[Any], dict[str, float]]]:
     import pytrec_eval
 
-    names = {"ndcg_cut_10": "nDCG@10", "recip_rank": "RR", "recall_100": "R@100", "P_5": "P@5",
-             "map": "AP"}
+    names = {
+        "ndcg_cut_10": "nDCG@10",
+        "recip_rank": "RR",
+        "recall_100": "R@100",
+        "P_5": "P@5",
+        "map": "AP",
+    }
 
     def parse(qrels: Path, run: Path) -> Any:
         with open(qrels) as fq, open(run) as fr:
             return pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
 
     def compute(parsed: Any) -> dict[str, float]:
-        ev = pytrec_eval.RelevanceEvaluator(parsed[0], {"ndcg_cut.10", "recip_rank", "recall.100",
-                                                        "P.5", "map"})
+        ev = pytrec_eval.RelevanceEvaluator(
+            parsed[0], {"ndcg_cut.10", "recip_rank", "recall.100", "P.5", "map"}
+        )
         per_q = ev.evaluate(parsed[1])
         return {ours: statistics.fmean(v[m] for v in per_q.values()) for m, ours in names.items()}
 
@@ -127,11 +140,18 @@ def _tool_pytrec_eval() -> tuple[Callable[[Path, Path], Any], Callable[[Any], di
 def _tool_ranx() -> tuple[Callable[[Path, Path], Any], Callable[[Any], dict[str, float]]]:
     import ranx
 
-    names = {"ndcg@10": "nDCG@10", "mrr@10": "RR@10", "recall@100": "R@100",
-             "precision@5": "P@5", "map": "AP"}
+    names = {
+        "ndcg@10": "nDCG@10",
+        "mrr@10": "RR@10",
+        "recall@100": "R@100",
+        "precision@5": "P@5",
+        "map": "AP",
+    }
 
     def parse(qrels: Path, run: Path) -> Any:
-        return ranx.Qrels.from_file(str(qrels), kind="trec"), ranx.Run.from_file(str(run), kind="trec")
+        return ranx.Qrels.from_file(str(qrels), kind="trec"), ranx.Run.from_file(
+            str(run), kind="trec"
+        )
 
     def compute(parsed: Any) -> dict[str, float]:
         out = ranx.evaluate(parsed[0], parsed[1], list(names))
@@ -147,8 +167,10 @@ def _tool_ir_measures() -> tuple[Callable[[Path, Path], Any], Callable[[Any], di
     measures = {ir_measures.parse_measure(m): m for m in METRICS}
 
     def parse(qrels: Path, run: Path) -> Any:
-        return (QrelsConverter(ir_measures.read_trec_qrels(str(qrels))).as_dict_of_dict(),
-                RunConverter(ir_measures.read_trec_run(str(run))).as_dict_of_dict())
+        return (
+            QrelsConverter(ir_measures.read_trec_qrels(str(qrels))).as_dict_of_dict(),
+            RunConverter(ir_measures.read_trec_run(str(run))).as_dict_of_dict(),
+        )
 
     def compute(parsed: Any) -> dict[str, float]:
         out = ir_measures.calc_aggregate(list(measures), parsed[0], parsed[1])
@@ -157,7 +179,9 @@ def _tool_ir_measures() -> tuple[Callable[[Path, Path], Any], Callable[[Any], di
     return parse, compute
 
 
-def child(tool: str, qrels: Path, run: Path, reps: int, warm_qrels: Path, warm_run: Path) -> dict[str, Any]:
+def child(
+    tool: str, qrels: Path, run: Path, reps: int, warm_qrels: Path, warm_run: Path
+) -> dict[str, Any]:
     import warnings
 
     warnings.simplefilter("ignore")  # numba's unsafe-cast notices from ranx
@@ -209,8 +233,17 @@ def child(tool: str, qrels: Path, run: Path, reps: int, warm_qrels: Path, warm_r
 
 # == parent side ===============================================================================
 def _run_child(tool: str, files: Any, warm: Any, reps: int, timeout: float) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--child", tool, str(files.qrels), str(files.run), str(reps),
-           str(warm.qrels), str(warm.run)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        tool,
+        str(files.qrels),
+        str(files.run),
+        str(reps),
+        str(warm.qrels),
+        str(warm.run),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"{tool} failed on {files.run.name}:\n{proc.stderr[-3000:]}")
@@ -237,11 +270,15 @@ def _table(label: str, nq: int, depth: int, results: dict[str, dict[str, Any]]) 
     rm = _median(results["ragmeter"]["total"])
     col_mb = results["floor"]["means"]["_columnar_bytes"] / 2**20
     lines = [
-        (f"### {label}: {nq:,} queries x {depth:,} items ({nq * depth:,} run rows; "
-         f"run's columnar size {col_mb:,.0f} MiB)"),
+        (
+            f"### {label}: {nq:,} queries x {depth:,} items ({nq * depth:,} run rows; "
+            f"run's columnar size {col_mb:,.0f} MiB)"
+        ),
         "",
-        ("| tool | parse (s) | compute (s) | total (s) | total / ragmeter | runs | first run (s) "
-         "| import (s) | peak memory (MiB) |"),
+        (
+            "| tool | parse (s) | compute (s) | total (s) | total / ragmeter | runs | first run (s) "
+            "| import (s) | peak memory (MiB) |"
+        ),
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for tool in TOOLS:
@@ -266,15 +303,21 @@ def _targets(results: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     if "pytrec_eval" in results:
         speedup = _median(results["pytrec_eval"]["total"]) / total
-        out.append(f"- vs pytrec_eval, files to means: {speedup:.1f}x faster (target >= 5x): "
-                   f"{'met' if speedup >= 5 else 'MISSED'}")
+        out.append(
+            f"- vs pytrec_eval, files to means: {speedup:.1f}x faster (target >= 5x): "
+            f"{'met' if speedup >= 5 else 'MISSED'}"
+        )
     floor = _median(results["floor"]["total"])
-    out.append(f"- vs the read-the-columns floor: {total / floor:.2f}x the floor (target <= 1.5x): "
-               f"{'met' if total <= 1.5 * floor else 'MISSED'}")
+    out.append(
+        f"- vs the read-the-columns floor: {total / floor:.2f}x the floor (target <= 1.5x): "
+        f"{'met' if total <= 1.5 * floor else 'MISSED'}"
+    )
     col_mb = results["floor"]["means"]["_columnar_bytes"] / 2**20
     peak = rm["peak_mb"]
-    out.append(f"- peak memory {peak:,.0f} MiB = {peak / col_mb:.2f}x the run's columnar size "
-               f"(target <= 2x): {'met' if peak <= 2 * col_mb else 'MISSED'}")
+    out.append(
+        f"- peak memory {peak:,.0f} MiB = {peak / col_mb:.2f}x the run's columnar size "
+        f"(target <= 2x): {'met' if peak <= 2 * col_mb else 'MISSED'}"
+    )
     peers = [t for t in results if t not in ("ragmeter", "floor")]
     out.append(f"- means identical to 1e-9 with {', '.join(peers) or 'no peer'}: checked")
     return out
@@ -282,7 +325,11 @@ def _targets(results: dict[str, dict[str, Any]]) -> list[str]:
 
 def write_section(text: str, path: Path = DOCS) -> None:
     """Replace (or append) this benchmark's section of docs/benchmarks.md, keeping the others."""
-    body = path.read_text() if path.exists() else "# Benchmarks\n\nEach section is written by the benchmark it names.\n"
+    body = (
+        path.read_text()
+        if path.exists()
+        else "# Benchmarks\n\nEach section is written by the benchmark it names.\n"
+    )
     start = body.find(SECTION)
     if start < 0:
         body = body.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
@@ -295,8 +342,10 @@ def write_section(text: str, path: Path = DOCS) -> None:
 def _machine() -> str:
     import os
 
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}")
+    return (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
 
 
 def _versions() -> str:
@@ -334,15 +383,17 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         SECTION,
         "",
-        (f"`python benchmarks/bench_metrics.py` on {_machine()}; {time.strftime('%Y-%m-%d')}. "
-        f"Measures: {', '.join(METRICS)} (pytrec_eval: RR without cutoff; trec_eval has no RR@k). "
-        f"Times are medians of {args.reps} timed runs after import, a tiny warm-up and one untimed "
-        f"full run ('first run': numba compiles ranx's kernels for the data then); a peer whose "
-        f"timed run takes over {SLOW_S:.0f} s is timed once (see 'runs'). Peak memory: growth of the "
-        "process's peak RSS during the first run over its RSS just before it (after import and the "
-        "tiny warm-up; for ranx it includes numba compiling for the data). Every "
-        "tool's means equal ragmeter's to 1e-9 (checked while running). Data: `benchmarks/_gen.py` "
-        "(seed 0; no ties; every query has a relevant item and 3 unretrieved judged items)."),
+        (
+            f"`python benchmarks/bench_metrics.py` on {_machine()}; {time.strftime('%Y-%m-%d')}. "
+            f"Measures: {', '.join(METRICS)} (pytrec_eval: RR without cutoff; trec_eval has no RR@k). "
+            f"Times are medians of {args.reps} timed runs after import, a tiny warm-up and one untimed "
+            f"full run ('first run': numba compiles ranx's kernels for the data then); a peer whose "
+            f"timed run takes over {SLOW_S:.0f} s is timed once (see 'runs'). Peak memory: growth of the "
+            "process's peak RSS during the first run over its RSS just before it (after import and the "
+            "tiny warm-up; for ranx it includes numba compiling for the data). Every "
+            "tool's means equal ragmeter's to 1e-9 (checked while running). Data: `benchmarks/_gen.py` "
+            "(seed 0; no ties; every query has a relevant item and 3 unretrieved judged items)."
+        ),
         "",
     ]
     load_start = _load()
@@ -350,20 +401,30 @@ def main(argv: list[str] | None = None) -> int:
         nq, depth = SIZES[label]
         t0 = time.perf_counter()
         files = bench_files(nq, depth, seed=args.seed)
-        print(f"[{label}] data ready in {time.perf_counter() - t0:.1f} s: {files.run}", file=sys.stderr)
+        print(
+            f"[{label}] data ready in {time.perf_counter() - t0:.1f} s: {files.run}",
+            file=sys.stderr,
+        )
         results: dict[str, dict[str, Any]] = {}
         for tool in tools:
             t0 = time.perf_counter()
             results[tool] = _run_child(tool, files, warm, args.reps, args.timeout)
-            print(f"[{label}] {tool}: total {_median(results[tool]['total']):.3f} s "
-                  f"(wall {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+            print(
+                f"[{label}] {tool}: total {_median(results[tool]['total']):.3f} s "
+                f"(wall {time.perf_counter() - t0:.1f} s)",
+                file=sys.stderr,
+            )
         _check_agreement(results, label)
         lines += _table(label, nq, depth, results)
         if label == "100k":
             lines += ["Targets at 100k x 100 (issue 2):", "", *_targets(results), ""]
-    lines += [(f"Versions: {_versions()}. Load average (1 min) at start / end: {load_start} / "
-               f"{_load()} (the machine is shared; ratios within one run are the comparable part)."),
-              ""]
+    lines += [
+        (
+            f"Versions: {_versions()}. Load average (1 min) at start / end: {load_start} / "
+            f"{_load()} (the machine is shared; ratios within one run are the comparable part)."
+        ),
+        "",
+    ]
     text = "\n".join(lines)
     print(text)
     if not args.no_docs:

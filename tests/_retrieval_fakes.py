@@ -18,7 +18,9 @@ class HashingEncoder:
 
     symmetric = True
 
-    def __init__(self, dim: int = 64, fail_after: int | None = None, model_id: str = "hashing-64") -> None:
+    def __init__(
+        self, dim: int = 64, fail_after: int | None = None, model_id: str = "hashing-64"
+    ) -> None:
         self.dim = dim
         self.model_id = model_id
         self.calls = 0

@@ -26,15 +26,18 @@ from typer.testing import CliRunner
 from ragmeter import UsageError
 from ragmeter.answers._schema import answers_from_records
 from ragmeter.answers.contexts import prompt_contexts
-from ragmeter.diagnosis._diagnose import diagnose
 from ragmeter.answers.report import check_answers
-from ragmeter.diagnosis._table import build_table, table_from_counts, table_from_report
 from ragmeter.chunking import Chunking
 from ragmeter.cli._app import app
+from ragmeter.diagnosis._diagnose import diagnose
+from ragmeter.diagnosis._table import build_table, table_from_counts, table_from_report
 
 # two chunks per document: the halves split at a sentence boundary (offsets by hand)
-_CUT = {"fees-2026": FEES_2026.index("The change fee"), "fees-2024": FEES_2024.index("Refunds"),
-        "baggage": BAGGAGE.index("Name changes")}
+_CUT = {
+    "fees-2026": FEES_2026.index("The change fee"),
+    "fees-2024": FEES_2024.index("Refunds"),
+    "baggage": BAGGAGE.index("Name changes"),
+}
 _TEXT = {"fees-2026": FEES_2026, "fees-2024": FEES_2024, "baggage": BAGGAGE}
 
 
@@ -47,8 +50,16 @@ def chunking() -> Chunking:
             starts.append(a)
             ends.append(b)
             texts.append(text[a:b])
-    return Chunking(name="halves", tokenizer="whitespace", ids=ids, doc=docs, start=starts,
-                    end=ends, text=texts, n_tokens=[len(t.split()) for t in texts])
+    return Chunking(
+        name="halves",
+        tokenizer="whitespace",
+        ids=ids,
+        doc=docs,
+        start=starts,
+        end=ends,
+        text=texts,
+        n_tokens=[len(t.split()) for t in texts],
+    )
 
 
 FEES_2026_B = f"fees-2026#{_CUT['fees-2026']}-{len(FEES_2026)}"  # holds "$75" and "90 days"
@@ -59,19 +70,23 @@ BAGGAGE_B = f"baggage#{_CUT['baggage']}-{len(BAGGAGE)}"  # "Name changes are not
 
 def _good_answer() -> dict[str, object]:
     """Correct, quotes its cited passage verbatim: supported when the passage was in context."""
-    return {"id": "change-fee", "answer": 'It is $75: "The change fee on Standard fares is $75"',
-            "citations": [doc_cite("fees-2026", FEES_2026,
-                                   "The change fee on Standard fares is $75")]}
+    return {
+        "id": "change-fee",
+        "answer": 'It is $75: "The change fee on Standard fares is $75"',
+        "citations": [doc_cite("fees-2026", FEES_2026, "The change fee on Standard fares is $75")],
+    }
 
 
 # ---------------------------------------------------------------- item 4: outside the context
+
 
 def test_a_citation_outside_the_answer_context_is_never_supported() -> None:
     inside = {**_good_answer(), "context": [FEES_2026_B]}
     outside = {**_good_answer(), "context": [BAGGAGE_A, FEES_2024_B]}
     for rec, flagged in ((inside, ()), (outside, ("fees-2026:53-92",))):
-        r = check_answers(answers_from_records([rec]), golden(), corpus=corpus(),
-                          chunks=chunking()).by_id["change-fee"]
+        r = check_answers(
+            answers_from_records([rec]), golden(), corpus=corpus(), chunks=chunking()
+        ).by_id["change-fee"]
         assert r.correct is True
         assert r.faithfulness.outside_context == flagged
         if flagged:
@@ -84,39 +99,60 @@ def test_a_citation_outside_the_answer_context_is_never_supported() -> None:
 
 def test_chunk_citation_outside_the_context_and_overlap_rule() -> None:
     # a chunk citation is inside only when its chunk id is in the context
-    rec = {"id": "first-bag", "answer": 'It costs $35 ("The first checked bag costs $35").',
-           "citations": [{"chunk": BAGGAGE_A}], "context": [BAGGAGE_B]}
-    r = check_answers(answers_from_records([rec]), golden(), corpus=corpus(),
-                      chunks=chunking()).by_id["first-bag"]
+    rec = {
+        "id": "first-bag",
+        "answer": 'It costs $35 ("The first checked bag costs $35").',
+        "citations": [{"chunk": BAGGAGE_A}],
+        "context": [BAGGAGE_B],
+    }
+    r = check_answers(
+        answers_from_records([rec]), golden(), corpus=corpus(), chunks=chunking()
+    ).by_id["first-bag"]
     assert r.faithfulness.outside_context == (BAGGAGE_A,) and r.supported is False
     # a doc span that straddles the chunk boundary is inside when either chunk was in context
     cut = _CUT["baggage"]
-    rec = {"id": "first-bag", "answer": "It costs $35.",
-           "citations": [{"doc": "baggage", "start": cut - 6, "end": cut + 4}],
-           "context": [BAGGAGE_B]}
-    r = check_answers(answers_from_records([rec]), golden(), corpus=corpus(),
-                      chunks=chunking()).by_id["first-bag"]
+    rec = {
+        "id": "first-bag",
+        "answer": "It costs $35.",
+        "citations": [{"doc": "baggage", "start": cut - 6, "end": cut + 4}],
+        "context": [BAGGAGE_B],
+    }
+    r = check_answers(
+        answers_from_records([rec]), golden(), corpus=corpus(), chunks=chunking()
+    ).by_id["first-bag"]
     assert r.faithfulness.outside_context == ()
 
 
 def test_outside_context_is_its_own_table_category_not_from_memory() -> None:
-    recs = [{**_good_answer(), "context": [BAGGAGE_A]},  # cites fees-2026, never in the prompt
-            {"id": "refund-window", "answer": "90 days", "citations": [{"doc": "fees-2026"}],
-             "context": [FEES_2026_B]}]
+    recs = [
+        {**_good_answer(), "context": [BAGGAGE_A]},  # cites fees-2026, never in the prompt
+        {
+            "id": "refund-window",
+            "answer": "90 days",
+            "citations": [{"doc": "fees-2026"}],
+            "context": [FEES_2026_B],
+        },
+    ]
     rep = check_answers(answers_from_records(recs), golden(), corpus=corpus(), chunks=chunking())
     evidence = {"change-fee": False, "refund-window": True}
     t = table_from_report(evidence, rep)
     assert t.count("cites_outside_context") == 1 and t.ids["cites_outside_context"] == (
-        "change-fee",)
+        "change-fee",
+    )
     assert t.count("from_memory") == 0 and t.count("working") == 1 and t.n == 2
     s = rep.summary()
     assert s["cites_outside_context"] == 1 and s["supported"] == 1
     assert t.to_dict()["other"][0] == {
-        "cell": "cites_outside_context", "title": "cites a passage outside its context",
-        "reading": t.cell("cites_outside_context").reading, "count": 1, "ids": ["change-fee"]}
+        "cell": "cites_outside_context",
+        "title": "cites a passage outside its context",
+        "reading": t.cell("cites_outside_context").reading,
+        "count": 1,
+        "ids": ["change-fee"],
+    }
 
 
 # ---------------------------------------------------------------- item 5: unknown is unknown
+
 
 def test_unknown_support_is_not_counted_as_supported() -> None:
     rep = check_answers(answers_from_records(answers()), golden(), corpus=corpus())
@@ -153,8 +189,14 @@ def test_from_memory_row_splits_on_correctness() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), st.sampled_from([True, False, None]), st.booleans(),
-                          st.booleans()), max_size=40))
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(), st.sampled_from([True, False, None]), st.booleans(), st.booleans()
+        ),
+        max_size=40,
+    )
+)
 def test_every_question_lands_in_exactly_one_category(rows: list[tuple]) -> None:
     ev = {f"q{i}": e for i, (e, _, _, _) in enumerate(rows)}
     ok = {f"q{i}": o for i, (_, o, _, _) in enumerate(rows)}
@@ -194,17 +236,22 @@ def test_outside_context_larger_than_every_bad_cell_names_the_pipeline() -> None
 
 # ---------------------------------------------------------------- context from the run
 
+
 def _run() -> dict[str, dict[str, float]]:
     # change-fee: fees-2024 first, then baggage; the current schedule is ranked 3rd
-    return {"change-fee": {FEES_2024_B: 3.0, BAGGAGE_A: 2.0, FEES_2026_B: 1.0},
-            "refund-window": {FEES_2026_B: 2.0, FEES_2024_B: 1.0}}
+    return {
+        "change-fee": {FEES_2024_B: 3.0, BAGGAGE_A: 2.0, FEES_2026_B: 1.0},
+        "refund-window": {FEES_2026_B: 2.0, FEES_2024_B: 1.0},
+    }
 
 
 def test_prompt_contexts_cut_at_k_and_budget() -> None:
     ch = chunking()
-    assert prompt_contexts(_run(), ch, k=2) == {"change-fee": (FEES_2024_B, BAGGAGE_A),
-                                                "refund-window": (FEES_2026_B, FEES_2024_B)}
-    tokens = {cid: int(n) for cid, n in zip(ch.ids, ch.n_tokens)}
+    assert prompt_contexts(_run(), ch, k=2) == {
+        "change-fee": (FEES_2024_B, BAGGAGE_A),
+        "refund-window": (FEES_2026_B, FEES_2024_B),
+    }
+    tokens = {cid: int(n) for cid, n in zip(ch.ids, ch.n_tokens, strict=True)}
     budget = tokens[FEES_2024_B]  # only the first chunk of each list fits when it is the smallest
     got = prompt_contexts(_run(), ch, budget=budget)
     assert got["change-fee"] == (FEES_2024_B,)
@@ -222,8 +269,9 @@ def test_answers_without_context_take_it_from_the_run() -> None:
     assert c.context_from == "run" and c.cites_outside_context and c.ok is False
     # the answer's own context wins over the run's
     own = answers_from_records([{**_good_answer(), "context": [FEES_2026_B]}])
-    c = check_answers(own, golden(), corpus=corpus(), chunks=chunking(),
-                      contexts=ctx).by_id["change-fee"]
+    c = check_answers(own, golden(), corpus=corpus(), chunks=chunking(), contexts=ctx).by_id[
+        "change-fee"
+    ]
     assert c.context_from == "answer" and c.ok is True
     with pytest.raises(UsageError):  # run contexts are chunk ids: the chunking is needed
         check_answers(aset, golden(), corpus=corpus(), contexts=ctx)
@@ -234,11 +282,24 @@ def test_judge_faithfulness_uses_the_run_context_instead_of_refusing() -> None:
 
     aset = answers_from_records([_good_answer()])
     with pytest.raises(UsageError, match="context"):  # no context anywhere: refused
-        check_answers(aset, golden(), corpus=corpus(), chunks=chunking(), judge=FakeJudge(),
-                      judge_metrics=["faithfulness"])
+        check_answers(
+            aset,
+            golden(),
+            corpus=corpus(),
+            chunks=chunking(),
+            judge=FakeJudge(),
+            judge_metrics=["faithfulness"],
+        )
     ctx = prompt_contexts(_run(), chunking(), k=3)
-    rep = check_answers(aset, golden(), corpus=corpus(), chunks=chunking(), judge=FakeJudge(),
-                        judge_metrics=["faithfulness"], contexts=ctx)
+    rep = check_answers(
+        aset,
+        golden(),
+        corpus=corpus(),
+        chunks=chunking(),
+        judge=FakeJudge(),
+        judge_metrics=["faithfulness"],
+        contexts=ctx,
+    )
     assert rep.by_id["change-fee"].judged["faithfulness"].ok
 
 
@@ -248,11 +309,29 @@ def test_cli_diagnose_takes_the_context_from_the_run(tmp_path: Path) -> None:
     chunking().save(chunks)
     write_jsonl(paths["answers"], [_good_answer()])
     run = tmp_path / "run.trec"
-    run.write_text("".join(f"{q} Q0 {cid} {i + 1} {s} r\n" for q, docs in _run().items()
-                           for i, (cid, s) in enumerate(docs.items())), encoding="utf-8")
-    args = ["diagnose", "--golden", str(paths["golden"]), "--corpus", str(paths["corpus"]),
-            "--chunks", str(chunks), "--answers", str(paths["answers"]), "--run", str(run),
-            "--format", "json"]
+    run.write_text(
+        "".join(
+            f"{q} Q0 {cid} {i + 1} {s} r\n"
+            for q, docs in _run().items()
+            for i, (cid, s) in enumerate(docs.items())
+        ),
+        encoding="utf-8",
+    )
+    args = [
+        "diagnose",
+        "--golden",
+        str(paths["golden"]),
+        "--corpus",
+        str(paths["corpus"]),
+        "--chunks",
+        str(chunks),
+        "--answers",
+        str(paths["answers"]),
+        "--run",
+        str(run),
+        "--format",
+        "json",
+    ]
     r = CliRunner().invoke(app, [*args, "--k", "2"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
@@ -271,11 +350,31 @@ def test_cli_answers_check_judges_with_the_run_context(tmp_path: Path) -> None:
     chunking().save(chunks)
     write_jsonl(paths["answers"], [_good_answer()])
     run = tmp_path / "run.trec"
-    run.write_text("".join(f"{q} Q0 {cid} {i + 1} {s} r\n" for q, docs in _run().items()
-                           for i, (cid, s) in enumerate(docs.items())), encoding="utf-8")
-    args = ["answers", "check", str(paths["answers"]), "--golden", str(paths["golden"]),
-            "--corpus", str(paths["corpus"]), "--chunks", str(chunks), "--judge", "fake",
-            "--judge-metrics", "faithfulness", "--format", "json"]
+    run.write_text(
+        "".join(
+            f"{q} Q0 {cid} {i + 1} {s} r\n"
+            for q, docs in _run().items()
+            for i, (cid, s) in enumerate(docs.items())
+        ),
+        encoding="utf-8",
+    )
+    args = [
+        "answers",
+        "check",
+        str(paths["answers"]),
+        "--golden",
+        str(paths["golden"]),
+        "--corpus",
+        str(paths["corpus"]),
+        "--chunks",
+        str(chunks),
+        "--judge",
+        "fake",
+        "--judge-metrics",
+        "faithfulness",
+        "--format",
+        "json",
+    ]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 2 and "context" in r.output  # no context anywhere: refused
     r = CliRunner().invoke(app, [*args, "--run", str(run), "--k", "3"])

@@ -31,20 +31,38 @@ def test_token_f1_by_hand() -> None:
     assert token_f1("fee fee", "fee") == pytest.approx(2 * 0.5 * 1 / 1.5)  # multiset overlap
 
 
-@pytest.mark.parametrize("a,b", [
-    ("$75", "75 USD"), ("$75", "USD 75.00"), ("75 dollars", "$75.0"), ("$1,250.50", "1250.5 USD"),
-    ("90 days", "ninety days"), ("2 weeks", "14 days"), ("24 hours", "1440 minutes"),
-    ("March 1, 2026", "2026-03-01"), ("1st March 2026", "2026-03-01"), ("10%", "10 percent"),
-    ("Mar. 1 2026", "1 March 2026"),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("$75", "75 USD"),
+        ("$75", "USD 75.00"),
+        ("75 dollars", "$75.0"),
+        ("$1,250.50", "1250.5 USD"),
+        ("90 days", "ninety days"),
+        ("2 weeks", "14 days"),
+        ("24 hours", "1440 minutes"),
+        ("March 1, 2026", "2026-03-01"),
+        ("1st March 2026", "2026-03-01"),
+        ("10%", "10 percent"),
+        ("Mar. 1 2026", "1 March 2026"),
+    ],
+)
 def test_value_forms_that_match(a: str, b: str) -> None:
     assert extract_values(a) == extract_values(b), (a, b)
 
 
-@pytest.mark.parametrize("a,b", [("$75", "75 EUR"), ("$75", "$57"), ("90 days", "90 hours"),
-                                 ("2026-03-01", "2026-01-03"), ("75", "$75"),
-                                 # hours and calendar days are kept apart on purpose
-                                 ("24 hours", "1 day")])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("$75", "75 EUR"),
+        ("$75", "$57"),
+        ("90 days", "90 hours"),
+        ("2026-03-01", "2026-01-03"),
+        ("75", "$75"),
+        # hours and calendar days are kept apart on purpose
+        ("24 hours", "1 day"),
+    ],
+)
 def test_value_forms_that_differ(a: str, b: str) -> None:
     assert extract_values(a) != extract_values(b)
 
@@ -63,8 +81,10 @@ def test_value_match_rules() -> None:
 def test_combined_rule() -> None:
     assert score_correctness("The change fee is 75 USD per passenger.", "$75").correct
     assert not score_correctness("The change fee is $50.", "$75").correct
-    c = score_correctness("No, name changes are not permitted on Basic fares.",
-                          "Name changes are not permitted on Basic fares")
+    c = score_correctness(
+        "No, name changes are not permitted on Basic fares.",
+        "Name changes are not permitted on Basic fares",
+    )
     assert c.correct and c.contains and c.value_match is None
     c = score_correctness("Names cannot be changed.", "Name changes are not permitted")
     assert not c.correct and "token F1" in c.reason
@@ -76,7 +96,8 @@ def test_abstention_rule() -> None:
     assert abstention_verdict(False, False)[0] is False
     assert abstention_verdict(True, True)[0] is False
     assert abstention_verdict(True, False)[0] is None
-    s = summarize_abstention([(False, True), (False, False), (True, True), (True, False),
-                              (True, False), (True, False)])
+    s = summarize_abstention(
+        [(False, True), (False, False), (True, True), (True, False), (True, False), (True, False)]
+    )
     assert (s.n_unanswerable, s.abstained_unanswerable) == (2, 1)
     assert s.abstention_rate == 0.5 and s.false_abstention_rate == 0.25

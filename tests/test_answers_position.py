@@ -25,6 +25,11 @@ from typer.testing import CliRunner
 
 from ragmeter import UsageError
 from ragmeter.answers import answers_from_records, check_answers
+from ragmeter.chunking import Chunking
+from ragmeter.cli import app
+from ragmeter.data._schema import Document, Evidence, Question
+from ragmeter.data.corpus import Corpus
+from ragmeter.data.golden import GoldenSet, write_golden
 from ragmeter.diagnosis._position import (
     contexts_run,
     evidence_positions,
@@ -32,11 +37,6 @@ from ragmeter.diagnosis._position import (
     position_bin,
     wilson,
 )
-from ragmeter.chunking import Chunking
-from ragmeter.cli import app
-from ragmeter.data._schema import Document, Evidence, Question
-from ragmeter.data.corpus import Corpus
-from ragmeter.data.golden import GoldenSet, write_golden
 
 runner = CliRunner()
 
@@ -48,8 +48,14 @@ TEXTS = {
     "d5": "Upgrades are confirmed at the gate.",
     "d6": "Colour codes are listed in the appendix.",
 }
-REFS = {"q1": "six in the morning", "q2": "orange", "q3": "soft carrier",
-        "q4": "ten or more travellers", "q5": "at the gate", "q6": "orange"}
+REFS = {
+    "q1": "six in the morning",
+    "q2": "orange",
+    "q3": "soft carrier",
+    "q4": "ten or more travellers",
+    "q5": "at the gate",
+    "q6": "orange",
+}
 RUNS = {
     "q1": ["d1", "d2", "d3", "d4", "d5"],
     "q2": ["d1", "d2", "d3", "d4", "d5"],
@@ -67,30 +73,54 @@ def _ev(doc: str, grade: int = 2) -> Evidence:
 
 def _world() -> tuple[GoldenSet, Chunking, dict[str, dict[str, float]]]:
     corpus = Corpus([Document(id=d, text=t) for d, t in TEXTS.items()])
-    qs = [Question(id=q, question=f"question {q}?", answer=REFS[q],
-                   evidence=[_ev(f"d{q[1]}")]) for q in ("q1", "q2", "q3", "q4", "q5")]
-    qs.append(Question(id="q6", question="Which colour marks the exit rows?", answer="orange",
-                       evidence=[_ev("d6", 1), _ev("d2", 2)]))
+    qs = [
+        Question(id=q, question=f"question {q}?", answer=REFS[q], evidence=[_ev(f"d{q[1]}")])
+        for q in ("q1", "q2", "q3", "q4", "q5")
+    ]
+    qs.append(
+        Question(
+            id="q6",
+            question="Which colour marks the exit rows?",
+            answer="orange",
+            evidence=[_ev("d6", 1), _ev("d2", 2)],
+        )
+    )
     qs.append(Question(id="q7", question="Is there Wi-Fi?", answerable=False))
     golden = GoldenSet(qs, corpus=corpus)
     ids = list(TEXTS)
-    chunking = Chunking(name="whole-docs", tokenizer="test", ids=[f"{d}#0" for d in ids],
-                        doc=ids, start=[0] * len(ids), end=[len(TEXTS[d]) for d in ids],
-                        text=[TEXTS[d] for d in ids], n_tokens=[10] * len(ids))
+    chunking = Chunking(
+        name="whole-docs",
+        tokenizer="test",
+        ids=[f"{d}#0" for d in ids],
+        doc=ids,
+        start=[0] * len(ids),
+        end=[len(TEXTS[d]) for d in ids],
+        text=[TEXTS[d] for d in ids],
+        n_tokens=[10] * len(ids),
+    )
     run = {q: {f"{d}#0": float(10 - i) for i, d in enumerate(docs)} for q, docs in RUNS.items()}
     return golden, chunking, run
 
 
 def _answers(with_context: bool = False):
     recs = [
-        {"id": "q1", "answer": 'At six: "The lounge opens at six in the morning."',
-         "citations": [{"doc": "d1"}]},
+        {
+            "id": "q1",
+            "answer": 'At six: "The lounge opens at six in the morning."',
+            "citations": [{"doc": "d1"}],
+        },
         {"id": "q2", "answer": "They are shown in blue."},
-        {"id": "q3", "answer": 'In a soft carrier: "Pets travel in a soft carrier under the '
-         'seat."', "citations": [{"doc": "d3"}]},
+        {
+            "id": "q3",
+            "answer": 'In a soft carrier: "Pets travel in a soft carrier under the seat."',
+            "citations": [{"doc": "d3"}],
+        },
         # correct, but the quote is cited to a document that does not hold it: unsupported
-        {"id": "q4", "answer": 'Ten or more travellers: "Group bookings need ten or more '
-         'travellers."', "citations": [{"doc": "d1"}]},
+        {
+            "id": "q4",
+            "answer": 'Ten or more travellers: "Group bookings need ten or more travellers."',
+            "citations": [{"doc": "d1"}],
+        },
         {"id": "q5", "answer": "Upgrades are confirmed at the gate."},
         {"id": "q6", "answer": "Orange."},
         {"id": "q7", "answer": "I don't know.", "abstained": True},
@@ -135,8 +165,12 @@ def test_k1_only_first_and_required_evidence_decides() -> None:
 def test_budget_cuts_the_context_like_the_span_metrics() -> None:
     golden, chunking, run = _world()
     pos = evidence_positions(golden, chunking, run, budget=30)  # 3 chunks of 10 tokens fit
-    assert {q: p.position for q, p in pos.items() if p.in_context} == \
-        {"q1": 1, "q2": 2, "q4": 3, "q6": 1}
+    assert {q: p.position for q, p in pos.items() if p.in_context} == {
+        "q1": 1,
+        "q2": 2,
+        "q4": 3,
+        "q6": 1,
+    }
     assert pos["q2"].bin == "middle" and pos["q4"].bin == "last"
     assert not pos["q3"].in_context and pos["q3"].context_len == 3
 
@@ -150,19 +184,26 @@ def test_outcomes_per_bin_and_position_with_counts() -> None:
     # last: q3 (supported), q4 (correct, unsupported)
     assert bins == {"first": (2, 2, 1, 1), "middle": (1, 0, 0, 0), "last": (2, 2, 1, 0)}
     positions = {p.key: (p.n, p.correct, p.ok, p.support_unknown) for p in rep.positions}
-    assert positions == {"1": (2, 2, 1, 1), "2": (1, 0, 0, 0), "3": (1, 1, 0, 0),
-                         "4": (1, 1, 1, 0)}
+    assert positions == {"1": (2, 2, 1, 1), "2": (1, 0, 0, 0), "3": (1, 1, 0, 0), "4": (1, 1, 1, 0)}
     # the supported rate is over known verdicts: first 1 of 1, last 1 of 2
     assert rep.group("first").ok_known == 1 and rep.group("first").ok_rate == 1.0
-    assert dict(rep.excluded) == {"not_in_context": 1, "no_answer": 0, "not_scored": 0,
-                                  "unanswerable": 1}
+    assert dict(rep.excluded) == {
+        "not_in_context": 1,
+        "no_answer": 0,
+        "not_scored": 0,
+        "unanswerable": 1,
+    }
     assert rep.n == 5 and all(b.small for b in rep.bins)
     assert rep.group("last").ok_rate == pytest.approx(0.5)
     assert rep.group("middle").ok_rate == 0.0 and rep.group("middle").correct_rate == 0.0
-    best = lost_in_the_middle(golden, chunking, run, _report(golden, chunking), k=4,
-                              evidence="best")
-    assert {b.key: (b.n, b.correct, b.ok, b.support_unknown) for b in best.bins} == \
-        {"first": (1, 1, 1, 0), "middle": (2, 1, 0, 1), "last": (2, 2, 1, 0)}
+    best = lost_in_the_middle(
+        golden, chunking, run, _report(golden, chunking), k=4, evidence="best"
+    )
+    assert {b.key: (b.n, b.correct, b.ok, b.support_unknown) for b in best.bins} == {
+        "first": (1, 1, 1, 0),
+        "middle": (2, 1, 0, 1),
+        "last": (2, 2, 1, 0),
+    }
     d = rep.to_dict()
     json.dumps(d, allow_nan=False)
     assert d["bins"][0]["key"] == "first" and d["excluded"]["not_in_context"] == 1
@@ -173,8 +214,9 @@ def test_outcomes_per_bin_and_position_with_counts() -> None:
 def test_missing_answer_is_counted_not_placed() -> None:
     golden, chunking, run = _world()
     recs = [{"id": "q1", "answer": "six in the morning"}]
-    report = check_answers(answers_from_records(recs, variant="one"), golden,
-                           corpus=golden.corpus, chunks=chunking)
+    report = check_answers(
+        answers_from_records(recs, variant="one"), golden, corpus=golden.corpus, chunks=chunking
+    )
     rep = lost_in_the_middle(golden, chunking, run, report, k=4)
     assert rep.n == 1 and rep.excluded["no_answer"] == 4
 
@@ -218,17 +260,29 @@ def test_wilson_hand_values() -> None:
 def _write(tmp_path: Path) -> list[str]:
     golden, chunking, run = _world()
     (tmp_path / "corpus.jsonl").write_text(
-        "".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in TEXTS.items()))
+        "".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in TEXTS.items())
+    )
     write_golden(golden, tmp_path / "golden.jsonl")
     chunking.save(tmp_path / "chunks.jsonl")
-    (tmp_path / "run.trec").write_text("".join(
-        f"{q} Q0 {d}#0 {i + 1} {10 - i} hand\n" for q, docs in RUNS.items()
-        for i, d in enumerate(docs)))
+    (tmp_path / "run.trec").write_text(
+        "".join(
+            f"{q} Q0 {d}#0 {i + 1} {10 - i} hand\n"
+            for q, docs in RUNS.items()
+            for i, d in enumerate(docs)
+        )
+    )
     recs = [a.model_dump(exclude_none=True) for a in _answers().answers]
     (tmp_path / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
-    return ["--golden", str(tmp_path / "golden.jsonl"), "--corpus", str(tmp_path / "corpus.jsonl"),
-            "--chunks", str(tmp_path / "chunks.jsonl"), "--answers",
-            str(tmp_path / "answers.jsonl")]
+    return [
+        "--golden",
+        str(tmp_path / "golden.jsonl"),
+        "--corpus",
+        str(tmp_path / "corpus.jsonl"),
+        "--chunks",
+        str(tmp_path / "chunks.jsonl"),
+        "--answers",
+        str(tmp_path / "answers.jsonl"),
+    ]
 
 
 def test_cli_table_json_csv(tmp_path: Path) -> None:
@@ -243,29 +297,36 @@ def test_cli_table_json_csv(tmp_path: Path) -> None:
     r = runner.invoke(app, ["answers", "position", *args, *run, "-f", "json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
-    assert {b["key"]: (b["ok"], b["ok_known"]) for b in d["bins"]} == \
-        {"first": (1, 1), "middle": (0, 1), "last": (1, 2)}
+    assert {b["key"]: (b["ok"], b["ok_known"]) for b in d["bins"]} == {
+        "first": (1, 1),
+        "middle": (0, 1),
+        "last": (1, 2),
+    }
     r = runner.invoke(app, ["answers", "position", *args, *run, "-f", "csv"])
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert lines[0] == ("group,key,n,correct,ok,support_unknown,ok_rate,ok_ci_low,"
-                        "ok_ci_high")
+    assert lines[0] == ("group,key,n,correct,ok,support_unknown,ok_rate,ok_ci_low,ok_ci_high")
     assert lines[1].startswith("bin,first,2,2,1,1,1.0000,")
     assert lines[3].startswith("bin,last,2,2,1,0,0.5000,")
     r = runner.invoke(app, ["answers", "position", *args, *run, "-f", "csv", "--per-question"])
-    assert r.stdout.splitlines()[1:] == ["q1,1,4,first,2,True,True",
-                                         "q2,2,4,middle,2,False,False",
-                                         "q3,4,4,last,2,True,True",
-                                         "q4,3,3,last,2,True,False",
-                                         "q6,1,4,first,1,True,"]
+    assert r.stdout.splitlines()[1:] == [
+        "q1,1,4,first,2,True,True",
+        "q2,2,4,middle,2,False,False",
+        "q3,4,4,last,2,True,True",
+        "q4,3,3,last,2,True,False",
+        "q6,1,4,first,1,True,",
+    ]
 
 
-@pytest.mark.parametrize("extra, message", [
-    ([], "carries no 'context'"),
-    (["--run", "RUN"], "--k or its --budget"),
-    (["--run", "RUN", "--k", "4", "--budget", "30"], "not both"),
-    (["--run", "RUN", "--k", "4", "--evidence", "worst"], "first or best"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ([], "carries no 'context'"),
+        (["--run", "RUN"], "--k or its --budget"),
+        (["--run", "RUN", "--k", "4", "--budget", "30"], "not both"),
+        (["--run", "RUN", "--k", "4", "--evidence", "worst"], "first or best"),
+    ],
+)
 def test_cli_usage_errors(tmp_path: Path, extra: list[str], message: str) -> None:
     args = _write(tmp_path)
     extra = [str(tmp_path / "run.trec") if x == "RUN" else x for x in extra]
@@ -300,14 +361,21 @@ def test_fare_rules_example(fare_rules_dir: Path) -> None:
     qs = list(golden.questions)
     run = bm25.search([q.question for q in qs], 50, qids=[q.id for q in qs])
     contexts = prompt_contexts(run, chunking, k=4)  # citations checked against the prompt
-    report = check_answers(load_answers(fare_rules_dir / "answers" / "baseline.jsonl",
-                                        golden=golden), golden, corpus=corpus, chunks=chunking,
-                           contexts=contexts)
+    report = check_answers(
+        load_answers(fare_rules_dir / "answers" / "baseline.jsonl", golden=golden),
+        golden,
+        corpus=corpus,
+        chunks=chunking,
+        contexts=contexts,
+    )
     rep = lost_in_the_middle(golden, chunking, run, report, k=4)
     assert rep.n == 64 and rep.excluded["not_in_context"] == 16
     assert rep.excluded["unanswerable"] == 10
-    assert {b.key: (b.n, b.correct, b.ok, b.support_unknown) for b in rep.bins} == \
-        {"first": (50, 41, 39, 1), "middle": (13, 11, 10, 0), "last": (1, 0, 0, 0)}
+    assert {b.key: (b.n, b.correct, b.ok, b.support_unknown) for b in rep.bins} == {
+        "first": (50, 41, 39, 1),
+        "middle": (13, 11, 10, 0),
+        "last": (1, 0, 0, 0),
+    }
     assert sum(b.correct for b in rep.bins) == 49 + 1 + 2
     assert sum(b.ok for b in rep.bins) == 49
     assert [p.n for p in rep.positions] == [50, 11, 2, 1]
@@ -321,16 +389,33 @@ def test_cli_positions_from_the_answers_own_context(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["context"] == "the answers' context ids"
-    assert {b["key"]: (b["n"], b["correct"], b["ok"]) for b in d["bins"]} == \
-        {"first": (2, 2, 1), "middle": (1, 0, 0), "last": (2, 2, 1)}
+    assert {b["key"]: (b["n"], b["correct"], b["ok"]) for b in d["bins"]} == {
+        "first": (2, 2, 1),
+        "middle": (1, 0, 0),
+        "last": (2, 2, 1),
+    }
 
 
 def test_cli_prints_user_strings_literally(tmp_path: Path) -> None:
     args = _write(tmp_path)
-    recs = [dict(a.model_dump(exclude_none=True), variant="[bold]v[/bold]:smile:")
-            for a in _answers().answers]
+    recs = [
+        dict(a.model_dump(exclude_none=True), variant="[bold]v[/bold]:smile:")
+        for a in _answers().answers
+    ]
     (tmp_path / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
-    r = runner.invoke(app, ["answers", "position", *args, "--run", str(tmp_path / "run.trec"),
-                            "--k", "4", "--per-question"], env={"COLUMNS": "120"})
+    r = runner.invoke(
+        app,
+        [
+            "answers",
+            "position",
+            *args,
+            "--run",
+            str(tmp_path / "run.trec"),
+            "--k",
+            "4",
+            "--per-question",
+        ],
+        env={"COLUMNS": "120"},
+    )
     assert r.exit_code == 0, r.output
     assert "[bold]v[/bold]:smile:" in r.stdout

@@ -17,8 +17,9 @@ from ragmeter.cli._app import app
 
 
 def _report():
-    return check_answers(answers_from_records(answers(), variant="baseline"), golden(),
-                         corpus=corpus())
+    return check_answers(
+        answers_from_records(answers(), variant="baseline"), golden(), corpus=corpus()
+    )
 
 
 def test_per_answer_verdicts() -> None:
@@ -40,21 +41,31 @@ def test_stale_policy_is_flagged_faithful_but_wrong() -> None:
     rep = _report()
     (f,) = rep.faithful_but_wrong
     assert f.id == "change-fee" and f.stale
-    assert f.cited == ({"doc": "fees-2024", "effective_date": "2024-01-01", "version": "2024.2",
-                        "superseded_by": "fees-2026"},)
-    assert f.evidence == ({"doc": "fees-2026", "effective_date": "2026-03-01",
-                           "version": "2026.1"},)
+    assert f.cited == (
+        {
+            "doc": "fees-2024",
+            "effective_date": "2024-01-01",
+            "version": "2024.2",
+            "superseded_by": "fees-2026",
+        },
+    )
+    assert f.evidence == (
+        {"doc": "fees-2026", "effective_date": "2026-03-01", "version": "2026.1"},
+    )
     s = rep.summary()
     assert s["faithful_but_wrong"] == 1 and s["correct"] == 4 and s["n_scored"] == 5
     assert s["ok"] == 2 and s["ok_known"] == 4 and s["correct_support_unknown"] == 1
     assert s["quotes_checked"] == 3 and s["quotes_failed"] == 1
     assert s["abstention"]["abstention_rate"] == 1.0
     sl = rep.by_slice()
-    assert sl["unanswerable"] == {"n": 1, "correct_rate": 1.0, "ok_rate": 1.0,
-                                  "support_unknown": 0}
+    assert sl["unanswerable"] == {"n": 1, "correct_rate": 1.0, "ok_rate": 1.0, "support_unknown": 0}
     assert sl["fees"]["correct_rate"] == 0.5
-    assert rep.answer_ok() == {"change-fee": False, "refund-window": True, "first-bag": False,
-                               "name-change": None}
+    assert rep.answer_ok() == {
+        "change-fee": False,
+        "refund-window": True,
+        "first-bag": False,
+        "name-change": None,
+    }
 
 
 def test_answering_the_unanswerable_and_false_abstention() -> None:
@@ -62,19 +73,27 @@ def test_answering_the_unanswerable_and_false_abstention() -> None:
     recs[4] = {"id": "pet-fee", "answer": "Pets cost $125.", "abstained": False}
     recs[1] = {"id": "refund-window", "answer": "", "abstained": True}
     r = check_answers(answers_from_records(recs), golden(), corpus=corpus()).by_id
-    assert r["pet-fee"].correct is False and r["pet-fee"].reason == "answered an unanswerable question"
+    assert (
+        r["pet-fee"].correct is False and r["pet-fee"].reason == "answered an unanswerable question"
+    )
     assert r["refund-window"].correct is False
     assert r["refund-window"].reason == "abstained on an answerable question"
 
 
 def test_bad_answers_are_refused_with_file_line_field(tmp_path: Path) -> None:
     p = tmp_path / "a.jsonl"
-    p.write_text('{"id": "change-fee", "answer": "x"}\n\n{"id": "change-fee", "answer": "y"}\n'
-                 '{"id": "nope", "answer": "z"}\n{"id": 3}\n', encoding="utf-8")
+    p.write_text(
+        '{"id": "change-fee", "answer": "x"}\n\n{"id": "change-fee", "answer": "y"}\n'
+        '{"id": "nope", "answer": "z"}\n{"id": 3}\n',
+        encoding="utf-8",
+    )
     with pytest.raises(ValidationError) as exc:
         load_answers(p, golden=golden())
     text = str(exc.value)
-    assert "a.jsonl:3: field 'id': duplicate answer for question 'change-fee' (first on line 1)" in text
+    assert (
+        "a.jsonl:3: field 'id': duplicate answer for question 'change-fee' (first on line 1)"
+        in text
+    )
     assert "a.jsonl:4: field 'id': 'nope' is not a question of the golden set" in text
     assert "a.jsonl:5: field 'id'" in text and "a.jsonl:5: field 'answer'" in text
 
@@ -95,8 +114,15 @@ def test_variants_compared_question_by_question() -> None:
 
 def test_cli_answers_check(tmp_path: Path) -> None:
     paths = write_world(tmp_path)
-    args = ["answers", "check", str(paths["answers"]), "--golden", str(paths["golden"]),
-            "--corpus", str(paths["corpus"])]
+    args = [
+        "answers",
+        "check",
+        str(paths["answers"]),
+        "--golden",
+        str(paths["golden"]),
+        "--corpus",
+        str(paths["corpus"]),
+    ]
     r = CliRunner().invoke(app, [*args, "--format", "json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
@@ -105,18 +131,31 @@ def test_cli_answers_check(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0 and "faithful but wrong" in r.stdout and "fees-2024" in r.stdout
     # with the fake judge: every report says FAKE JUDGE
-    r = CliRunner().invoke(app, [*args, "--judge", "fake", "--judge-metrics",
-                                 "answer_relevance,correctness"])
+    r = CliRunner().invoke(
+        app, [*args, "--judge", "fake", "--judge-metrics", "answer_relevance,correctness"]
+    )
     assert r.exit_code == 0, r.output
     assert "FAKE JUDGE" in r.stdout
     r = CliRunner().invoke(app, [*args, "--judge", "fake", "--judge-metrics", "faithfulness"])
     assert r.exit_code == 2 and "context" in r.output  # no context ids: refused, not guessed
     r = CliRunner().invoke(app, [*args, "--format", "csv"])
     assert r.exit_code == 0 and r.stdout.splitlines()[0].startswith("variant,id,answerable")
-    bad = write_jsonl(tmp_path / "bad.jsonl", [{"id": "change-fee", "answer": "x",
-                                                 "citations": [{"doc": "ghost"}]}])
-    r = CliRunner().invoke(app, ["answers", "check", str(bad), "--golden", str(paths["golden"]),
-                                 "--corpus", str(paths["corpus"])])
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl",
+        [{"id": "change-fee", "answer": "x", "citations": [{"doc": "ghost"}]}],
+    )
+    r = CliRunner().invoke(
+        app,
+        [
+            "answers",
+            "check",
+            str(bad),
+            "--golden",
+            str(paths["golden"]),
+            "--corpus",
+            str(paths["corpus"]),
+        ],
+    )
     assert r.exit_code == 2 and "cites unknown document 'ghost'" in " ".join(r.output.split())
     assert "Traceback" not in r.output
 
@@ -126,8 +165,16 @@ def test_cli_answers_compare(tmp_path: Path) -> None:
     recs = answers()
     recs[0] = {"id": "change-fee", "answer": "It is $75.", "citations": [{"doc": "fees-2026"}]}
     cand = write_jsonl(tmp_path / "fixed.jsonl", recs)
-    args = ["answers", "compare", str(paths["answers"]), str(cand), "--golden",
-            str(paths["golden"]), "--corpus", str(paths["corpus"])]
+    args = [
+        "answers",
+        "compare",
+        str(paths["answers"]),
+        str(cand),
+        "--golden",
+        str(paths["golden"]),
+        "--corpus",
+        str(paths["corpus"]),
+    ]
     r = CliRunner().invoke(app, [*args, "--format", "json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)

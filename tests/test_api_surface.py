@@ -43,10 +43,21 @@ DOCS = documented()
 
 
 def test_the_page_documents_every_public_package() -> None:
-    expected = {"ragmeter", "ragmeter.io", "ragmeter.metrics", "ragmeter.data",
-                "ragmeter.chunking", "ragmeter.labels", "ragmeter.retrieval", "ragmeter.paired",
-                "ragmeter.explain", "ragmeter.answers", "ragmeter.answers.judges",
-                "ragmeter.diagnosis", "ragmeter.experiments"}
+    expected = {
+        "ragmeter",
+        "ragmeter.io",
+        "ragmeter.metrics",
+        "ragmeter.data",
+        "ragmeter.chunking",
+        "ragmeter.labels",
+        "ragmeter.retrieval",
+        "ragmeter.paired",
+        "ragmeter.explain",
+        "ragmeter.answers",
+        "ragmeter.answers.judges",
+        "ragmeter.diagnosis",
+        "ragmeter.experiments",
+    }
     assert set(DOCS) == expected
 
 
@@ -61,7 +72,8 @@ def test_all_is_exactly_the_documented_surface(module: str) -> None:
     not_exported = sorted(set(names) - set(exported))
     assert not missing_from_docs and not not_exported, (
         f"{module}: in __all__ but not in docs/api.md: {missing_from_docs}; "
-        f"in docs/api.md but not in __all__: {not_exported}")
+        f"in docs/api.md but not in __all__: {not_exported}"
+    )
 
 
 @pytest.mark.parametrize("module", sorted(DOCS))
@@ -80,8 +92,17 @@ def test_top_level_names_are_the_objects_their_layer_exports() -> None:
         if module != "ragmeter":
             for n in names:
                 layer_of.setdefault(n, module)
-    errors = {"RagmeterError", "InputError", "ValidationError", "UsageError", "NotFoundError",
-              "MissingExtraError", "VersionMismatchError", "RagmeterWarning", "Problem"}
+    errors = {
+        "RagmeterError",
+        "InputError",
+        "ValidationError",
+        "UsageError",
+        "NotFoundError",
+        "MissingExtraError",
+        "VersionMismatchError",
+        "RagmeterWarning",
+        "Problem",
+    }
     for name in ragmeter.__all__:
         if name == "__version__" or name in errors:
             continue
@@ -92,19 +113,35 @@ def test_top_level_names_are_the_objects_their_layer_exports() -> None:
 
 def test_the_error_tree() -> None:
     """Every deliberate error is a RagmeterError; the compatibility bases are documented."""
-    from ragmeter import (InputError, MissingExtraError, NotFoundError, RagmeterError,
-                          RagmeterWarning, UsageError, ValidationError, VersionMismatchError)
+    from ragmeter import (
+        InputError,
+        MissingExtraError,
+        NotFoundError,
+        RagmeterError,
+        RagmeterWarning,
+        UsageError,
+        ValidationError,
+        VersionMismatchError,
+    )
 
-    for cls in (InputError, ValidationError, UsageError, NotFoundError, MissingExtraError,
-                VersionMismatchError):
+    for cls in (
+        InputError,
+        ValidationError,
+        UsageError,
+        NotFoundError,
+        MissingExtraError,
+        VersionMismatchError,
+    ):
         assert issubclass(cls, RagmeterError)
     assert issubclass(ValidationError, InputError) and issubclass(NotFoundError, UsageError)
     assert issubclass(NotFoundError, KeyError) and issubclass(MissingExtraError, ImportError)
     assert not issubclass(UsageError, ValueError) and not issubclass(InputError, ValueError)
     assert issubclass(RagmeterWarning, UserWarning)
     # a NotFoundError prints its message, not KeyError's quoted repr
-    assert str(NotFoundError("document 'x' is not in the corpus")) == \
-        "document 'x' is not in the corpus"
+    assert (
+        str(NotFoundError("document 'x' is not in the corpus"))
+        == "document 'x' is not in the corpus"
+    )
 
 
 def test_lookups_and_bad_counts_raise_the_tree_not_bare_builtins(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ def test_wordpiece_counts_subwords_without_special_tokens_or_truncation():
 def test_wordpiece_offsets_index_the_original_text():
     text = "Change fee: $75 (rule 16) — 東京"
     enc = WORDPIECE.encode([text])[0]
-    pieces = [text[a:b] for a, b in zip(enc.starts.tolist(), enc.ends.tolist())]
+    pieces = [text[a:b] for a, b in zip(enc.starts.tolist(), enc.ends.tolist(), strict=True)]
     assert pieces == ["Change", "fee", ":", "$", "75", "(", "rule", "16", ")", "—", "東", "京"]
     word = WORDPIECE.encode(["unaffable x"])[0]
     assert word.words.tolist() == [0, 0, 0, 1]  # one word, three pieces
@@ -60,31 +60,49 @@ def test_unknown_tokenizer_lists_valid_names():
 
 
 # --- names --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name,canonical", [
-    ("tokens:300:50", "tokens:300:50"), ("tokens:300", "tokens:300:0"),
-    ("sentences:5", "sentences:5"), ("sections:500", "sections:500"),
-    ("recursive:300:30", "recursive:300:30"), ("recursive:64", "recursive:64:0"),
-])
+@pytest.mark.parametrize(
+    "name,canonical",
+    [
+        ("tokens:300:50", "tokens:300:50"),
+        ("tokens:300", "tokens:300:0"),
+        ("sentences:5", "sentences:5"),
+        ("sections:500", "sections:500"),
+        ("recursive:300:30", "recursive:300:30"),
+        ("recursive:64", "recursive:64:0"),
+    ],
+)
 def test_chunker_names_are_canonical(name, canonical):
     assert make_chunker(name).name == canonical
     assert make_chunker(canonical).name == canonical
 
 
-@pytest.mark.parametrize("name,why", [
-    ("token:300", "unknown chunker 'token'"), ("tokens", "tokens takes SIZE and OVERLAP"),
-    ("tokens:300:300", "OVERLAP must be smaller than SIZE"),
-    ("tokens:0", "SIZE must be at least 1"),
-    ("tokens:3x", "whole numbers"), ("tokens:-5", "whole numbers"), ("sentences:0", "at least 1"),
-    ("sentences:2:1", "one number"), ("sections", "one number"), ("", "unknown chunker"),
-    ("recursive:10:2:1", "SIZE and OVERLAP"),
-])
+@pytest.mark.parametrize(
+    "name,why",
+    [
+        ("token:300", "unknown chunker 'token'"),
+        ("tokens", "tokens takes SIZE and OVERLAP"),
+        ("tokens:300:300", "OVERLAP must be smaller than SIZE"),
+        ("tokens:0", "SIZE must be at least 1"),
+        ("tokens:3x", "whole numbers"),
+        ("tokens:-5", "whole numbers"),
+        ("sentences:0", "at least 1"),
+        ("sentences:2:1", "one number"),
+        ("sections", "one number"),
+        ("", "unknown chunker"),
+        ("recursive:10:2:1", "SIZE and OVERLAP"),
+    ],
+)
 def test_bad_chunker_names_say_why_and_list_every_form(name, why):
     with pytest.raises(UsageError) as err:
         make_chunker(name)
     msg = str(err.value)
     assert why in msg
-    for form in ("tokens:SIZE:OVERLAP", "sentences:N", "sections:MAX_TOKENS",
-                 "recursive:SIZE:OVERLAP"):
+    for form in (
+        "tokens:SIZE:OVERLAP",
+        "sentences:N",
+        "sections:MAX_TOKENS",
+        "recursive:SIZE:OVERLAP",
+    ):
         assert form in msg
 
 
@@ -106,11 +124,19 @@ def test_token_windows_never_split_a_word():
 
 
 def test_sentence_splitter_rules():
-    text = ("The fee is $75. Refunds take 7 days, e.g. by card! Why? 東京は大きい。次の文。"
-            "\n\nNext para")
+    text = (
+        "The fee is $75. Refunds take 7 days, e.g. by card! Why? 東京は大きい。次の文。"
+        "\n\nNext para"
+    )
     got = [text[a:b] for a, b in split_sentences(text)]
-    assert got == ["The fee is $75.", "Refunds take 7 days, e.g. by card!", "Why?",
-                   "東京は大きい。", "次の文。", "Next para"]
+    assert got == [
+        "The fee is $75.",
+        "Refunds take 7 days, e.g. by card!",
+        "Why?",
+        "東京は大きい。",
+        "次の文。",
+        "Next para",
+    ]
 
 
 def test_sentence_windows():
@@ -119,8 +145,10 @@ def test_sentence_windows():
 
 
 def test_sections_merge_paragraphs_within_a_section_only():
-    text = ("# Fees\n\nChange fee is 75.\n\nName change fee is 50.\n\n"
-            "## Refunds\nRefunds take seven days.\n\nCash refunds are not offered.")
+    text = (
+        "# Fees\n\nChange fee is 75.\n\nName change fee is 50.\n\n"
+        "## Refunds\nRefunds take seven days.\n\nCash refunds are not offered."
+    )
     c = chunk_corpus(doc(text), "sections:17")  # 2 + 5 + 6 tokens, then 10 + 7
     assert texts(c) == [
         "# Fees\n\nChange fee is 75.\n\nName change fee is 50.",
@@ -165,7 +193,7 @@ def test_chunk_ids_are_stable_across_runs():
     a = chunk_corpus(doc(text), "recursive:7:2")
     b = chunk_corpus(doc(text), "recursive:7:2")
     assert a.ids == b.ids
-    assert all(i == f"d#{s}-{e}" for i, s, e in zip(a.ids, a.start.tolist(), a.end.tolist()))
+    assert all(i == f"d#{s}-{e}" for i, s, e in zip(a.ids, a.start.tolist(), a.end.tolist(), strict=True))
 
 
 def test_corpus_forms_accepted():
@@ -176,13 +204,16 @@ def test_corpus_forms_accepted():
 
 
 # --- adapters -----------------------------------------------------------------------------------
-CORPUS = [Document(id="a", text="Change fees are 75 dollars."),
-          Document(id="b", text="No refunds.")]
+CORPUS = [
+    Document(id="a", text="Change fees are 75 dollars."),
+    Document(id="b", text="No refunds."),
+]
 
 
 def test_from_ranges_computes_text_and_tokens():
-    c = from_ranges(CORPUS, [("b", 0, 10), {"doc": "a", "start": 0, "end": 11}, ("b", 0, 10)],
-                    name="mine")
+    c = from_ranges(
+        CORPUS, [("b", 0, 10), {"doc": "a", "start": 0, "end": 11}, ("b", 0, 10)], name="mine"
+    )
     assert c.ids == ["a#0-11", "b#0-10"]  # ordered by (doc, start, end), repeats kept once
     assert texts(c) == ["Change fees", "No refunds"]
     assert c.n_tokens.tolist() == [2, 3]  # "no", "ref", "##unds"
@@ -206,8 +237,10 @@ class FakeLangChainDoc:
 
 
 def test_from_langchain_objects_and_dicts():
-    docs = [FakeLangChainDoc("Change fees", {"source": "a", "start_index": 0}),
-            {"page_content": "refunds.", "metadata": {"source": "b", "start_index": 3}}]
+    docs = [
+        FakeLangChainDoc("Change fees", {"source": "a", "start_index": 0}),
+        {"page_content": "refunds.", "metadata": {"source": "b", "start_index": 3}},
+    ]
     c = from_langchain(docs, CORPUS)
     assert c.ids == ["a#0-11", "b#3-11"]
     assert c.name == "langchain"
@@ -216,10 +249,12 @@ def test_from_langchain_objects_and_dicts():
 
 
 def test_from_langchain_errors_name_the_fix():
-    bad = [FakeLangChainDoc("Change", {"source": "a"}),
-           FakeLangChainDoc("Change", {"source": "a", "start_index": -1}),
-           FakeLangChainDoc("Change", {"file": "a", "start_index": 0}),
-           FakeLangChainDoc("Nope", {"source": "a", "start_index": 0})]
+    bad = [
+        FakeLangChainDoc("Change", {"source": "a"}),
+        FakeLangChainDoc("Change", {"source": "a", "start_index": -1}),
+        FakeLangChainDoc("Change", {"file": "a", "start_index": 0}),
+        FakeLangChainDoc("Nope", {"source": "a", "start_index": 0}),
+    ]
     with pytest.raises(ValidationError) as err:
         from_langchain(bad, CORPUS)
     msg = str(err.value)
@@ -230,5 +265,13 @@ def test_from_langchain_errors_name_the_fix():
 
 def test_duplicate_chunk_ids_are_refused():
     with pytest.raises(InputError, match="duplicate chunk id 'x'"):
-        Chunking(name="n", tokenizer="t", ids=["x", "x"], doc=["a", "a"], start=[0, 1],
-                 end=[1, 2], text=["C", "h"], n_tokens=[1, 1])
+        Chunking(
+            name="n",
+            tokenizer="t",
+            ids=["x", "x"],
+            doc=["a", "a"],
+            start=[0, 1],
+            end=[1, 2],
+            text=["C", "h"],
+            n_tokens=[1, 1],
+        )

@@ -12,9 +12,10 @@ from ragmeter import InputError, UsageError, ValidationError
 from ragmeter.chunking import chunk_corpus, load_chunking
 from ragmeter.data._schema import Document
 
-DOCS = [Document(id="fees",
-                 text="# Fees\n\nChange fee: $75. Name change: not allowed. ½ price 😀."),
-        Document(id="rules/16.md", text="Rule 16 — penalties.\n\n東京 refunds within 7 days.")]
+DOCS = [
+    Document(id="fees", text="# Fees\n\nChange fee: $75. Name change: not allowed. ½ price 😀."),
+    Document(id="rules/16.md", text="Rule 16 — penalties.\n\n東京 refunds within 7 days."),
+]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +44,16 @@ def test_parquet_columns_and_metadata(tmp_path, chunking):
 def test_jsonl_rows_carry_the_columns(tmp_path, chunking):
     rows = [json.loads(x) for x in chunking.save(tmp_path / "c.jsonl").read_text().splitlines()]
     assert len(rows) == len(chunking)
-    assert set(rows[0]) == {"id", "doc", "start", "end", "text", "n_tokens", "chunking",
-                            "tokenizer"}
+    assert set(rows[0]) == {
+        "id",
+        "doc",
+        "start",
+        "end",
+        "text",
+        "n_tokens",
+        "chunking",
+        "tokenizer",
+    }
 
 
 def write_jsonl(path, rows):
@@ -53,23 +62,27 @@ def write_jsonl(path, rows):
 
 
 def test_jsonl_from_another_tool_gets_a_name(tmp_path):
-    p = write_jsonl(tmp_path / "mine.jsonl",
-                    [{"id": "c1", "doc": "fees", "start": 0, "end": 6, "text": "# Fees",
-                      "n_tokens": 2}])
+    p = write_jsonl(
+        tmp_path / "mine.jsonl",
+        [{"id": "c1", "doc": "fees", "start": 0, "end": 6, "text": "# Fees", "n_tokens": 2}],
+    )
     c = load_chunking(p, corpus=DOCS)
     assert c.name == "mine" and c.tokenizer == "unknown"
 
 
 def test_jsonl_problems_are_all_reported_with_line_and_field(tmp_path):
     good = {"id": "c1", "doc": "fees", "start": 0, "end": 6, "text": "# Fees", "n_tokens": 2}
-    p = write_jsonl(tmp_path / "bad.jsonl", [
-        good,
-        {**good, "id": "c1"},                       # line 2: duplicate id
-        {k: v for k, v in good.items() if k != "text"} | {"id": "c3"},  # line 3: missing text
-        {**good, "id": "c4", "start": "0"},         # line 4: not an integer
-        {**good, "id": "c5", "end": 0},             # line 5: end <= start
-        {**good, "id": "c6", "text": "# Fee"},      # line 6: text length != end - start
-    ])
+    p = write_jsonl(
+        tmp_path / "bad.jsonl",
+        [
+            good,
+            {**good, "id": "c1"},  # line 2: duplicate id
+            {k: v for k, v in good.items() if k != "text"} | {"id": "c3"},  # line 3: missing text
+            {**good, "id": "c4", "start": "0"},  # line 4: not an integer
+            {**good, "id": "c5", "end": 0},  # line 5: end <= start
+            {**good, "id": "c6", "text": "# Fee"},  # line 6: text length != end - start
+        ],
+    )
     with pytest.raises(ValidationError) as err:
         load_chunking(p)
     got = {(pr.line, pr.field) for pr in err.value.problems}
@@ -78,10 +91,13 @@ def test_jsonl_problems_are_all_reported_with_line_and_field(tmp_path):
 
 
 def test_text_checked_against_the_corpus(tmp_path):
-    p = write_jsonl(tmp_path / "c.jsonl", [
-        {"id": "a", "doc": "fees", "start": 0, "end": 6, "text": "# FEES", "n_tokens": 2},
-        {"id": "b", "doc": "nope", "start": 0, "end": 1, "text": "x", "n_tokens": 1},
-    ])
+    p = write_jsonl(
+        tmp_path / "c.jsonl",
+        [
+            {"id": "a", "doc": "fees", "start": 0, "end": 6, "text": "# FEES", "n_tokens": 2},
+            {"id": "b", "doc": "nope", "start": 0, "end": 1, "text": "x", "n_tokens": 1},
+        ],
+    )
     with pytest.raises(ValidationError) as err:
         load_chunking(p, corpus=DOCS)
     msgs = [str(pr) for pr in err.value.problems]
@@ -90,13 +106,25 @@ def test_text_checked_against_the_corpus(tmp_path):
 
 def test_parquet_missing_column_and_duplicates(tmp_path):
     p = tmp_path / "c.parquet"
-    pq.write_table(pa.table({"id": ["a"], "doc": ["fees"], "start": [0], "end": [6],
-                             "text": ["# Fees"]}), p)
+    pq.write_table(
+        pa.table({"id": ["a"], "doc": ["fees"], "start": [0], "end": [6], "text": ["# Fees"]}), p
+    )
     with pytest.raises(InputError) as err:
         load_chunking(p)
     assert err.value.field == "n_tokens" and err.value.path == str(p)
-    pq.write_table(pa.table({"id": ["a", "a"], "doc": ["fees"] * 2, "start": [0, 2],
-                             "end": [6, 6], "text": ["# Fees", "Fees"], "n_tokens": [2, 1]}), p)
+    pq.write_table(
+        pa.table(
+            {
+                "id": ["a", "a"],
+                "doc": ["fees"] * 2,
+                "start": [0, 2],
+                "end": [6, 6],
+                "text": ["# Fees", "Fees"],
+                "n_tokens": [2, 1],
+            }
+        ),
+        p,
+    )
     with pytest.raises(ValidationError, match="duplicate chunk id 'a'"):
         load_chunking(p)
 

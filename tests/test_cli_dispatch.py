@@ -34,15 +34,22 @@ def _trec_rows(path: Path) -> list[list[str]]:
 
 def run_as_jsonl(trec: Path, out: Path) -> Path:
     """The TREC run written as JSON Lines, one object per line, in the file's order."""
-    lines = [json.dumps({"qid": q, "doc": d, "score": float(s)}) for q, _, d, _, s, _ in _trec_rows(trec)]
+    lines = [
+        json.dumps({"qid": q, "doc": d, "score": float(s)}) for q, _, d, _, s, _ in _trec_rows(trec)
+    ]
     data = ("\n".join(lines) + "\n").encode()
     out.write_bytes(gzip.compress(data, mtime=0) if out.name.lower().endswith(".gz") else data)
     return out
 
 
 def qrels_as_jsonl(trec: Path, out: Path) -> Path:
-    out.write_text("".join(json.dumps({"qid": q, "doc": d, "rel": int(g)}) + "\n"
-                           for q, _, d, g in _trec_rows(trec)), encoding="utf-8")
+    out.write_text(
+        "".join(
+            json.dumps({"qid": q, "doc": d, "rel": int(g)}) + "\n"
+            for q, _, d, g in _trec_rows(trec)
+        ),
+        encoding="utf-8",
+    )
     return out
 
 
@@ -53,8 +60,9 @@ def _aggregate(*args: str) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("run_name", ["RUN.JSONL", "Run.Jsonl", "run.jsonl", "RUN.JSONL.GZ"])
-def test_eval_reads_a_jsonl_run_whatever_the_case_of_its_extension(tmp_path: Path,
-                                                                    run_name: str) -> None:
+def test_eval_reads_a_jsonl_run_whatever_the_case_of_its_extension(
+    tmp_path: Path, run_name: str
+) -> None:
     run = run_as_jsonl(FIX / "baseline.run", tmp_path / run_name)
     got = _aggregate(str(FIX / "qrels.txt"), str(run))
     library = ragmeter.evaluate(FIX / "qrels.txt", run, M).aggregate
@@ -74,11 +82,14 @@ def test_eval_reads_upper_case_jsonl_qrels(tmp_path: Path) -> None:
 
 def test_eval_duplicates_error_applies_to_jsonl_runs(tmp_path: Path) -> None:
     run = tmp_path / "dup.jsonl"
-    run.write_text('{"qid": "change_fee", "doc": "change-fee/rel0", "score": 2}\n'
-                   '{"qid": "change_fee", "doc": "change-fee/rel0", "score": 1}\n',
-                   encoding="utf-8")
-    code, _, err = cli("eval", str(FIX / "qrels.txt"), str(run), "-m", "RR@3",
-                       "--duplicates", "error")
+    run.write_text(
+        '{"qid": "change_fee", "doc": "change-fee/rel0", "score": 2}\n'
+        '{"qid": "change_fee", "doc": "change-fee/rel0", "score": 1}\n',
+        encoding="utf-8",
+    )
+    code, _, err = cli(
+        "eval", str(FIX / "qrels.txt"), str(run), "-m", "RR@3", "--duplicates", "error"
+    )
     assert code == 2 and str(run) in err.replace("\n", "") and "Traceback" not in err
 
 
@@ -97,15 +108,35 @@ def test_span_sweep_reads_upper_case_jsonl_runs(tmp_path: Path) -> None:
             rp = tmp_path / ext.strip(".") / f"{name}{ext}"
             rp.parent.mkdir(exist_ok=True)
             if ext == ".run":
-                rp.write_text("".join(f"{q} Q0 {d} {i + 1} {s} {name}\n" for q, docs in run.items()
-                                      for i, (d, s) in enumerate(docs.items())))
+                rp.write_text(
+                    "".join(
+                        f"{q} Q0 {d} {i + 1} {s} {name}\n"
+                        for q, docs in run.items()
+                        for i, (d, s) in enumerate(docs.items())
+                    )
+                )
             else:
-                rp.write_text("".join(json.dumps({"qid": q, "doc": d, "score": s}) + "\n"
-                                      for q, docs in run.items() for d, s in docs.items()))
+                rp.write_text(
+                    "".join(
+                        json.dumps({"qid": q, "doc": d, "score": s}) + "\n"
+                        for q, docs in run.items()
+                        for d, s in docs.items()
+                    )
+                )
             args.append(str(rp))
             chunk_args += ["--chunks", str(cp)]
-        code, out, err = cli(*args, "--golden", str(gp), *chunk_args, "-m", "R",
-                             "--budget", "100..1200:300", "--format", "json")
+        code, out, err = cli(
+            *args,
+            "--golden",
+            str(gp),
+            *chunk_args,
+            "-m",
+            "R",
+            "--budget",
+            "100..1200:300",
+            "--format",
+            "json",
+        )
         assert code == 0, err
         outs.append(json.loads(out))
     assert outs[0] == outs[1]

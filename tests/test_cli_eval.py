@@ -22,8 +22,15 @@ def _eval(*args: str) -> tuple[int, str, str]:
 
 
 def test_json_single_run_golden() -> None:
-    code, out, _ = _eval(str(FIX / "qrels.txt"), str(FIX / "baseline.run"), "-m", METRICS,
-                         "--per-query", "--format", "json")
+    code, out, _ = _eval(
+        str(FIX / "qrels.txt"),
+        str(FIX / "baseline.run"),
+        "-m",
+        METRICS,
+        "--per-query",
+        "--format",
+        "json",
+    )
     assert code == 0
     got = json.loads(out)
     got["run"] = Path(got["run"]).name
@@ -34,18 +41,34 @@ def test_json_single_run_golden() -> None:
 
 
 def test_json_several_runs_is_a_list() -> None:
-    code, out, _ = _eval(str(FIX / "qrels.txt"), str(FIX / "baseline.run"), str(FIX / "reranked.run"),
-                         "-m", "nDCG(gain=exp)@3", "--format", "json")
+    code, out, _ = _eval(
+        str(FIX / "qrels.txt"),
+        str(FIX / "baseline.run"),
+        str(FIX / "reranked.run"),
+        "-m",
+        "nDCG(gain=exp)@3",
+        "--format",
+        "json",
+    )
     assert code == 0
     objs = json.loads(out)
     assert [round(o["aggregate"]["nDCG(gain=exp)@3"], 2) for o in objs] == [0.48, 0.69]
     assert all("per_query" not in o for o in objs)
-    assert all(o["n_queries"] == 6 and o["n_missing"] == 0 and o["n_no_relevant"] == 0 for o in objs)
+    assert all(
+        o["n_queries"] == 6 and o["n_missing"] == 0 and o["n_no_relevant"] == 0 for o in objs
+    )
 
 
 def test_csv_golden() -> None:
-    code, out, _ = _eval(str(FIX / "qrels.txt"), str(FIX / "reranked.run"), "-m", "RR@3,P@3",
-                         "--format", "csv", "--per-query")
+    code, out, _ = _eval(
+        str(FIX / "qrels.txt"),
+        str(FIX / "reranked.run"),
+        "-m",
+        "RR@3,P@3",
+        "--format",
+        "csv",
+        "--per-query",
+    )
     assert code == 0
     lines = out.strip().splitlines()
     assert lines[0] == "run,query,RR@3,P@3"
@@ -54,7 +77,9 @@ def test_csv_golden() -> None:
 
 
 def test_table_prints_canonical_names_and_counts() -> None:
-    code, out, _ = _eval(str(FIX / "qrels.txt"), str(FIX / "baseline.run"), "-m", "MRR@3,nDCG(gain=exp)@3")
+    code, out, _ = _eval(
+        str(FIX / "qrels.txt"), str(FIX / "baseline.run"), "-m", "MRR@3,nDCG(gain=exp)@3"
+    )
     assert code == 0
     assert "RR@3" in out and "nDCG(gain=exp)@3" in out and "MRR" not in out
     assert "0.4722" in out and "0.4806" in out

@@ -34,14 +34,19 @@ def test_import_squad_and_beir_write_both_files_and_refuse_overwrite(tmp_path: P
     code, stdout, _ = _golden("import", "squad", FIX / "squad.json", "-o", out)
     assert code == 0
     assert "wrote 2 documents" in stdout and "4 questions" in stdout and "version g-" in stdout
-    assert load_golden(out / "golden.jsonl", out / "corpus.jsonl").ids == ["sb1", "sb2", "sb3",
-                                                                           "nt1"]
+    assert load_golden(out / "golden.jsonl", out / "corpus.jsonl").ids == [
+        "sb1",
+        "sb2",
+        "sb3",
+        "nt1",
+    ]
     code, _, stderr = _golden("import", "squad", FIX / "squad.json", "-o", out)
     assert code == 2 and "already exist" in stderr and "--force" in stderr
     assert _golden("import", "squad", FIX / "squad.json", "-o", out, "--force")[0] == 0
 
-    code, stdout, _ = _golden("import", "beir", FIX / "beir", "-o", tmp_path / "b",
-                              "--split", "train")
+    code, stdout, _ = _golden(
+        "import", "beir", FIX / "beir", "-o", tmp_path / "b", "--split", "train"
+    )
     assert code == 0 and "1 questions" in stdout
     assert len(load_corpus(tmp_path / "b" / "corpus.jsonl")) == 4
 
@@ -58,7 +63,8 @@ def test_validate_ok_prints_a_summary(files: tuple[Path, Path]) -> None:
     assert code == 0
     assert stdout.splitlines()[0] == (
         f"ok: {golden}: 5 questions (4 answerable, 1 unanswerable), 6 spans over 3 documents, "
-        "0 problems")
+        "0 problems"
+    )
     assert stdout.splitlines()[1].startswith("version: g-")
     code, stdout, _ = _golden("validate", golden, "--format", "json")
     got = json.loads(stdout)
@@ -76,10 +82,14 @@ def test_validate_lists_every_problem_and_exits_2(files: tuple[Path, Path]) -> N
     code, stdout, stderr = _golden("validate", golden, "--corpus", corpus)
     assert code == 2
     assert stdout.splitlines() == [
-        (f"{golden}:1: field 'evidence[0].doc': unknown document 'feez': not in the corpus; "
-         "did you mean 'fees'?"),
-        (f"{golden}:2: field 'evidence[0].end': empty span: end (178) must be greater than "
-         "start (178)"),
+        (
+            f"{golden}:1: field 'evidence[0].doc': unknown document 'feez': not in the corpus; "
+            "did you mean 'fees'?"
+        ),
+        (
+            f"{golden}:2: field 'evidence[0].end': empty span: end (178) must be greater than "
+            "start (178)"
+        ),
         f"{golden}:6: field 'id': duplicate question id 'q4' (first on line 4)",
     ]
     assert "3 problem(s)" in stderr
@@ -87,7 +97,10 @@ def test_validate_lists_every_problem_and_exits_2(files: tuple[Path, Path]) -> N
     got = json.loads(stdout)
     assert code == 2 and not got["ok"]
     assert [(p["line"], p["field"]) for p in got["problems"]] == [
-        (1, "evidence[0].doc"), (2, "evidence[0].end"), (6, "id")]
+        (1, "evidence[0].doc"),
+        (2, "evidence[0].end"),
+        (6, "id"),
+    ]
 
 
 def test_validate_with_a_bad_corpus_is_exit_2(files: tuple[Path, Path]) -> None:
@@ -110,8 +123,10 @@ def test_freeze_check_and_forced_refreeze(files: tuple[Path, Path]) -> None:
     assert code == 0 and f"unchanged since frozen: {version}" in stdout
 
     docs = load_corpus(corpus)
-    write_corpus([d.model_copy(update={"text": d.text.upper()}) if d.id == "infants" else d
-                  for d in docs], corpus)
+    write_corpus(
+        [d.model_copy(update={"text": d.text.upper()}) if d.id == "infants" else d for d in docs],
+        corpus,
+    )
     code, stdout, _ = _golden("freeze", golden, "--corpus", corpus, "--check")
     assert code == 1 and "referenced documents changed: infants" in stdout
     code, stdout, stderr = _golden("validate", golden, "--corpus", corpus)
@@ -125,8 +140,7 @@ def test_freeze_check_and_forced_refreeze(files: tuple[Path, Path]) -> None:
     assert json.loads(lock.read_text())["version"] == version
     code, stdout, _ = _golden("validate", golden, "--corpus", corpus)
     assert code == 0
-    code, stdout, _ = _golden("freeze", golden, "--corpus", corpus, "--force", "--format",
-                              "json")
+    code, stdout, _ = _golden("freeze", golden, "--corpus", corpus, "--force", "--format", "json")
     got = json.loads(stdout)
     assert code == 0 and got["written"] and got["previous_version"] == version
     assert got["version"] != version
@@ -135,11 +149,15 @@ def test_freeze_check_and_forced_refreeze(files: tuple[Path, Path]) -> None:
 def test_relocate_repairs_what_it_can_and_exits_1_for_the_rest(files: tuple[Path, Path]) -> None:
     golden, corpus = files
     docs = load_corpus(corpus)
-    edits = {"fees": lambda t: "Updated 2025.\n" + t,           # exact move
-             "infants": lambda t: t.replace(" years ", "\n  years "),  # whitespace move
-             "refunds": lambda t: t.replace("taxes are refunded", "taxes are kept")}  # lost
-    write_corpus([d.model_copy(update={"text": edits[d.id](d.text)}) if d.id in edits else d
-                  for d in docs], corpus)
+    edits = {
+        "fees": lambda t: "Updated 2025.\n" + t,  # exact move
+        "infants": lambda t: t.replace(" years ", "\n  years "),  # whitespace move
+        "refunds": lambda t: t.replace("taxes are refunded", "taxes are kept"),
+    }  # lost
+    write_corpus(
+        [d.model_copy(update={"text": edits[d.id](d.text)}) if d.id in edits else d for d in docs],
+        corpus,
+    )
     out = golden.with_name("relocated.jsonl")
     code, stdout, _ = _golden("relocate", golden, "--corpus", corpus, "-o", out)
     assert code == 1
@@ -151,8 +169,9 @@ def test_relocate_repairs_what_it_can_and_exits_1_for_the_rest(files: tuple[Path
 
     code, _, stderr = _golden("relocate", golden, "--corpus", corpus, "-o", out)
     assert code == 2 and "--force" in stderr
-    code, stdout, _ = _golden("relocate", golden, "--corpus", corpus, "-o", out, "--force",
-                              "--format", "json")
+    code, stdout, _ = _golden(
+        "relocate", golden, "--corpus", corpus, "-o", out, "--force", "--format", "json"
+    )
     got = json.loads(stdout)
     assert code == 1 and len(got["moved"]) == 4 and got["unresolved"][0]["question"] == "q3"
 
@@ -171,8 +190,15 @@ def test_stats_table_and_json(files: tuple[Path, Path]) -> None:
     golden, corpus = files
     code, stdout, stderr = _golden("stats", golden, "--corpus", corpus)
     assert code == 0
-    for text in ("questions", "tune / heldout", "3 / 2", "1: 1, 2: 5", "multi-passage",
-                 "g-", "1 / 1 / 1.5 / 3"):
+    for text in (
+        "questions",
+        "tune / heldout",
+        "3 / 2",
+        "1: 1, 2: 5",
+        "multi-passage",
+        "g-",
+        "1 / 1 / 1.5 / 3",
+    ):
         assert text in stdout
     assert "warning: slice 'fees' has 2 question(s), under 10" in stderr
     code, stdout, _ = _golden("stats", golden, "--format", "json")

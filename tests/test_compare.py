@@ -10,11 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragmeter
-from ragmeter import Evaluation, evaluate
-from ragmeter import InputError, RagmeterWarning, UsageError, VersionMismatchError
-from ragmeter.paired import Comparison, compare
+from ragmeter import (
+    Evaluation,
+    InputError,
+    RagmeterWarning,
+    UsageError,
+    VersionMismatchError,
+    evaluate,
+)
 from ragmeter.cli._demo.toy import toy_qrels, toy_run
 from ragmeter.metrics import parse
+from ragmeter.paired import Comparison, compare
 
 
 def lab(fixed: int = 6, broken: int = 4) -> tuple[dict[str, int], dict[str, int]]:
@@ -23,10 +29,12 @@ def lab(fixed: int = 6, broken: int = 4) -> tuple[dict[str, int], dict[str, int]
     a = np.zeros(80, dtype=int)
     a[:60] = 1
     b = a.copy()
-    b[60:60 + fixed] = 1
+    b[60 : 60 + fixed] = 1
     b[:broken] = 0
-    return ({f"q{i:02d}": int(x) for i, x in enumerate(a)},
-            {f"q{i:02d}": int(x) for i, x in enumerate(b)})
+    return (
+        {f"q{i:02d}": int(x) for i, x in enumerate(a)},
+        {f"q{i:02d}": int(x) for i, x in enumerate(b)},
+    )
 
 
 def quiet_compare(*args, **kwargs) -> Comparison:
@@ -73,8 +81,8 @@ def test_lab_fourteen_fixed_four_broken_excludes_zero() -> None:
 
 def test_five_question_table_by_hand_seed_42() -> None:
     """diffs +1, 0, 0, -1, +1 from outcomes A = 0,0,0,1,0 and B = 1,0,0,0,1."""
-    a = dict(zip("12345", [0, 0, 0, 1, 0]))
-    b = dict(zip("12345", [1, 0, 0, 0, 1]))
+    a = dict(zip("12345", [0, 0, 0, 1, 0], strict=True))
+    b = dict(zip("12345", [1, 0, 0, 0, 1], strict=True))
     c = quiet_compare(a, b, seed=42)
     assert c.mean_delta == pytest.approx(0.2)
     assert (round(c.ci[0], 2), round(c.ci[1], 2)) == (-0.40, 0.80)
@@ -91,8 +99,10 @@ def test_worse_candidate_verdict() -> None:
 @pytest.fixture(scope="module")
 def toy_pair() -> tuple[Evaluation, Evaluation]:
     m = "nDCG(gain=exp)@3,Hit@3"
-    return (evaluate(toy_qrels(), toy_run("baseline"), m, run_name="baseline"),
-            evaluate(toy_qrels(), toy_run("reranked"), m, run_name="reranked"))
+    return (
+        evaluate(toy_qrels(), toy_run("baseline"), m, run_name="baseline"),
+        evaluate(toy_qrels(), toy_run("reranked"), m, run_name="reranked"),
+    )
 
 
 def test_toy_ndcg3_reranked_vs_baseline(toy_pair: tuple[Evaluation, Evaluation]) -> None:
@@ -106,8 +116,12 @@ def test_toy_ndcg3_reranked_vs_baseline(toy_pair: tuple[Evaluation, Evaluation])
     assert round(loss.delta, 2) == -0.5
     # ranks of the first relevant passage before and after, from Evaluation.details
     assert (loss.rank_before, loss.rank_after) == (1, 3)
-    assert [m.qid for m in c.improved] == ["name change", "seat selection", "change fee",
-                                           "infant fare"]
+    assert [m.qid for m in c.improved] == [
+        "name change",
+        "seat selection",
+        "change fee",
+        "infant fare",
+    ]
     assert [round(m.delta, 2) for m in c.improved] == [0.63, 0.5, 0.41, 0.2]
     # "name change" had its passage at rank 4, beyond the depth scored for @3 metrics: unknown
     assert (c.improved[0].rank_before, c.improved[0].rank_after) == (None, 2)
@@ -130,8 +144,13 @@ def test_public_name_is_the_function(toy_pair) -> None:
 # -- inputs and rules ---------------------------------------------------------------------------
 def ev(values: dict[str, float], *, run: str = "r", metric: str = "Hit@5", **kw) -> Evaluation:
     qids = tuple(values)
-    return Evaluation(run=run, metrics=(parse(metric),), query_ids=qids,
-                      values=np.array([[values[q]] for q in qids]), **kw)
+    return Evaluation(
+        run=run,
+        metrics=(parse(metric),),
+        query_ids=qids,
+        values=np.array([[values[q]] for q in qids]),
+        **kw,
+    )
 
 
 def test_metric_defaults_to_the_single_one_and_is_required_otherwise(toy_pair) -> None:
@@ -182,25 +201,46 @@ def test_binary_rule() -> None:
 
 
 def test_config_differences_are_listed_and_several_warn() -> None:
-    a = ev({"a": 1, "b": 0}, run="base", config={"retriever": {"name": "bm25", "k1": 1.2},
-                                                 "reranker": None, "created_at": "x"})
-    b = ev({"a": 1, "b": 1}, run="cand", config={"retriever": {"name": "bm25", "k1": 0.9},
-                                                 "reranker": "minilm", "created_at": "y"})
+    a = ev(
+        {"a": 1, "b": 0},
+        run="base",
+        config={"retriever": {"name": "bm25", "k1": 1.2}, "reranker": None, "created_at": "x"},
+    )
+    b = ev(
+        {"a": 1, "b": 1},
+        run="cand",
+        config={"retriever": {"name": "bm25", "k1": 0.9}, "reranker": "minilm", "created_at": "y"},
+    )
     with pytest.warns(RagmeterWarning, match=r"2 changes \(reranker, retriever\)"):
         c = compare(a, b)
     assert [d.key for d in c.config_diff] == ["reranker", "retriever.k1"]
     assert [ch.name for ch in c.changes] == ["reranker", "retriever"]
-    one = ev({"a": 1, "b": 1}, run="cand", config={"retriever": {"name": "bm25", "k1": 1.2},
-                                                   "reranker": "minilm"})
+    one = ev(
+        {"a": 1, "b": 1},
+        run="cand",
+        config={"retriever": {"name": "bm25", "k1": 1.2}, "reranker": "minilm"},
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         c1 = compare(a, one)
     assert [str(d) for d in c1.config_diff] == ["reranker: null -> minilm"]
     # a nested "name" is a setting; measurements such as the span evaluator's effective k are not
-    x = ev({"a": 1}, config={"retriever": {"name": "bm25"}, "chunks": "a.jsonl",
-                             "effective_k": {"1200": {"median": 4}}})
-    y = ev({"a": 1}, config={"retriever": {"name": "dense"}, "chunks": "b.jsonl",
-                             "effective_k": {"1200": {"median": 12}}})
+    x = ev(
+        {"a": 1},
+        config={
+            "retriever": {"name": "bm25"},
+            "chunks": "a.jsonl",
+            "effective_k": {"1200": {"median": 4}},
+        },
+    )
+    y = ev(
+        {"a": 1},
+        config={
+            "retriever": {"name": "dense"},
+            "chunks": "b.jsonl",
+            "effective_k": {"1200": {"median": 12}},
+        },
+    )
     assert [d.key for d in compare(x, y).config_diff] == ["retriever.name"]
 
 
@@ -233,10 +273,12 @@ def test_chunkings_at_a_rank_cutoff_are_unfair_but_fine_at_a_budget() -> None:
 def test_slices_and_heldout_split_reported_apart() -> None:
     rng = np.random.default_rng(3)
     qids = [f"q{i}" for i in range(40)]
-    a = dict(zip(qids, rng.integers(0, 2, 40).astype(float)))
-    b = dict(zip(qids, rng.integers(0, 2, 40).astype(float)))
-    slices = {q: ("rule codes",) if i < 6 else ("fees", "all-fees") if i < 30 else ()
-              for i, q in enumerate(qids)}
+    a = dict(zip(qids, rng.integers(0, 2, 40).astype(float), strict=True))
+    b = dict(zip(qids, rng.integers(0, 2, 40).astype(float), strict=True))
+    slices = {
+        q: ("rule codes",) if i < 6 else ("fees", "all-fees") if i < 30 else ()
+        for i, q in enumerate(qids)
+    }
     splits = {q: "heldout" if i % 4 == 0 else "tune" for i, q in enumerate(qids)}
     with pytest.warns(RagmeterWarning, match="direction, not proof: rule codes"):
         c = compare(ev(a, slices=slices, splits=splits), ev(b, run="s", slices=slices))
@@ -258,8 +300,22 @@ def test_to_dict_carries_the_interface_fields() -> None:
     a, b = lab(6, 4)
     c = compare(a, b, "answer correct", randomisation=True)
     d = c.to_dict()
-    for key in ("n", "mean_delta", "ci", "wins", "losses", "ties", "sign_test_p", "fixed",
-                "broken", "slices", "verdict", "per_query", "randomisation", "movers"):
+    for key in (
+        "n",
+        "mean_delta",
+        "ci",
+        "wins",
+        "losses",
+        "ties",
+        "sign_test_p",
+        "fixed",
+        "broken",
+        "slices",
+        "verdict",
+        "per_query",
+        "randomisation",
+        "movers",
+    ):
         assert key in d
     assert d["ci"] == [c.ci[0], c.ci[1]]
     assert d["per_query"]["q00"] == {"baseline": 1.0, "candidate": 0.0, "delta": -1.0}
@@ -279,8 +335,11 @@ def test_movers_are_limited_and_ordered() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0]), st.sampled_from([0.0, 1.0])),
-                min_size=1, max_size=60))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 1.0]), st.sampled_from([0.0, 1.0])), min_size=1, max_size=60
+    )
+)
 def test_swapping_the_runs_mirrors_every_number(pairs: list[tuple[float, float]]) -> None:
     a = {f"q{i}": x for i, (x, _) in enumerate(pairs)}
     b = {f"q{i}": y for i, (_, y) in enumerate(pairs)}

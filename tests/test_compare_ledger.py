@@ -11,18 +11,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragmeter import Evaluation
-from ragmeter import InputError, RagmeterWarning
+from ragmeter import Evaluation, InputError, RagmeterWarning
+from ragmeter.metrics import parse
 from ragmeter.paired import Ledger, compare
 from ragmeter.paired._ledger import DEFAULT_LEDGER, UNVERSIONED, variant_id
-from ragmeter.metrics import parse
 
 
 def ev(run: str, values: list[float], version: str | None = "v1", **config) -> Evaluation:
     qids = tuple(f"q{i}" for i in range(len(values)))
-    return Evaluation(run=run, metrics=(parse("Hit@5"),), query_ids=qids,
-                      values=np.array(values, dtype=float)[:, None], golden_version=version,
-                      config=config)
+    return Evaluation(
+        run=run,
+        metrics=(parse("Hit@5"),),
+        query_ids=qids,
+        values=np.array(values, dtype=float)[:, None],
+        golden_version=version,
+        config=config,
+    )
 
 
 BASE = [1, 1, 0, 0, 1, 0, 1, 0, 1, 1]
@@ -105,8 +109,12 @@ def _append_many(args: tuple[str, int]) -> None:
     path, worker = args
     book = Ledger(path)
     for i in range(50):
-        book.record(golden_version="v1", metric="Hit@5", baseline="base",
-                    candidate=f"w{worker}-{i}" + "x" * 200)
+        book.record(
+            golden_version="v1",
+            metric="Hit@5",
+            baseline="base",
+            candidate=f"w{worker}-{i}" + "x" * 200,
+        )
 
 
 def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
@@ -122,6 +130,7 @@ def test_unwritable_ledger_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     with pytest.raises(InputError, match="cannot write the ledger"):
-        Ledger(blocker / "sub" / "ledger.jsonl").record(golden_version=None, metric="m",
-                                                         baseline="a", candidate="b")
+        Ledger(blocker / "sub" / "ledger.jsonl").record(
+            golden_version=None, metric="m", baseline="a", candidate="b"
+        )
     assert os.path.isfile(blocker)

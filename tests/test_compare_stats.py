@@ -75,8 +75,10 @@ def test_bootstrap_input_checks() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.25, 1.0]), min_size=1, max_size=40),
-       st.integers(0, 2**32 - 1))
+@given(
+    st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.25, 1.0]), min_size=1, max_size=40),
+    st.integers(0, 2**32 - 1),
+)
 def test_interval_brackets_lie_within_the_data(values: list[float], seed: int) -> None:
     ci = paired_bootstrap(values, n_resamples=200, seed=seed)
     assert min(values) - 1e-12 <= ci.lo <= ci.hi <= max(values) + 1e-12
@@ -101,8 +103,10 @@ def test_randomisation_test_exact_matches_enumeration() -> None:
     d = np.array([0.5, 0.0, -0.25, 1.0, 0.75, 0.0, -0.5, 0.25])
     nz = d[d != 0]
     obs = abs(nz.sum())
-    sums = [abs(sum(s * x for s, x in zip(signs, nz)))
-            for signs in itertools.product((1, -1), repeat=len(nz))]
+    sums = [
+        abs(sum(s * x for s, x in zip(signs, nz, strict=True)))
+        for signs in itertools.product((1, -1), repeat=len(nz))
+    ]
     expected = np.mean([s >= obs - 1e-12 for s in sums])
     r = randomisation_test(d, n_resamples=10_000)
     assert r.exact and r.n_resamples == 2 ** len(nz)

@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
-
 from rich.console import Console
+from typer.testing import CliRunner
 
 from ragmeter.cli import app
 
@@ -28,7 +27,7 @@ from ragmeter.cli import app
 #: closing tag with no opening one (MarkupError), a style tag
 HOSTILE = ["tokens:100:0", "[bold]x[/bold]", ":smile:", "[/x]", "[red]"]
 #: emoji and pictographs; box drawing (U+2500..U+257F) and ellipsis are not in these ranges
-EMOJI = re.compile("[\U0001F000-\U0001FFFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]")
+EMOJI = re.compile("[\U0001f000-\U0001ffff\u2600-\u27bf\u2b00-\u2bff\ufe0f]")
 runner = CliRunner()
 
 
@@ -47,8 +46,9 @@ def assert_literal(text: str, *names: str) -> None:
     """Every name appears as written (a long title or caption may wrap at the table's width, so
     line breaks are ignored); no emoji and no rich error anywhere."""
     for name in names:
-        assert name in text or squash(name) in squash(text), \
+        assert name in text or squash(name) in squash(text), (
             f"{name!r} not printed literally in:\n{text}"
+        )
     assert not EMOJI.search(text), f"emoji in:\n{text}"
     assert "MarkupError" not in text and "Traceback" not in text
 
@@ -61,18 +61,26 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 # -- a small span-labelled data set whose every name is hostile ----------------------------------
 DOC = "fees[/x]"
-TEXT = ("The change fee for a Standard fare is 75 dollars per passenger. Basic fares pay 150 "
-        "dollars. Notes: [bold]x[/bold] :smile: tokens:100:0 [red] [/x] end.")
+TEXT = (
+    "The change fee for a Standard fare is 75 dollars per passenger. Basic fares pay 150 "
+    "dollars. Notes: [bold]x[/bold] :smile: tokens:100:0 [red] [/x] end."
+)
 ANSWER = "75 dollars"
 
 
 def golden_records() -> list[dict]:
     start = TEXT.index(ANSWER)
-    return [{"id": h, "question": f"What is the fee {h}?", "answer": ANSWER,
-             "evidence": [{"doc": DOC, "start": start, "end": start + len(ANSWER), "grade": 2}],
-             "slices": [HOSTILE[(i + 1) % len(HOSTILE)], "[/x]"],
-             "split": "tune" if i % 2 else "heldout"}
-            for i, h in enumerate(HOSTILE)]
+    return [
+        {
+            "id": h,
+            "question": f"What is the fee {h}?",
+            "answer": ANSWER,
+            "evidence": [{"doc": DOC, "start": start, "end": start + len(ANSWER), "grade": 2}],
+            "slices": [HOSTILE[(i + 1) % len(HOSTILE)], "[/x]"],
+            "split": "tune" if i % 2 else "heldout",
+        }
+        for i, h in enumerate(HOSTILE)
+    ]
 
 
 @pytest.fixture()
@@ -84,8 +92,15 @@ def data(tmp_path: Path) -> dict[str, Path]:
 
 def answers_file(path: Path, variant: str, quote: str) -> Path:
     """Answers citing the document; the quote is not in it, so it is listed as failed."""
-    recs = [{"id": h, "answer": f'It is {ANSWER} {h}: "{quote} {h} per passenger"',
-             "citations": [{"doc": DOC}], "variant": variant} for h in HOSTILE]
+    recs = [
+        {
+            "id": h,
+            "answer": f'It is {ANSWER} {h}: "{quote} {h} per passenger"',
+            "citations": [{"doc": DOC}],
+            "variant": variant,
+        }
+        for h in HOSTILE
+    ]
     return write_jsonl(path, recs)
 
 
@@ -111,8 +126,9 @@ def test_eval_prints_hostile_query_ids_and_run_paths(tmp_path: Path) -> None:
 
 
 def test_eval_error_message_is_literal(tmp_path: Path) -> None:
-    code, out, err = cli("eval", tmp_path / "[/x]:smile:" / "qrels.txt",
-                         tmp_path / "tokens:100:0.run")
+    code, out, err = cli(
+        "eval", tmp_path / "[/x]:smile:" / "qrels.txt", tmp_path / "tokens:100:0.run"
+    )
     assert code == 2
     assert_literal(err, "[/x]:smile:")
 
@@ -120,11 +136,15 @@ def test_eval_error_message_is_literal(tmp_path: Path) -> None:
 # -- compare / gate / sweep ---------------------------------------------------------------------
 def eval_json(path: Path, run: str, values: list[float], config: dict) -> Path:
     qids = [f"{h}#{i}" for i in range(4) for h in HOSTILE]
-    d = {"run": run, "aggregate": {"Hit@3": sum(values) / len(values)},
-         "per_query": {q: {"Hit@3": v} for q, v in zip(qids, values)},
-         "config": config, "golden_version": "g-[red]",
-         "slices": {q: [HOSTILE[i % len(HOSTILE)]] for i, q in enumerate(qids)},
-         "splits": {q: "heldout" if i % 2 else "tune" for i, q in enumerate(qids)}}
+    d = {
+        "run": run,
+        "aggregate": {"Hit@3": sum(values) / len(values)},
+        "per_query": {q: {"Hit@3": v} for q, v in zip(qids, values, strict=True)},
+        "config": config,
+        "golden_version": "g-[red]",
+        "slices": {q: [HOSTILE[i % len(HOSTILE)]] for i, q in enumerate(qids)},
+        "splits": {q: "heldout" if i % 2 else "tune" for i, q in enumerate(qids)},
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(d))
     return path
@@ -135,10 +155,15 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
     n = 4 * len(HOSTILE)
     base = [1.0 if i % 3 else 0.0 for i in range(n)]
     cand = [1.0 if i % 4 else 0.0 for i in range(n)]
-    a = eval_json(tmp_path / "[/x]" / "base.json", "[bold]x[/bold]", base,
-                  {"chunker": "tokens:100:0", "retriever": "[red]"})
-    b = eval_json(tmp_path / "cand.json", ":smile:", cand,
-                  {"chunker": "tokens:200:0", "retriever": "[/x]"})
+    a = eval_json(
+        tmp_path / "[/x]" / "base.json",
+        "[bold]x[/bold]",
+        base,
+        {"chunker": "tokens:100:0", "retriever": "[red]"},
+    )
+    b = eval_json(
+        tmp_path / "cand.json", ":smile:", cand, {"chunker": "tokens:200:0", "retriever": "[/x]"}
+    )
     return a, b
 
 
@@ -175,8 +200,9 @@ def test_sweep_prints_run_names_literally(tmp_path: Path) -> None:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("".join(f"{q} Q0 d{(j + i) % 5} 1 1.0 r\n" for j, q in enumerate(HOSTILE)))
         runs.append(p)
-    code, out, err = cli("sweep", *runs, "--qrels", qrels, "--k", "1,3", "-m", "R",
-                         "--headroom-k", "5")
+    code, out, err = cli(
+        "sweep", *runs, "--qrels", qrels, "--k", "1,3", "-m", "R", "--headroom-k", "5"
+    )
     assert code == 0, err
     # stems: "tokens:100:0", ":smile:[red]", "[bold]x[", "x]" (the last file sits in "[")
     assert_literal(out + err, "tokens:100:0", ":smile:[red]", "[bold]x[")
@@ -206,8 +232,16 @@ def test_golden_validate_lists_problems_with_hostile_ids(data) -> None:
 def test_answers_check_prints_ids_answers_and_quotes(data) -> None:
     quote = "the change fee is 99 dollars [red] :smile: [/x]"
     ans = answers_file(data["dir"] / "answers.jsonl", ":smile:[/x]", quote)
-    code, out, err = cli("answers", "check", ans, "--golden", data["golden"], "--corpus",
-                         data["corpus"], "--per-answer")
+    code, out, err = cli(
+        "answers",
+        "check",
+        ans,
+        "--golden",
+        data["golden"],
+        "--corpus",
+        data["corpus"],
+        "--per-answer",
+    )
     assert code == 0, err
     assert_literal(out + err, *HOSTILE, ":smile:[/x]", DOC)
     assert quote in " ".join(out.split())
@@ -219,8 +253,9 @@ def test_answers_compare_prints_variants_and_ids(data) -> None:
     for r in recs:
         r["variant"], r["answer"] = "tokens:100:0", "150 dollars"
     b = write_jsonl(data["dir"] / "b.jsonl", recs)
-    code, out, err = cli("answers", "compare", a, b, "--golden", data["golden"], "--corpus",
-                         data["corpus"])
+    code, out, err = cli(
+        "answers", "compare", a, b, "--golden", data["golden"], "--corpus", data["corpus"]
+    )
     assert code == 0, err
     assert_literal(out + err, "[bold]x[/bold]", "tokens:100:0")
 
@@ -228,17 +263,27 @@ def test_answers_compare_prints_variants_and_ids(data) -> None:
 def test_diagnose_prints_report_and_table_literally(data) -> None:
     quote = "the change fee is 99 dollars [red]"
     ans = answers_file(data["dir"] / "answers.jsonl", "[/x]", quote)
-    code, out, err = cli("diagnose", "--golden", data["golden"], "--corpus", data["corpus"],
-                         "--answers", ans, "--counts", "1,2,3,4")
+    code, out, err = cli(
+        "diagnose",
+        "--golden",
+        data["golden"],
+        "--corpus",
+        data["corpus"],
+        "--answers",
+        ans,
+        "--counts",
+        "1,2,3,4",
+    )
     assert code == 0, err
     assert_literal(out + err, *HOSTILE)
 
 
 def test_judge_validate_prints_labels_and_ids(tmp_path: Path) -> None:
     human = write_jsonl(tmp_path / "h.jsonl", [{"id": h, "label": "[red]"} for h in HOSTILE])
-    judged = write_jsonl(tmp_path / "j.jsonl",
-                         [{"id": h, "label": "[red]" if i % 2 else ":smile:"}
-                          for i, h in enumerate(HOSTILE)])
+    judged = write_jsonl(
+        tmp_path / "j.jsonl",
+        [{"id": h, "label": "[red]" if i % 2 else ":smile:"} for i, h in enumerate(HOSTILE)],
+    )
     code, out, err = cli("judge", "validate", "--human", human, "--judge", judged)
     assert code == 0, err
     # labels in headers and rows; the three disagreements listed by id
@@ -250,27 +295,48 @@ def test_judge_validate_prints_labels_and_ids(tmp_path: Path) -> None:
 def test_chunk_prints_chunker_and_path(data) -> None:
     out_path = data["dir"] / "[bold]x[" / "bold]:smile:.jsonl"
     out_path.parent.mkdir()
-    code, out, err = cli("chunk", data["corpus"], "--chunker", "tokens:100:0", "-o", out_path,
-                         "--tokenizer", "regex-words")
+    code, out, err = cli(
+        "chunk",
+        data["corpus"],
+        "--chunker",
+        "tokens:100:0",
+        "-o",
+        out_path,
+        "--tokenizer",
+        "regex-words",
+    )
     assert code == 0, err
     assert_literal(out + err, "tokens:100:0", "[bold]x[/bold]:smile:.jsonl")
 
 
 def test_chunker_error_message_is_literal(data) -> None:
-    code, _, err = cli("chunk", data["corpus"], "--chunker", "tokens:[/x]:smile:", "-o",
-                       data["dir"] / "c.jsonl")
+    code, _, err = cli(
+        "chunk", data["corpus"], "--chunker", "tokens:[/x]:smile:", "-o", data["dir"] / "c.jsonl"
+    )
     assert code == 2
     assert_literal(err, "tokens:[/x]:smile:")
 
 
 def test_labels_export_and_budget_print_literally(data) -> None:
     chunks = data["dir"] / "chunks.jsonl"
-    assert cli("chunk", data["corpus"], "--chunker", "tokens:100:0", "-o", chunks,
-               "--tokenizer", "regex-words")[0] == 0
+    assert (
+        cli(
+            "chunk",
+            data["corpus"],
+            "--chunker",
+            "tokens:100:0",
+            "-o",
+            chunks,
+            "--tokenizer",
+            "regex-words",
+        )[0]
+        == 0
+    )
     out_path = data["dir"] / "[red]:smile:[" / "x].qrels"
     out_path.parent.mkdir()
-    code, out, err = cli("labels", "export", "--golden", data["golden"], "--chunks", chunks,
-                         "-o", out_path)
+    code, out, err = cli(
+        "labels", "export", "--golden", data["golden"], "--chunks", chunks, "-o", out_path
+    )
     assert code == 0, err
     assert_literal(out + err, "tokens:100:0", str(out_path))
     code, _, err = cli("labels", "budget", "300x4", "tokens:100:0", "[/x]")
@@ -311,8 +377,14 @@ def test_run_prints_experiment_variant_and_chunker_names(data) -> None:
     (folder / "experiment.toml").write_text(EXPERIMENT)
     code, out, err = cli("run", folder / "experiment.toml", "--cache-dir", folder / "cache")
     assert code == 0, err
-    assert_literal(out + err, "[bold]exp[/bold] :smile: [/x]", "[red]", "[/x]:smile:",
-                   "tokens:100:0", "tokens:20:0")
+    assert_literal(
+        out + err,
+        "[bold]exp[/bold] :smile: [/x]",
+        "[red]",
+        "[/x]:smile:",
+        "tokens:100:0",
+        "tokens:20:0",
+    )
 
 
 # -- property: any markup-like name round-trips --------------------------------------------------
@@ -320,8 +392,9 @@ def test_run_prints_experiment_variant_and_chunker_names(data) -> None:
 MARKUPISH = st.text(alphabet="[]/:#@ab01\\", min_size=1, max_size=12)
 
 
-@settings(max_examples=50, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=50, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(names=st.lists(MARKUPISH, min_size=2, max_size=4, unique=True))
 def test_eval_query_and_run_names_round_trip(names: list[str]) -> None:
     qids = [f"q{n}q" for n in names]
@@ -333,8 +406,9 @@ def test_eval_query_and_run_names_round_trip(names: list[str]) -> None:
     assert_literal(out, *qids, run_path.name)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(names=st.lists(MARKUPISH, min_size=1, max_size=3, unique=True))
 def test_golden_stats_slice_names_round_trip(names: list[str]) -> None:
     slices = [f"s{n}s" for n in names]
@@ -372,21 +446,29 @@ def test_chunk_progress_bar_is_literal_on_a_terminal(data, monkeypatch) -> None:
 
     con, buf = terminal()
     monkeypatch.setattr(chunk_module, "err_console", con)
-    code, _, err = cli("chunk", data["corpus"], "--chunker", "tokens:100:0", "-o",
-                       data["dir"] / "c.jsonl", "--tokenizer", "regex-words")
+    code, _, err = cli(
+        "chunk",
+        data["corpus"],
+        "--chunker",
+        "tokens:100:0",
+        "-o",
+        data["dir"] / "c.jsonl",
+        "--tokenizer",
+        "regex-words",
+    )
     assert code == 0, err
     assert_literal(ANSI.sub("", buf.getvalue()), "chunking tokens:100:0")
 
 
 def test_answer_renderers_are_literal_on_an_emoji_console(data) -> None:
     """The shared renderers take any console: data must not depend on its emoji setting."""
+    from ragmeter.answers._schema import load_answers
+    from ragmeter.answers.report import check_answers
     from ragmeter.cli._render_answers import print_report
     from ragmeter.cli._render_diagnosis import print_diagnosis
-    from ragmeter.answers._schema import load_answers
-    from ragmeter.diagnosis._diagnose import diagnose
-    from ragmeter.answers.report import check_answers
     from ragmeter.data.corpus import load_corpus
     from ragmeter.data.golden import load_golden
+    from ragmeter.diagnosis._diagnose import diagnose
 
     corpus = load_corpus(data["corpus"])
     gold = load_golden(data["golden"], corpus)

@@ -41,31 +41,43 @@ def test_fingerprint_ignores_order_but_not_content() -> None:
     corpus = load_corpus(FIX / "corpus.jsonl")
     reversed_ = Corpus(reversed(list(corpus)))
     assert reversed_.fingerprint == corpus.fingerprint
-    edited = Corpus([d if d.id != "refunds" else d.model_copy(update={"text": d.text + "!"})
-                     for d in corpus])
+    edited = Corpus(
+        [d if d.id != "refunds" else d.model_copy(update={"text": d.text + "!"}) for d in corpus]
+    )
     assert edited.fingerprint != corpus.fingerprint
-    retitled = Corpus([d if d.id != "fees" else d.model_copy(update={"title": "Fees"})
-                       for d in corpus])
+    retitled = Corpus(
+        [d if d.id != "fees" else d.model_copy(update={"title": "Fees"}) for d in corpus]
+    )
     assert retitled.fingerprint != corpus.fingerprint
 
 
 def test_every_bad_line_is_reported_with_line_and_field(tmp_path: Path) -> None:
-    path = _write(tmp_path / "c.jsonl", [
-        '{"id": "a", "text": "one"}',
-        '{"id": "b", "text": "two"',                # 2: bad JSON
-        '',                                          # 3: blank, skipped
-        '{"id": "c"}',                               # 4: missing text
-        '{"id": "a", "text": "dup"}',                # 5: duplicate id
-        '["not", "an", "object"]',                   # 6: not an object
-        '{"id": "d", "text": "x", "colour": "red"}',  # 7: unknown field
-        '{"id": "", "text": "x"}',                   # 8: empty id
-        '{"id": "e", "text": 5}',                    # 9: text not a string
-    ])
+    path = _write(
+        tmp_path / "c.jsonl",
+        [
+            '{"id": "a", "text": "one"}',
+            '{"id": "b", "text": "two"',  # 2: bad JSON
+            "",  # 3: blank, skipped
+            '{"id": "c"}',  # 4: missing text
+            '{"id": "a", "text": "dup"}',  # 5: duplicate id
+            '["not", "an", "object"]',  # 6: not an object
+            '{"id": "d", "text": "x", "colour": "red"}',  # 7: unknown field
+            '{"id": "", "text": "x"}',  # 8: empty id
+            '{"id": "e", "text": 5}',  # 9: text not a string
+        ],
+    )
     with pytest.raises(ValidationError) as info:
         load_corpus(path)
     got = {(p.line, p.field) for p in info.value.problems}
-    assert got == {(2, None), (4, "text"), (5, "id"), (6, None), (7, "colour"), (8, "id"),
-                   (9, "text")}
+    assert got == {
+        (2, None),
+        (4, "text"),
+        (5, "id"),
+        (6, None),
+        (7, "colour"),
+        (8, "id"),
+        (9, "text"),
+    }
     message = str(info.value)
     assert f"{path}:5: field 'id': duplicate document id 'a' (first on line 1)" in message
     assert "invalid JSON" in message and "expected a JSON object, got list" in message

@@ -9,8 +9,15 @@ from typing import Any
 import pytest
 
 from ragmeter import InputError, Problem, UsageError, ValidationError
-from ragmeter.data import (GoldenSet, Question, assign_split, load_corpus, load_golden,
-                           validate_golden, write_golden)
+from ragmeter.data import (
+    GoldenSet,
+    Question,
+    assign_split,
+    load_corpus,
+    load_golden,
+    validate_golden,
+    write_golden,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "data"
 CORPUS = load_corpus(FIX / "corpus.jsonl")
@@ -18,8 +25,12 @@ FEES = CORPUS["fees"].text
 
 
 def _q(qid: str = "q", **kw: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {"id": qid, "question": "?", "answerable": True,
-                            "evidence": [{"doc": "fees", "start": 0, "end": 11, "grade": 2}]}
+    base: dict[str, Any] = {
+        "id": qid,
+        "question": "?",
+        "answerable": True,
+        "evidence": [{"doc": "fees", "start": 0, "end": 11, "grade": 2}],
+    }
     base.update(kw)
     return base
 
@@ -30,8 +41,10 @@ def _span(doc: str, start: int, end: int, **kw: Any) -> dict[str, Any]:
 
 def _problems(tmp_path: Path, records: list[Any]) -> list[Problem]:
     path = tmp_path / "g.jsonl"
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        "\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n",
+        encoding="utf-8",
+    )
     return validate_golden(path, CORPUS)
 
 
@@ -41,6 +54,7 @@ def _only(problems: list[Problem]) -> Problem:
 
 
 # --- loading and views -----------------------------------------------------------------------
+
 
 def test_fixture_loads_and_validates_clean() -> None:
     golden = load_golden(FIX / "golden.jsonl", CORPUS)
@@ -55,10 +69,20 @@ def test_fixture_loads_and_validates_clean() -> None:
 def test_slices_splits_and_select() -> None:
     golden = load_golden(FIX / "golden.jsonl")
     assert golden.slices["q3"] == ("fees", "multi-passage")
-    assert golden.splits == {"q1": "tune", "q2": "heldout", "q3": "tune", "q4": "tune",
-                             "q5": "heldout"}
-    assert golden.slice_sizes() == {"fees": 2, "identifier-lookup": 1, "infants": 1,
-                                    "multi-passage": 1, "unanswerable": 1}
+    assert golden.splits == {
+        "q1": "tune",
+        "q2": "heldout",
+        "q3": "tune",
+        "q4": "tune",
+        "q5": "heldout",
+    }
+    assert golden.slice_sizes() == {
+        "fees": 2,
+        "identifier-lookup": 1,
+        "infants": 1,
+        "multi-passage": 1,
+        "unanswerable": 1,
+    }
     held = golden.select(split="heldout")
     assert held.ids == ["q2", "q5"] and held.lines == (2, 5)
     assert golden.select(slice="fees", split="tune").ids == ["q1", "q3"]
@@ -69,9 +93,14 @@ def test_slices_splits_and_select() -> None:
 
 def test_doc_qrels_keep_the_best_grade_per_document() -> None:
     qrels = load_golden(FIX / "golden.jsonl").doc_qrels()
-    rows = sorted(zip(qrels.qid.to_pylist(), qrels.doc.to_pylist(), qrels.rel.tolist()))
-    assert rows == [("q1", "fees", 2), ("q2", "fees", 2), ("q3", "fees", 2),
-                    ("q3", "refunds", 2), ("q4", "infants", 2)]
+    rows = sorted(zip(qrels.qid.to_pylist(), qrels.doc.to_pylist(), qrels.rel.tolist(), strict=True))
+    assert rows == [
+        ("q1", "fees", 2),
+        ("q2", "fees", 2),
+        ("q3", "fees", 2),
+        ("q3", "refunds", 2),
+        ("q4", "infants", 2),
+    ]
 
 
 def test_write_golden_round_trip(tmp_path: Path) -> None:
@@ -97,12 +126,20 @@ def test_stats() -> None:
 
 def test_load_golden_raises_every_problem_at_once(tmp_path: Path) -> None:
     path = tmp_path / "g.jsonl"
-    path.write_text(json.dumps(_q("a", split="test")) + "\n" + json.dumps(_q("a")) + "\n"
-                    + json.dumps(_q("b", evidence=[_span("nope", 0, 3)])) + "\n")
+    path.write_text(
+        json.dumps(_q("a", split="test"))
+        + "\n"
+        + json.dumps(_q("a"))
+        + "\n"
+        + json.dumps(_q("b", evidence=[_span("nope", 0, 3)]))
+        + "\n"
+    )
     with pytest.raises(ValidationError) as info:
         load_golden(path, CORPUS)
     assert [(p.line, p.field) for p in info.value.problems] == [
-        (1, "split"), (3, "evidence[0].doc")]  # line 2 is the first valid 'a'
+        (1, "split"),
+        (3, "evidence[0].doc"),
+    ]  # line 2 is the first valid 'a'
     with pytest.raises(InputError, match="no questions"):
         (tmp_path / "empty.jsonl").write_text("\n")
         load_golden(tmp_path / "empty.jsonl")
@@ -116,19 +153,29 @@ def test_duplicate_ids_refused_in_memory() -> None:
 
 # --- one test per validation case ------------------------------------------------------------
 
+
 def test_schema_errors_name_line_and_field_path(tmp_path: Path) -> None:
-    problems = _problems(tmp_path, [
-        _q("a"),
-        {"id": "b", "evidence": []},                                        # question missing
-        _q("c", evidence=[_span("fees", -1, 4)]),                           # negative start
-        _q("d", evidence=[{"doc": "fees", "start": 0, "end": 4, "grade": 0}]),  # grade 0
-        _q("e", split="test"),                                              # bad split
-        _q("f", evidence=[_span("fees", 0, 4, colour="red")]),              # unknown field
-        '{"id": "g", ',                                                     # broken JSON
-    ])
+    problems = _problems(
+        tmp_path,
+        [
+            _q("a"),
+            {"id": "b", "evidence": []},  # question missing
+            _q("c", evidence=[_span("fees", -1, 4)]),  # negative start
+            _q("d", evidence=[{"doc": "fees", "start": 0, "end": 4, "grade": 0}]),  # grade 0
+            _q("e", split="test"),  # bad split
+            _q("f", evidence=[_span("fees", 0, 4, colour="red")]),  # unknown field
+            '{"id": "g", ',  # broken JSON
+        ],
+    )
     got = [(p.line, p.field) for p in problems]
-    assert got == [(2, "question"), (3, "evidence[0].start"), (4, "evidence[0].grade"),
-                   (5, "split"), (6, "evidence[0].colour"), (7, None)]
+    assert got == [
+        (2, "question"),
+        (3, "evidence[0].start"),
+        (4, "evidence[0].grade"),
+        (5, "split"),
+        (6, "evidence[0].colour"),
+        (7, None),
+    ]
     assert "greater than or equal to 0 (got -1)" in problems[1].message
     assert all(p.path and p.path.endswith("g.jsonl") for p in problems)
 
@@ -160,25 +207,32 @@ def test_empty_span(tmp_path: Path, start: int, end: int) -> None:
 
 
 def test_identical_and_overlapping_spans(tmp_path: Path) -> None:
-    problems = _problems(tmp_path, [
-        _q("a", evidence=[_span("fees", 0, 10), _span("fees", 0, 10)]),
-        _q("b", evidence=[_span("fees", 20, 40), _span("refunds", 0, 30), _span("fees", 5, 25)]),
-        _q("c", evidence=[_span("fees", 0, 10), _span("fees", 10, 20)]),  # touching is fine
-        _q("d", evidence=[_span("fees", 0, 50), _span("fees", 10, 20), _span("fees", 30, 40)]),
-    ])
+    problems = _problems(
+        tmp_path,
+        [
+            _q("a", evidence=[_span("fees", 0, 10), _span("fees", 0, 10)]),
+            _q(
+                "b", evidence=[_span("fees", 20, 40), _span("refunds", 0, 30), _span("fees", 5, 25)]
+            ),
+            _q("c", evidence=[_span("fees", 0, 10), _span("fees", 10, 20)]),  # touching is fine
+            _q("d", evidence=[_span("fees", 0, 50), _span("fees", 10, 20), _span("fees", 30, 40)]),
+        ],
+    )
     got = [(p.line, p.field) for p in problems]
-    assert got == [(1, "evidence[1]"), (2, "evidence[0]"), (4, "evidence[1]"),
-                   (4, "evidence[2]")]
+    assert got == [(1, "evidence[1]"), (2, "evidence[0]"), (4, "evidence[1]"), (4, "evidence[2]")]
     assert "duplicates evidence[0]" in problems[0].message
     assert "span 20-40 overlaps evidence[2] (5-25) on document 'fees'" in problems[1].message
 
 
 def test_text_mismatch_suggests_relocate(tmp_path: Path) -> None:
     start = FEES.index("Rule 16")
-    problems = _problems(tmp_path, [
-        _q("ok", evidence=[_span("fees", start, start + 7, text="Rule 16")]),
-        _q("bad", evidence=[_span("fees", start, start + 7, text="Rule 61")]),
-    ])
+    problems = _problems(
+        tmp_path,
+        [
+            _q("ok", evidence=[_span("fees", start, start + 7, text="Rule 16")]),
+            _q("bad", evidence=[_span("fees", start, start + 7, text="Rule 61")]),
+        ],
+    )
     p = _only(problems)
     assert (p.line, p.field) == (2, "evidence[0].text")
     assert "'Rule 61' does not match" in p.message and "reads 'Rule 16'" in p.message
@@ -198,12 +252,15 @@ def test_unanswerable_with_evidence(tmp_path: Path) -> None:
 
 
 def test_all_problems_reported_together_in_line_order(tmp_path: Path) -> None:
-    problems = _problems(tmp_path, [
-        _q("a", evidence=[_span("nope", 0, 1)]),
-        _q("b", split="later"),
-        _q("c", evidence=[]),
-        _q("a"),
-    ])
+    problems = _problems(
+        tmp_path,
+        [
+            _q("a", evidence=[_span("nope", 0, 1)]),
+            _q("b", split="later"),
+            _q("c", evidence=[]),
+            _q("a"),
+        ],
+    )
     assert [p.line for p in problems] == [1, 2, 3, 4]
 
 
@@ -215,6 +272,7 @@ def test_without_a_corpus_only_corpus_free_checks_run(tmp_path: Path) -> None:
 
 
 # --- split assignment ------------------------------------------------------------------------
+
 
 def test_assign_split_is_deterministic_and_about_a_fifth() -> None:
     ids = [f"question-{i}" for i in range(20_000)]

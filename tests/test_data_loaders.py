@@ -16,6 +16,7 @@ FIX = Path(__file__).parent / "fixtures" / "data"
 
 # --- BEIR ------------------------------------------------------------------------------------
 
+
 def test_beir_judged_documents_become_whole_document_spans() -> None:
     with pytest.warns(RagmeterWarning, match="1 query"):  # query 5 is judged only 0
         corpus, golden = load_beir(FIX / "beir")
@@ -48,11 +49,17 @@ def test_beir_problems_are_listed_with_file_line_and_field(tmp_path: Path) -> No
     with pytest.raises(ValidationError) as info:
         load_beir(folder)
     got = {(Path(p.path or "").name, p.line, p.field) for p in info.value.problems}
-    assert got == {("corpus.jsonl", 5, "text"), ("test.tsv", 7, "corpus-id"),
-                   ("test.tsv", 8, "query-id"), ("test.tsv", 9, "score"), ("test.tsv", 10, None)}
+    assert got == {
+        ("corpus.jsonl", 5, "text"),
+        ("test.tsv", 7, "corpus-id"),
+        ("test.tsv", 8, "query-id"),
+        ("test.tsv", 9, "score"),
+        ("test.tsv", 10, None),
+    }
 
 
 # --- SQuAD -----------------------------------------------------------------------------------
+
 
 def test_squad_articles_become_documents_with_shifted_offsets() -> None:
     corpus, golden = load_squad(FIX / "squad.json")
@@ -62,8 +69,7 @@ def test_squad_articles_become_documents_with_shifted_offsets() -> None:
     doc = corpus["Super_Bowl_50"]
     assert doc.text == contexts[0] + "\n\n" + contexts[1] and doc.title == "Super Bowl 50"
     start = len(contexts[0]) + len("\n\n") + contexts[1].index("CBS")
-    assert [(e.start, e.end, e.text) for e in golden["sb3"].evidence] == [
-        (start, start + 3, "CBS")]
+    assert [(e.start, e.end, e.text) for e in golden["sb3"].evidence] == [(start, start + 3, "CBS")]
     assert golden["sb3"].slices == ["Super_Bowl_50"] and golden["sb3"].answer == "CBS"
     assert validate_golden(golden, corpus) == []
 
@@ -78,8 +84,10 @@ def test_squad_answers_dedupe_merge_and_mark_alternatives() -> None:
     assert golden["nt1"].answer == "1856"
     # two disjoint alternatives: the first annotator's one is required, the other is not
     alt = golden["sb2"].evidence
-    assert [(e.text, e.required) for e in alt] == [("Levi's Stadium", False),
-                                                   ("Santa Clara, California", True)]
+    assert [(e.text, e.required) for e in alt] == [
+        ("Levi's Stadium", False),
+        ("Santa Clara, California", True),
+    ]
     assert golden["sb2"].required_spans() == [1]
 
 
@@ -92,14 +100,21 @@ def test_squad_bad_answer_offset_is_reported(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         load_squad(path)
     assert [p.field for p in info.value.problems] == [
-        "data[0].paragraphs[0].qas[1].id", "data[1].paragraphs[0].qas[0].answers[1].answer_start"]
+        "data[0].paragraphs[0].qas[1].id",
+        "data[1].paragraphs[0].qas[0].answers[1].answer_start",
+    ]
 
 
 def test_squad_v2_impossible_questions_are_unanswerable(tmp_path: Path) -> None:
     raw = json.loads((FIX / "squad.json").read_text())
     raw["data"][1]["paragraphs"][0]["qas"].append(
-        {"id": "nt2", "question": "When did Tesla land on Mars?", "answers": [],
-         "is_impossible": True})
+        {
+            "id": "nt2",
+            "question": "When did Tesla land on Mars?",
+            "answers": [],
+            "is_impossible": True,
+        }
+    )
     path = tmp_path / "v2.json"
     path.write_text(json.dumps(raw))
     _, golden = load_squad(path)
@@ -113,6 +128,7 @@ def test_squad_not_json(tmp_path: Path) -> None:
 
 
 # --- real data -------------------------------------------------------------------------------
+
 
 @pytest.mark.data
 def test_scifact_matches_published_counts_and_validates(data_root: Path) -> None:
@@ -139,6 +155,6 @@ def test_squad_dev_matches_published_counts_and_validates(data_root: Path) -> No
             for qa in p["qas"]:
                 texts = [e.text or "" for e in golden[qa["id"]].evidence]
                 assert all(any(a["text"] in t for t in texts) for a in qa["answers"])
-                assert all(e.text == doc[e.start:e.end] for e in golden[qa["id"]].evidence)
+                assert all(e.text == doc[e.start : e.end] for e in golden[qa["id"]].evidence)
     heldout = sum(q.split == "heldout" for q in golden) / len(golden)
     assert 0.18 < heldout < 0.22

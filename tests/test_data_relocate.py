@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 
 from ragmeter.data import Corpus, Document, Evidence, GoldenSet, Question, relocate, validate_golden
 
-OLD = "Refund rules.\nFlex fares are refundable up to 24 hours before departure.\nTaxes are refunded."
+OLD = (
+    "Refund rules.\nFlex fares are refundable up to 24 hours before departure.\nTaxes are refunded."
+)
 
 
 def _golden(*spans: Evidence, qid: str = "q") -> GoldenSet:
@@ -32,7 +34,7 @@ def test_unchanged_spans_are_counted_and_kept() -> None:
 
 def test_exact_move_after_an_insertion() -> None:
     span = _span("up to 24 hours before departure")
-    new = "Refund rules (2025 edition).\n" + OLD[len("Refund rules.\n"):]
+    new = "Refund rules (2025 edition).\n" + OLD[len("Refund rules.\n") :]
     corpus = _corpus(new)
     assert validate_golden(_golden(span), corpus)  # stale before relocation
     report = relocate(_golden(span, qid="q"), corpus)
@@ -40,7 +42,7 @@ def test_exact_move_after_an_insertion() -> None:
     [moved] = report.moved
     ev = report.golden["q"].evidence[0]
     assert moved.method == "exact" and moved.old == (span.start, span.end)
-    assert moved.new == (ev.start, ev.end) and new[ev.start:ev.end] == span.text
+    assert moved.new == (ev.start, ev.end) and new[ev.start : ev.end] == span.text
     assert ev.text == span.text and ev.grade == 2
     assert validate_golden(report.golden, corpus) == []
 
@@ -63,8 +65,10 @@ def test_whitespace_normalised_move_maps_offsets_back() -> None:
     [moved] = report.moved
     ev = report.golden["q"].evidence[0]
     assert moved.method == "whitespace"
-    assert new[ev.start:ev.end] == "Flex fares are refundable\n   up to 24  hours\tbefore departure."
-    assert ev.text == new[ev.start:ev.end]
+    assert (
+        new[ev.start : ev.end] == "Flex fares are refundable\n   up to 24  hours\tbefore departure."
+    )
+    assert ev.text == new[ev.start : ev.end]
     assert validate_golden(report.golden, _corpus(new)) == []
 
 
@@ -73,7 +77,7 @@ def test_span_text_with_outer_whitespace_still_re_anchors() -> None:
     new = "Intro.\n\nTaxes  are refunded."
     report = relocate(_golden(span), _corpus(new))
     ev = report.golden["q"].evidence[0]
-    assert new[ev.start:ev.end] == "Taxes  are refunded."
+    assert new[ev.start : ev.end] == "Taxes  are refunded."
 
 
 def test_unresolvable_spans_are_kept_and_listed() -> None:
@@ -81,11 +85,13 @@ def test_unresolvable_spans_are_kept_and_listed() -> None:
     ok = _span("Refund rules.")
     no_doc = Evidence(doc="other", start=0, end=4, grade=1, text="Some")
     no_text = Evidence(doc="d", start=20, end=200, grade=1)
-    golden = GoldenSet([
-        Question(id="a", question="?", evidence=[ok, gone]),
-        Question(id="b", question="?", evidence=[no_doc]),
-        Question(id="c", question="?", evidence=[no_text]),
-    ])
+    golden = GoldenSet(
+        [
+            Question(id="a", question="?", evidence=[ok, gone]),
+            Question(id="b", question="?", evidence=[no_doc]),
+            Question(id="c", question="?", evidence=[no_text]),
+        ]
+    )
     new = "Refund rules.\nFlex fares are refundable up to 24 hours before departure."
     report = relocate(golden, _corpus(new))
     assert not report.ok
@@ -115,13 +121,14 @@ def test_relocation_that_creates_an_overlap_is_reported() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(prefix=st.text(max_size=30), suffix=st.text(max_size=30), cut=st.integers(0, 60))
-def test_any_insertion_outside_the_span_is_repaired_exactly(prefix: str, suffix: str,
-                                                            cut: int) -> None:
+def test_any_insertion_outside_the_span_is_repaired_exactly(
+    prefix: str, suffix: str, cut: int
+) -> None:
     text = "Infants under 2 years pay 10% of the adult fare."
     span = _span("10% of the adult fare", doc_text=text)
     cut = min(cut, span.start)
     new = text[:cut] + prefix + text[cut:] + suffix
     report = relocate(_golden(span), _corpus(new))
     ev = report.golden["q"].evidence[0]
-    assert new[ev.start:ev.end] == span.text
+    assert new[ev.start : ev.end] == span.text
     assert report.unresolved == []

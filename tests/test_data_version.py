@@ -10,8 +10,15 @@ from pathlib import Path
 import pytest
 
 from ragmeter import UsageError, ValidationError
-from ragmeter.data import (Corpus, check_frozen, freeze, load_corpus, load_golden,
-                           lock_path_for, write_corpus)
+from ragmeter.data import (
+    Corpus,
+    check_frozen,
+    freeze,
+    load_corpus,
+    load_golden,
+    lock_path_for,
+    write_corpus,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "data"
 
@@ -45,14 +52,17 @@ def test_version_follows_the_documented_definition() -> None:
     lines = []
     for q in sorted(_records(FIX / "golden.jsonl"), key=lambda r: r["id"]):
         full = {"answer": None, "answerable": True, "slices": [], "split": "tune", **q}
-        full["evidence"] = [{"grade": 1, "text": None, "required": None, **e}
-                            for e in q.get("evidence", [])]
+        full["evidence"] = [
+            {"grade": 1, "text": None, "required": None, **e} for e in q.get("evidence", [])
+        ]
         lines.append(json.dumps(full, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     labels = hashlib.sha256("".join(x + "\n" for x in lines).encode()).hexdigest()
     docs = sorted({e["doc"] for q in _records(FIX / "golden.jsonl") for e in q["evidence"]})
     doc_lines = "".join(
         json.dumps([d, hashlib.sha256(corpus[d].text.encode()).hexdigest()], ensure_ascii=False)
-        + "\n" for d in docs)
+        + "\n"
+        for d in docs
+    )
     documents = hashlib.sha256(doc_lines.encode()).hexdigest()
     digest = hashlib.sha256(f"ragmeter-golden-version/1\n{labels}\n{documents}\n".encode())
     assert golden.labels_digest == labels
@@ -74,16 +84,20 @@ def test_reformatting_the_jsonl_keeps_the_version(files: tuple[Path, Path], tmp_
     assert _version(golden, corpus) == before  # stable across calls
 
 
-@pytest.mark.parametrize("edit", [
-    lambda r: r[0]["evidence"][0].update(grade=1),
-    lambda r: r[0]["evidence"][0].update(end=r[0]["evidence"][0]["end"] - 1,
-                                         text=r[0]["evidence"][0]["text"][:-1]),
-    lambda r: r[1].update(slices=["fees"]),
-    lambda r: r[1].update(split="tune"),
-    lambda r: r[3].update(question="What does a baby pay?"),
-    lambda r: r[2]["evidence"].reverse(),
-    lambda r: r.pop(),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda r: r[0]["evidence"][0].update(grade=1),
+        lambda r: r[0]["evidence"][0].update(
+            end=r[0]["evidence"][0]["end"] - 1, text=r[0]["evidence"][0]["text"][:-1]
+        ),
+        lambda r: r[1].update(slices=["fees"]),
+        lambda r: r[1].update(split="tune"),
+        lambda r: r[3].update(question="What does a baby pay?"),
+        lambda r: r[2]["evidence"].reverse(),
+        lambda r: r.pop(),
+    ],
+)
 def test_any_label_change_changes_the_version(files: tuple[Path, Path], edit) -> None:
     golden, corpus = files
     before = _version(golden, corpus)
@@ -98,11 +112,13 @@ def test_referenced_documents_count_unreferenced_do_not(files: tuple[Path, Path]
     before = _version(golden, corpus_path)
 
     def edited(doc_id: str) -> Path:
-        docs = [d.model_copy(update={"text": d.text + " Updated."}) if d.id == doc_id else d
-                for d in corpus]
+        docs = [
+            d.model_copy(update={"text": d.text + " Updated."}) if d.id == doc_id else d
+            for d in corpus
+        ]
         return write_corpus(Corpus(docs), corpus_path.with_name(f"{doc_id}.jsonl"))
 
-    assert _version(golden, edited("infants")) != before    # referenced by q4
+    assert _version(golden, edited("infants")) != before  # referenced by q4
     assert _version(golden, edited("fees-2024")) == before  # referenced by nobody
     assert load_corpus(edited("fees-2024")).fingerprint != corpus.fingerprint
 
@@ -127,8 +143,15 @@ def test_freeze_writes_a_lock_and_never_overwrites_silently(files: tuple[Path, P
     assert first.written and first.lock_path == lock_file == lock_path_for(golden)
     lock = json.loads(lock_file.read_text())
     assert lock["version"] == _version(golden, corpus)
-    assert lock["counts"] == {"questions": 5, "answerable": 4, "unanswerable": 1, "spans": 6,
-                              "documents_referenced": 3, "tune": 3, "heldout": 2}
+    assert lock["counts"] == {
+        "questions": 5,
+        "answerable": 4,
+        "unanswerable": 1,
+        "spans": 6,
+        "documents_referenced": 3,
+        "tune": 3,
+        "heldout": 2,
+    }
     assert sorted(lock["documents"]) == ["fees", "infants", "refunds"]
     assert lock["corpus"]["documents"] == 4 and lock["frozen_at"].endswith("Z")
 
@@ -168,8 +191,11 @@ def test_check_frozen_names_what_changed(files: tuple[Path, Path]) -> None:
     records.append({"id": "q9", "question": "new?", "answerable": False})
     _save(golden, records)
     corpus = load_corpus(corpus_path)
-    docs = [d.model_copy(update={"text": "Refunds changed."}) if d.id == "refunds" else d
-            for d in corpus if d.id != "infants"]
+    docs = [
+        d.model_copy(update={"text": "Refunds changed."}) if d.id == "refunds" else d
+        for d in corpus
+        if d.id != "infants"
+    ]
     write_corpus(docs, corpus_path)
 
     check = check_frozen(golden, corpus_path)

@@ -15,7 +15,10 @@ def test_demo_toy_section_prints_the_seed_table() -> None:
     r = runner.invoke(app, ["demo", "--toy-only"], env={"COLUMNS": "160"})
     assert r.exit_code == 0, r.stderr
     out = r.stdout
-    for row in ("baseline │   0.67 │      0.33 │ 0.47 │ 0.48", "reranked │   0.83 │      0.39 │ 0.64 │ 0.69"):
+    for row in (
+        "baseline │   0.67 │      0.33 │ 0.47 │ 0.48",
+        "reranked │   0.83 │      0.39 │ 0.64 │ 0.69",
+    ):
         assert row in out
     assert "4 wins, 1 loss, 1 tie" in out
     assert "rule 16 code" in out and "-0.50" in out

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from ragmeter import UsageError
 from ragmeter.answers._schema import answers_from_records
-from ragmeter.diagnosis._diagnose import RecallAt, Thresholds, diagnose
 from ragmeter.answers.report import check_answers
-from ragmeter.diagnosis._table import build_table, table_from_counts
 from ragmeter.cli._app import app
+from ragmeter.diagnosis._diagnose import RecallAt, Thresholds, diagnose
+from ragmeter.diagnosis._table import build_table, table_from_counts
 
 
 def _lab_pairs() -> list[tuple[int, int]]:
@@ -24,18 +24,23 @@ def _lab_pairs() -> list[tuple[int, int]]:
 
 def test_lab_sample_table_reproduces_exactly() -> None:
     pairs = _lab_pairs()
-    t = build_table({f"q{i}": bool(e) for i, (e, _) in enumerate(pairs)},
-                    {f"q{i}": bool(a) for i, (_, a) in enumerate(pairs)})
+    t = build_table(
+        {f"q{i}": bool(e) for i, (e, _) in enumerate(pairs)},
+        {f"q{i}": bool(a) for i, (_, a) in enumerate(pairs)},
+    )
     assert t.n == 70
-    assert [t.count(k) for k in ("working", "generation_failure", "from_memory",
-                                 "retrieval_failure")] == [41, 9, 6, 14]
+    assert [
+        t.count(k) for k in ("working", "generation_failure", "from_memory", "retrieval_failure")
+    ] == [41, 9, 6, 14]
     assert t.largest_bad is not None and t.largest_bad.key == "retrieval_failure"
     assert t.largest_bad.title == "retrieval failure"
     assert "a bigger model cannot help" in t.largest_bad.reading
     assert t.to_dict()["largest_bad_cell"] == "retrieval_failure"
     from_counts = table_from_counts(41, 9, 6, 14)
-    assert [from_counts.count(c) for c in ("working", "generation_failure", "from_memory",
-                                           "retrieval_failure")] == [41, 9, 6, 14]
+    assert [
+        from_counts.count(c)
+        for c in ("working", "generation_failure", "from_memory", "retrieval_failure")
+    ] == [41, 9, 6, 14]
 
 
 def test_lab_sample_diagnosis_names_retrieval() -> None:
@@ -55,12 +60,20 @@ def test_lab_sample_diagnosis_names_retrieval() -> None:
 
 def test_headroom_decides_candidates_vs_ranking() -> None:
     t = table_from_counts(41, 9, 6, 14)
-    low = diagnose(table=t, prompt_recall=RecallAt("AllR@3", 0.71, 70),
-                   headroom_recall=RecallAt("AllR@50", 0.80, 70), golden_version="v3")
+    low = diagnose(
+        table=t,
+        prompt_recall=RecallAt("AllR@3", 0.71, 70),
+        headroom_recall=RecallAt("AllR@50", 0.80, 70),
+        golden_version="v3",
+    )
     assert low.failing_link == "retrieval (candidates)"
     assert "hybrid" in low.experiment.change and "AllR@50" in low.experiment.metric
-    high = diagnose(table=t, prompt_recall=RecallAt("AllR@3", 0.71, 70),
-                    headroom_recall=RecallAt("AllR@50", 0.97, 70), golden_version="v3")
+    high = diagnose(
+        table=t,
+        prompt_recall=RecallAt("AllR@3", 0.71, 70),
+        headroom_recall=RecallAt("AllR@50", 0.97, 70),
+        golden_version="v3",
+    )
     assert high.failing_link == "retrieval (ranking)" and high.experiment.assumption is None
     assert high.experiment.metric == "nDCG(gain=exp)@3 and AllR@3"
     # both fixes the path lists for each link are named, one change per run: the experiment
@@ -91,9 +104,12 @@ def test_stale_slice_diagnosed_after_the_chain_passes() -> None:
     d = diagnose(table=t, report=rep)
     # 2 of 4 answers ok with evidence in context -> generation fails first
     assert d.failing_link == "generation"
-    passing = diagnose(report=rep, prompt_recall=RecallAt("AllR@3", 0.95, 4),
-                       headroom_recall=RecallAt("AllR@50", 1.0, 4),
-                       thresholds=Thresholds(answer_ok=0.5))
+    passing = diagnose(
+        report=rep,
+        prompt_recall=RecallAt("AllR@3", 0.95, 4),
+        headroom_recall=RecallAt("AllR@50", 1.0, 4),
+        thresholds=Thresholds(answer_ok=0.5),
+    )
     assert passing.failing_link == "stale sources"
     assert "fees-2024" in passing.experiment.change
 
@@ -113,19 +129,38 @@ def test_cli_diagnose(tmp_path: Path) -> None:
     assert out["failing_link"] == "retrieval (ranking)"
     assert [c["count"] for c in out["table"]["cells"]] == [41, 9, 6, 14]
     pairs = _lab_pairs()
-    tab = write_jsonl(tmp_path / "t.jsonl", [{"id": f"q{i}", "evidence_in_context": bool(e),
-                                             "answer_ok": bool(a)} for i, (e, a) in enumerate(pairs)])
+    tab = write_jsonl(
+        tmp_path / "t.jsonl",
+        [
+            {"id": f"q{i}", "evidence_in_context": bool(e), "answer_ok": bool(a)}
+            for i, (e, a) in enumerate(pairs)
+        ],
+    )
     r = CliRunner().invoke(app, ["diagnose", "--table", str(tab)])
     assert r.exit_code == 0 and "retrieval failure (14 of 70)" in r.stdout
     assert "refute" in r.stdout
-    bad = write_jsonl(tmp_path / "bad.jsonl", [{"id": "a", "evidence_in_context": "yes",
-                                               "answer_ok": True}])
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl", [{"id": "a", "evidence_in_context": "yes", "answer_ok": True}]
+    )
     r = CliRunner().invoke(app, ["diagnose", "--table", str(bad)])
-    assert r.exit_code == 2 and "bad.jsonl:1: field 'evidence_in_context'" in " ".join(r.output.split())
+    assert r.exit_code == 2 and "bad.jsonl:1: field 'evidence_in_context'" in " ".join(
+        r.output.split()
+    )
     paths = write_world(tmp_path)
-    r = CliRunner().invoke(app, ["diagnose", "--golden", str(paths["golden"]), "--corpus",
-                                 str(paths["corpus"]), "--answers", str(paths["answers"]),
-                                 "--format", "json"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "diagnose",
+            "--golden",
+            str(paths["golden"]),
+            "--corpus",
+            str(paths["corpus"]),
+            "--answers",
+            str(paths["answers"]),
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     # no retrieval numbers: generation cannot be told from retrieval, the stale slice can
@@ -152,9 +187,12 @@ def test_high_recall_means_the_same_at_both_depths() -> None:
     # the fare-rules baseline: R@20 = 0.996, AllR@4 = 0.800 (16 of 80 miss the prompt), table
     # 49 working, 14 generation failures, 2 from memory, 14 retrieval failures, 1 correct with
     # support unknown
-    d = diagnose(table=table_from_counts(49, 14, 2, 14, support_unknown=1),
-                 prompt_recall=RecallAt("AllR@4", 0.80, 80),
-                 headroom_recall=RecallAt("R@20", 0.996, 80), golden_version="v3")
+    d = diagnose(
+        table=table_from_counts(49, 14, 2, 14, support_unknown=1),
+        prompt_recall=RecallAt("AllR@4", 0.80, 80),
+        headroom_recall=RecallAt("R@20", 0.996, 80),
+        golden_version="v3",
+    )
     steps = {s.key: s for s in d.steps}
     assert steps["headroom"].status == "pass"
     assert steps["prompt_k"].status == "fail"
@@ -162,9 +200,11 @@ def test_high_recall_means_the_same_at_both_depths() -> None:
     assert steps["generation"].status == "fail"  # 49 / 63 = 0.778
     # the path (high at a large k, not at the prompt k) and the table name the same link
     assert d.failing_link == "retrieval (ranking)"
-    assert d.notes[0] == ("the path fails first at 'Recall high at the prompt k?' (retrieval), "
-                          "then at 'Faithful and correct?'; the largest bad cell (retrieval "
-                          "failure, 14) names the link: retrieval, as the path does")
+    assert d.notes[0] == (
+        "the path fails first at 'Recall high at the prompt k?' (retrieval), "
+        "then at 'Faithful and correct?'; the largest bad cell (retrieval "
+        "failure, 14) names the link: retrieval, as the path does"
+    )
     assert d.to_dict()["thresholds"]["prompt_recall"] == 0.90
 
 
@@ -176,8 +216,10 @@ def test_cli_prompt_threshold_defaults_to_the_headroom_one() -> None:
     assert out["thresholds"]["prompt_recall"] == out["thresholds"]["headroom_recall"] == 0.90
     step = {s["key"]: s for s in out["steps"]}["prompt_k"]
     assert step["status"] == "fail" and step["detail"].endswith("= 0.800 (< 0.90)")
-    r = CliRunner().invoke(app, ["diagnose", "--counts", "49,14,2,14,0,1", "--prompt-threshold",
-                                 "0.8", "--format", "json"])
+    r = CliRunner().invoke(
+        app,
+        ["diagnose", "--counts", "49,14,2,14,0,1", "--prompt-threshold", "0.8", "--format", "json"],
+    )
     assert {s["key"]: s["status"] for s in json.loads(r.stdout)["steps"]}["prompt_k"] == "pass"
 
 
@@ -188,19 +230,32 @@ def test_once_the_chain_fails_the_largest_bad_cell_names_the_link() -> None:
     rec = RecallAt("AllR@4", 0.80, 80)
     big = RecallAt("AllR@20", 0.99, 80)
     low_bar = Thresholds(prompt_recall=0.80)
-    d = diagnose(table=table_from_counts(49, 14, 2, 14), prompt_recall=rec, headroom_recall=big,
-                 thresholds=low_bar)
+    d = diagnose(
+        table=table_from_counts(49, 14, 2, 14),
+        prompt_recall=rec,
+        headroom_recall=big,
+        thresholds=low_bar,
+    )
     steps = {s.key: s.status for s in d.steps}
     assert steps == {"headroom": "pass", "prompt_k": "pass", "generation": "fail"}
     assert d.failing_link == "retrieval (ranking)" and "reranker" in d.experiment.change
-    assert d.notes[0] == ("the path fails first at 'Faithful and correct?' (generation); the "
-                          "largest bad cell (retrieval failure, 14) names the link: retrieval")
+    assert d.notes[0] == (
+        "the path fails first at 'Faithful and correct?' (generation); the "
+        "largest bad cell (retrieval failure, 14) names the link: retrieval"
+    )
     assert any("tied with generation failure" in n for n in d.notes)
     # fewer retrieval failures: the generation cell is the largest and names the link
-    d = diagnose(table=table_from_counts(49, 14, 2, 10), prompt_recall=rec, headroom_recall=big,
-                 thresholds=low_bar)
+    d = diagnose(
+        table=table_from_counts(49, 14, 2, 10),
+        prompt_recall=rec,
+        headroom_recall=big,
+        thresholds=low_bar,
+    )
     assert d.failing_link == "generation"
     # nothing in the chain fails: the table alone does not invent a failing link
-    d = diagnose(table=table_from_counts(70, 3, 1, 4), prompt_recall=RecallAt("AllR@4", 0.9, 78),
-                 headroom_recall=big)
+    d = diagnose(
+        table=table_from_counts(70, 3, 1, 4),
+        prompt_recall=RecallAt("AllR@4", 0.9, 78),
+        headroom_recall=big,
+    )
     assert d.failing_link is None

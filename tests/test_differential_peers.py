@@ -57,7 +57,7 @@ def make_data(seed: int = 7, tie_free: bool = False) -> tuple[Qrels, RunDict]:
         else:
             grades = rng.choice(4, size=len(judged), p=[0.4, 0.3, 0.2, 0.1])
             grades[0] = max(grades[0], 1)
-        qrels[qid] = {pool[j]: int(g) for j, g in zip(judged, grades)}
+        qrels[qid] = {pool[j]: int(g) for j, g in zip(judged, grades, strict=True)}
         if i % 10 == 8:  # in the labels, absent from the run
             continue
         n = int(rng.integers(0, 41)) if i % 10 != 9 else 40
@@ -68,7 +68,7 @@ def make_data(seed: int = 7, tie_free: bool = False) -> tuple[Qrels, RunDict]:
             scores = rng.integers(0, 6, size=n) * 0.5  # exact ties
             nudge = rng.random(n) < 0.3
             scores = scores + np.where(nudge, 1e-9, 0.0)  # equal to the base only in float32
-        run[qid] = {d: float(s) for d, s in zip(docs, scores)}
+        run[qid] = {d: float(s) for d, s in zip(docs, scores, strict=True)}
     qrels["q_empty"] = {}  # a query with an empty judgement set
     for i in range(3):  # run-only queries: ignored by everyone
         run[f"r{i}"] = {f"x{j}": float(j) for j in range(5)}
@@ -95,16 +95,24 @@ def _pytrec_pairs() -> list[tuple[str, str, int, bool]]:
     pairs: list[tuple[str, str, int, bool]] = []
     for rel in (1, 2):
         opt = "" if rel == 1 else f"(rel={rel})"
-        pairs += [(f"RR{opt}", "recip_rank", rel, False), (f"AP{opt}", "map", rel, False),
-                  (f"Rprec{opt}", "Rprec", rel, False)]
+        pairs += [
+            (f"RR{opt}", "recip_rank", rel, False),
+            (f"AP{opt}", "map", rel, False),
+            (f"Rprec{opt}", "Rprec", rel, False),
+        ]
         for k in KS:
-            pairs += [(f"P{opt}@{k}", f"P_{k}", rel, False), (f"R{opt}@{k}", f"recall_{k}", rel, False),
-                      (f"Hit{opt}@{k}", f"success_{k}", rel, False),
-                      (f"AP{opt}@{k}", f"map_cut_{k}", rel, False)]
+            pairs += [
+                (f"P{opt}@{k}", f"P_{k}", rel, False),
+                (f"R{opt}@{k}", f"recall_{k}", rel, False),
+                (f"Hit{opt}@{k}", f"success_{k}", rel, False),
+                (f"AP{opt}@{k}", f"map_cut_{k}", rel, False),
+            ]
     pairs += [("nDCG", "ndcg", 1, False), ("nDCG(gain=exp)", "ndcg", 1, True)]
     for k in KS:
-        pairs += [(f"nDCG@{k}", f"ndcg_cut_{k}", 1, False),
-                  (f"nDCG(gain=exp)@{k}", f"ndcg_cut_{k}", 1, True)]
+        pairs += [
+            (f"nDCG@{k}", f"ndcg_cut_{k}", 1, False),
+            (f"nDCG(gain=exp)@{k}", f"ndcg_cut_{k}", 1, True),
+        ]
     return pairs
 
 
@@ -114,8 +122,11 @@ PYTREC_PAIRS = _pytrec_pairs()
 @cache
 def pytrec_results(rel: int, exp: bool, tie_free: bool = False) -> dict[str, dict[str, float]]:
     qrels, run = make_data(tie_free=tie_free)
-    measures = {".".join(m.rsplit("_", 1)) if m[-1].isdigit() else m
-                for _, m, r, e in PYTREC_PAIRS if r == rel and e == exp}
+    measures = {
+        ".".join(m.rsplit("_", 1)) if m[-1].isdigit() else m
+        for _, m, r, e in PYTREC_PAIRS
+        if r == rel and e == exp
+    }
     labels = exp_gain_qrels(qrels) if exp else qrels
     return pytrec_eval.RelevanceEvaluator(labels, measures, relevance_level=rel).evaluate(run)
 
@@ -127,8 +138,9 @@ def ragmeter_tied(missing: str):  # -> Evaluation
     return ragmeter_eval(qrels, run, metrics, missing=missing)
 
 
-@pytest.mark.parametrize(("metric", "measure", "rel", "exp"), PYTREC_PAIRS,
-                         ids=[p[0] for p in PYTREC_PAIRS])
+@pytest.mark.parametrize(
+    ("metric", "measure", "rel", "exp"), PYTREC_PAIRS, ids=[p[0] for p in PYTREC_PAIRS]
+)
 def test_pytrec_eval_agrees(metric: str, measure: str, rel: int, exp: bool) -> None:
     """Per query and mean, on the run with exact and float32-only ties."""
     qrels, _ = make_data()
@@ -188,8 +200,10 @@ def test_float32_ties_are_exercised() -> None:
     exact = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "P.5"}).evaluate(fixed)
     assert ev.evaluate(run) == exact  # trec_eval already rounded to float32
     # a float64 ranking (score desc, then id desc) would give other numbers on this data
-    f64 = {q: {d: float(r) for r, d in enumerate(
-        sorted(docs, key=lambda d: (docs[d], d)), start=1)} for q, docs in run.items()}
+    f64 = {
+        q: {d: float(r) for r, d in enumerate(sorted(docs, key=lambda d: (docs[d], d)), start=1)}
+        for q, docs in run.items()
+    }
     assert pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "P.5"}).evaluate(f64) != exact
 
 
@@ -198,16 +212,26 @@ def _ranx_pairs() -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     for rel in (1, 2):
         opt, lvl = ("", "") if rel == 1 else (f"(rel={rel})", f"-l{rel}")
-        pairs += [(f"RR{opt}", f"mrr{lvl}"), (f"AP{opt}", f"map{lvl}"),
-                  (f"Rprec{opt}", f"r-precision{lvl}")]
+        pairs += [
+            (f"RR{opt}", f"mrr{lvl}"),
+            (f"AP{opt}", f"map{lvl}"),
+            (f"Rprec{opt}", f"r-precision{lvl}"),
+        ]
         for k in KS:
-            pairs += [(f"P{opt}@{k}", f"precision@{k}{lvl}"), (f"R{opt}@{k}", f"recall@{k}{lvl}"),
-                      (f"Hit{opt}@{k}", f"hit_rate@{k}{lvl}"), (f"RR{opt}@{k}", f"mrr@{k}{lvl}"),
-                      (f"AP{opt}@{k}", f"map@{k}{lvl}")]
+            pairs += [
+                (f"P{opt}@{k}", f"precision@{k}{lvl}"),
+                (f"R{opt}@{k}", f"recall@{k}{lvl}"),
+                (f"Hit{opt}@{k}", f"hit_rate@{k}{lvl}"),
+                (f"RR{opt}@{k}", f"mrr@{k}{lvl}"),
+                (f"AP{opt}@{k}", f"map@{k}{lvl}"),
+            ]
     pairs += [("nDCG", "ndcg"), ("nDCG(gain=exp)", "ndcg_burges")]
     for k in KS:
-        pairs += [(f"nDCG@{k}", f"ndcg@{k}"), (f"nDCG(gain=exp)@{k}", f"ndcg_burges@{k}"),
-                  (f"nDCG(gains=1:0)@{k}", f"ndcg@{k}-l2")]
+        pairs += [
+            (f"nDCG@{k}", f"ndcg@{k}"),
+            (f"nDCG(gain=exp)@{k}", f"ndcg_burges@{k}"),
+            (f"nDCG(gains=1:0)@{k}", f"ndcg@{k}-l2"),
+        ]
     return pairs
 
 
@@ -270,8 +294,9 @@ def test_difference_ranx_ndcg_rel_level_drops_lower_grades() -> None:
     ev = ragmeter_tie_free()
     assert ev.column("nDCG(gains=1:0)@10") != ev.column("nDCG@10")
     assert any(abs(theirs["ndcg@10-l2"][q] - v) > TOL for q, v in ev.column("nDCG@10").items())
-    assert any(abs(theirs["ndcg@10"][q] - theirs["ndcg_burges@10"][q]) > TOL
-               for q in ev.query_ids)  # linear and exp gains differ on graded data
+    assert any(
+        abs(theirs["ndcg@10"][q] - theirs["ndcg_burges@10"][q]) > TOL for q in ev.query_ids
+    )  # linear and exp gains differ on graded data
 
 
 def test_difference_ranx_refuses_queries_missing_from_the_run() -> None:
@@ -292,18 +317,32 @@ def test_difference_ranx_averages_in_queries_without_relevant_items() -> None:
     ev = ragmeter_tie_free()
     extra = set(theirs) - set(ev.query_ids)
     assert extra and extra <= set(ev.no_relevant_ids) and all(theirs[q] == 0 for q in extra)
-    assert abs(np.mean(list(theirs.values())) * len(theirs) - ev.aggregate["AP"] * ev.n_queries) <= 1e-9
+    assert (
+        abs(np.mean(list(theirs.values())) * len(theirs) - ev.aggregate["AP"] * ev.n_queries)
+        <= 1e-9
+    )
 
 
 # -- ir_measures -------------------------------------------------------------------------------
 def _irm_pairs() -> list[tuple[str, str]]:
-    pairs = [("RR", "RR"), ("AP", "AP"), ("Rprec", "Rprec"), ("nDCG", "nDCG"),
-             ("nDCG(gain=exp)", "nDCG(gains={0:0,1:1,2:3,3:7})"), ("AP(rel=2)", "AP(rel=2)")]
+    pairs = [
+        ("RR", "RR"),
+        ("AP", "AP"),
+        ("Rprec", "Rprec"),
+        ("nDCG", "nDCG"),
+        ("nDCG(gain=exp)", "nDCG(gains={0:0,1:1,2:3,3:7})"),
+        ("AP(rel=2)", "AP(rel=2)"),
+    ]
     for k in KS:
-        pairs += [(f"P@{k}", f"P@{k}"), (f"R@{k}", f"R@{k}"), (f"Hit@{k}", f"Success@{k}"),
-                  (f"AP@{k}", f"AP@{k}"), (f"nDCG@{k}", f"nDCG@{k}"),
-                  (f"P(rel=2)@{k}", f"P(rel=2)@{k}"),
-                  (f"nDCG(gains=1:5,3:2)@{k}", f"nDCG(gains={{0:0,1:5,2:2,3:2}})@{k}")]
+        pairs += [
+            (f"P@{k}", f"P@{k}"),
+            (f"R@{k}", f"R@{k}"),
+            (f"Hit@{k}", f"Success@{k}"),
+            (f"AP@{k}", f"AP@{k}"),
+            (f"nDCG@{k}", f"nDCG@{k}"),
+            (f"P(rel=2)@{k}", f"P(rel=2)@{k}"),
+            (f"nDCG(gains=1:5,3:2)@{k}", f"nDCG(gains={{0:0,1:5,2:2,3:2}})@{k}"),
+        ]
     return pairs
 
 

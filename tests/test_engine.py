@@ -14,8 +14,11 @@ from ragmeter.metrics._ranking import rank_run
 
 
 def _run(rows: list[tuple[str, str, float]]) -> Run:
-    return Run(pa.array([r[0] for r in rows], pa.string()), pa.array([r[1] for r in rows], pa.string()),
-               np.array([r[2] for r in rows], dtype=np.float64))
+    return Run(
+        pa.array([r[0] for r in rows], pa.string()),
+        pa.array([r[1] for r in rows], pa.string()),
+        np.array([r[2] for r in rows], dtype=np.float64),
+    )
 
 
 def test_ties_broken_by_doc_id_descending() -> None:
@@ -25,7 +28,9 @@ def test_ties_broken_by_doc_id_descending() -> None:
 
 def test_scores_equal_in_float32_are_a_tie() -> None:
     # 1.0 and 1.0 + 1e-9 differ as float64 but not as float32: trec_eval sees a tie.
-    ranked = rank_run(_run([("q", "z", 1.0 + 1e-9), ("q", "a", 1.0), ("q", "m", -0.0), ("q", "n", 0.0)]))
+    ranked = rank_run(
+        _run([("q", "z", 1.0 + 1e-9), ("q", "a", 1.0), ("q", "m", -0.0), ("q", "n", 0.0)])
+    )
     assert ranked.docs_of(0) == ["z", "a", "n", "m"]
 
 
@@ -88,7 +93,8 @@ def test_custom_gain_map() -> None:
     run = {"q": {"a": 2.0, "b": 1.0}}
     e = evaluate(qrels, run, "nDCG(gains=1:3,2:9)@2")
     assert e.aggregate["nDCG(gains=1:3,2:9)@2"] == pytest.approx(
-        (3 + 9 / np.log2(3)) / (9 + 3 / np.log2(3)), abs=1e-15)
+        (3 + 9 / np.log2(3)) / (9 + 3 / np.log2(3)), abs=1e-15
+    )
 
 
 def test_containers_give_identical_results() -> None:
@@ -109,8 +115,14 @@ def test_span_metrics_are_refused_on_item_labels() -> None:
 
 
 def test_evaluation_round_trips_through_json() -> None:
-    e = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0, "b": 0.5}}, "RR,nDCG(gain=exp)@3",
-                 run_name="r", golden_version="g-123", slices={"q1": ["fees"]})
+    e = evaluate(
+        {"q1": {"a": 1}, "q2": {"b": 1}},
+        {"q1": {"a": 1.0, "b": 0.5}},
+        "RR,nDCG(gain=exp)@3",
+        run_name="r",
+        golden_version="g-123",
+        slices={"q1": ["fees"]},
+    )
     back = Evaluation.from_dict(json.loads(json.dumps(e.to_dict())))
     assert back.per_query == e.per_query
     assert back.metrics == e.metrics

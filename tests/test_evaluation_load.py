@@ -33,8 +33,19 @@ def same(a: Evaluation, b: Evaluation) -> None:
 
 
 def eval_json(tmp_path: Path, *runs: str) -> Path:
-    r = runner.invoke(app, ["eval", str(FIX / "qrels.txt"), *(str(FIX / f"{n}.run") for n in runs),
-                            "-m", M, "--per-query", "--format", "json"])
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            str(FIX / "qrels.txt"),
+            *(str(FIX / f"{n}.run") for n in runs),
+            "-m",
+            M,
+            "--per-query",
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.stderr
     path = tmp_path / "eval.json"
     path.write_text(r.stdout, encoding="utf-8")
@@ -44,9 +55,13 @@ def eval_json(tmp_path: Path, *runs: str) -> Path:
 # -- writers -------------------------------------------------------------------------------------
 def test_ragmeter_eval_json_reads_back(tmp_path: Path) -> None:
     e = Evaluation.load(eval_json(tmp_path, "baseline"))
-    want = ragmeter.evaluate(FIX / "qrels.txt", FIX / "baseline.run", M,
-                             run_name=str(FIX / "baseline.run"),
-                             config={"qrels": str(FIX / "qrels.txt")})
+    want = ragmeter.evaluate(
+        FIX / "qrels.txt",
+        FIX / "baseline.run",
+        M,
+        run_name=str(FIX / "baseline.run"),
+        config={"qrels": str(FIX / "qrels.txt")},
+    )
     same(e, want)
     # by hand: first relevant passage at ranks 2, -, 1, 1, 6, 3 -> RR@3 = (1/2 + 1 + 1 + 1/3) / 6
     assert e.mean("RR@3") == pytest.approx((0.5 + 1 + 1 + 1 / 3) / 6, abs=1e-12)
@@ -77,14 +92,20 @@ def test_ragmeter_run_outputs_read_back(tmp_path: Path) -> None:
     qs = []
     for qid, text, doc, answer in QUESTIONS:
         start = TEXTS[doc].index(answer)
-        qs.append(Question(id=qid, question=text,
-                           evidence=[Evidence(doc=doc, start=start, end=start + len(answer))]))
+        qs.append(
+            Question(
+                id=qid,
+                question=text,
+                evidence=[Evidence(doc=doc, start=start, end=start + len(answer))],
+            )
+        )
     write_golden(qs, tmp_path / "golden.jsonl")
     (tmp_path / "experiment.toml").write_text(
         'name = "two chunkings"\ngolden = "golden.jsonl"\ncorpus = "corpus.jsonl"\n'
         'output = "out"\nk = 2\nbudget = 40\nheadroom_k = 8\nmetrics = ["R", "RR", "nDCG"]\n'
         '[baseline]\nchunker = "tokens:20:0"\nretriever = "bm25"\ndepth = 10\n'
-        '[[variant]]\nname = "smaller chunks"\nchunker = "tokens:10:0"\nk = 4\n')
+        '[[variant]]\nname = "smaller chunks"\nchunker = "tokens:10:0"\nk = 4\n'
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = run_experiment(tmp_path / "experiment.toml", use_cache=False)
@@ -108,40 +129,62 @@ def test_the_examples_committed_run_outputs_read() -> None:
         assert e.aggregate == raw["aggregate"]
 
 
-METRICS = ["R@3", "RR@10", "nDCG@5", "nDCG(gain=exp)@3", "AP", "P@1", "Hit@4", "AllR@2",
-           "R@budget=1200"]
+METRICS = [
+    "R@3",
+    "RR@10",
+    "nDCG@5",
+    "nDCG(gain=exp)@3",
+    "AP",
+    "P@1",
+    "Hit@4",
+    "AllR@2",
+    "R@budget=1200",
+]
 ids = st.text(min_size=1, max_size=8)  # any characters: "[bold]", ":smile:", "tokens:100:0"
 
 
 @st.composite
 def evaluations(draw: st.DrawFn) -> Evaluation:
-    metrics = tuple(parse(m) for m in draw(st.lists(st.sampled_from(METRICS), min_size=1,
-                                                     max_size=4, unique=True)))
+    metrics = tuple(
+        parse(m)
+        for m in draw(st.lists(st.sampled_from(METRICS), min_size=1, max_size=4, unique=True))
+    )
     qids = tuple(draw(st.lists(ids, min_size=0, max_size=6, unique=True)))
-    values = draw(st.lists(st.floats(0, 1, allow_nan=False), min_size=len(qids) * len(metrics),
-                           max_size=len(qids) * len(metrics)))
+    values = draw(
+        st.lists(
+            st.floats(0, 1, allow_nan=False),
+            min_size=len(qids) * len(metrics),
+            max_size=len(qids) * len(metrics),
+        )
+    )
     n_sub = 3 if qids else 0  # per-query maps only over the evaluation's own queries
     sub = st.sampled_from(qids or ("-",))
     return Evaluation(
-        run=draw(ids), metrics=metrics, query_ids=qids,
+        run=draw(ids),
+        metrics=metrics,
+        query_ids=qids,
         values=np.array(values, dtype=np.float64).reshape(len(qids), len(metrics)),
         missing_ids=tuple(draw(st.lists(ids, max_size=2))),
         no_relevant_ids=tuple(draw(st.lists(ids, max_size=2))),
         golden_version=draw(st.none() | st.just("g-1a2b3c")),
         config={"missing": draw(st.sampled_from(["zero", "skip"]))},
-        slices=draw(st.dictionaries(sub, st.lists(ids, max_size=2).map(tuple),
-                                    max_size=n_sub)),
+        slices=draw(st.dictionaries(sub, st.lists(ids, max_size=2).map(tuple), max_size=n_sub)),
         splits=draw(st.dictionaries(sub, st.sampled_from(["tune", "heldout"]), max_size=n_sub)),
-        details=draw(st.dictionaries(
-            sub, st.fixed_dictionaries({"first_rank": st.none() | st.integers(1, 9)}),
-            max_size=n_sub)),
+        details=draw(
+            st.dictionaries(
+                sub,
+                st.fixed_dictionaries({"first_rank": st.none() | st.integers(1, 9)}),
+                max_size=n_sub,
+            )
+        ),
     )
 
 
 @settings(max_examples=150, deadline=None)
 @given(e=evaluations(), compressed=st.booleans())
-def test_to_dict_dumped_reads_back(tmp_path_factory: pytest.TempPathFactory, e: Evaluation,
-                                   compressed: bool) -> None:
+def test_to_dict_dumped_reads_back(
+    tmp_path_factory: pytest.TempPathFactory, e: Evaluation, compressed: bool
+) -> None:
     """``json.dump(e.to_dict())`` (the writer both commands use) reads back equal, gzip or not."""
     path = tmp_path_factory.mktemp("rt") / "e.json"
     data = json.dumps(e.to_dict(), indent=2, ensure_ascii=False).encode()
@@ -161,8 +204,15 @@ BAD_RECORDS = [
     ({**GOOD, "per_query": {"q1": {"R@3": None}}}, "per_query", "must be a finite number"),
     ({**GOOD, "aggregate": ["R@3"]}, "aggregate", "must be an object"),
     ({**GOOD, "aggregate": {"Bogus@3": 0.5}}, "aggregate", "'Bogus@3' is not a metric"),
-    ({**GOOD, "aggregate": {"RR@3": 0.5, "MRR@3": 0.5},
-      "per_query": {"q1": {"RR@3": 1.0, "MRR@3": 1.0}}}, "aggregate", "the same metric"),
+    (
+        {
+            **GOOD,
+            "aggregate": {"RR@3": 0.5, "MRR@3": 0.5},
+            "per_query": {"q1": {"RR@3": 1.0, "MRR@3": 1.0}},
+        },
+        "aggregate",
+        "the same metric",
+    ),
     ({**GOOD, "run": ["r"]}, "run", "must be a string"),
     ({**GOOD, "missing_ids": "q2"}, "missing_ids", "list of query ids"),
     ({**GOOD, "no_relevant_ids": [3]}, "no_relevant_ids", "list of query ids"),
@@ -175,8 +225,9 @@ BAD_RECORDS = [
 
 
 @pytest.mark.parametrize(("record", "field", "message"), BAD_RECORDS)
-def test_bad_records_name_the_file_and_field(tmp_path: Path, record: dict, field: str,
-                                             message: str) -> None:
+def test_bad_records_name_the_file_and_field(
+    tmp_path: Path, record: dict, field: str, message: str
+) -> None:
     path = tmp_path / "[bold]x.json"  # a name rich would read as markup
     path.write_text(json.dumps(record), encoding="utf-8")
     with pytest.raises(InputError) as err:
@@ -199,8 +250,9 @@ BAD_FILES = [
 
 
 @pytest.mark.parametrize(("content", "line", "message"), BAD_FILES)
-def test_bad_files_name_the_file_and_line(tmp_path: Path, content: bytes, line: int | None,
-                                          message: str) -> None:
+def test_bad_files_name_the_file_and_line(
+    tmp_path: Path, content: bytes, line: int | None, message: str
+) -> None:
     path = tmp_path / "e.json"
     path.write_bytes(content)
     with pytest.raises(InputError) as err:

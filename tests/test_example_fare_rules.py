@@ -23,8 +23,15 @@ import pytest
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fare-rules"
 VARIANTS = ("baseline", "rerank")
 #: slice -> minimum number of questions (the issue's slices; unanswerable >= 8 by the brief).
-REQUIRED_SLICES = {"fees": 10, "identifier-lookup": 10, "refunds": 10, "infants-children": 10,
-                   "multi-passage": 5, "unanswerable": 8, "stale-policy": 8}
+REQUIRED_SLICES = {
+    "fees": 10,
+    "identifier-lookup": 10,
+    "refunds": 10,
+    "infants-children": 10,
+    "multi-passage": 5,
+    "unanswerable": 8,
+    "stale-policy": 8,
+}
 _QUOTE_RE = re.compile(r'"([^"\n]+)"')
 _MONEY_RE = re.compile(r"\$\s?(\d[\d,]*)|(\d[\d,]*)\s?USD")
 
@@ -67,6 +74,7 @@ def _money(text: str) -> set[int]:
 
 # ---------------------------------------------------------------- corpus
 
+
 def test_corpus_has_enough_structured_documents(docs: dict[str, dict[str, Any]]) -> None:
     assert len(docs) >= 28
     for doc_id, doc in docs.items():
@@ -81,11 +89,16 @@ def test_corpus_has_enough_structured_documents(docs: dict[str, dict[str, Any]])
         assert meta["version"] in {"2024", "2026"}, doc_id
 
 
-def test_one_superseded_fee_schedule_beside_the_current_one(docs: dict[str, dict[str, Any]]) -> None:
+def test_one_superseded_fee_schedule_beside_the_current_one(
+    docs: dict[str, dict[str, Any]],
+) -> None:
     old = [d for d in docs.values() if "superseded_by" in d["metadata"]]
     assert [d["id"] for d in old] == ["fees-2024"]
-    assert old[0]["metadata"] == {"effective_date": "2024-01-01", "version": "2024",
-                                  "superseded_by": "fees-2026"}
+    assert old[0]["metadata"] == {
+        "effective_date": "2024-01-01",
+        "version": "2024",
+        "superseded_by": "fees-2026",
+    }
     current = docs["fees-2026"]
     assert current["metadata"] == {"effective_date": "2026-03-01", "version": "2026"}
     # the story: the two schedules quote different Standard change fees
@@ -96,14 +109,16 @@ def test_one_superseded_fee_schedule_beside_the_current_one(docs: dict[str, dict
 
 # ---------------------------------------------------------------- golden set
 
-def test_every_span_is_the_document_slice(golden: list[dict[str, Any]],
-                                          docs: dict[str, dict[str, Any]]) -> None:
+
+def test_every_span_is_the_document_slice(
+    golden: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     n = 0
     for q in golden:
         for ev in q["evidence"]:
             text = docs[ev["doc"]]["text"]
             assert 0 <= ev["start"] < ev["end"] <= len(text), q["id"]
-            assert text[ev["start"]:ev["end"]] == ev["text"], (q["id"], ev["doc"])
+            assert text[ev["start"] : ev["end"]] == ev["text"], (q["id"], ev["doc"])
             assert ev["grade"] in (1, 2)
             n += 1
     assert n >= 100
@@ -146,6 +161,7 @@ def test_helpful_spans_in_other_documents(golden: list[dict[str, Any]]) -> None:
     def split_grades(q: dict[str, Any]) -> bool:
         answering = {e["doc"] for e in q["evidence"] if e["grade"] == 2}
         return any(e["grade"] == 1 and e["doc"] not in answering for e in q["evidence"])
+
     assert sum(split_grades(q) for q in golden) >= 20
 
 
@@ -158,9 +174,12 @@ def test_stale_schedule_is_never_evidence(golden: list[dict[str, Any]]) -> None:
 
 # ---------------------------------------------------------------- answers
 
-def test_answers_cover_the_golden_questions(answers: dict[str, list[dict[str, Any]]],
-                                            golden: list[dict[str, Any]],
-                                            docs: dict[str, dict[str, Any]]) -> None:
+
+def test_answers_cover_the_golden_questions(
+    answers: dict[str, list[dict[str, Any]]],
+    golden: list[dict[str, Any]],
+    docs: dict[str, dict[str, Any]],
+) -> None:
     ids = [q["id"] for q in golden]
     for variant, recs in answers.items():
         assert [a["id"] for a in recs] == ids, variant
@@ -172,8 +191,9 @@ def test_answers_cover_the_golden_questions(answers: dict[str, list[dict[str, An
                 assert 0 <= c["start"] < c["end"] <= len(docs[c["doc"]]["text"])
 
 
-def test_every_quote_in_an_answer_is_in_the_corpus(answers: dict[str, list[dict[str, Any]]],
-                                                   docs: dict[str, dict[str, Any]]) -> None:
+def test_every_quote_in_an_answer_is_in_the_corpus(
+    answers: dict[str, list[dict[str, Any]]], docs: dict[str, dict[str, Any]]
+) -> None:
     quoted = [(a["id"], q) for recs in answers.values() for a in recs for q in _quotes(a["answer"])]
     assert len(quoted) >= 10
     for qid, quote in quoted:
@@ -181,8 +201,11 @@ def test_every_quote_in_an_answer_is_in_the_corpus(answers: dict[str, list[dict[
 
 
 def test_faithful_but_wrong_answers_quote_the_2024_schedule(
-        answers: dict[str, list[dict[str, Any]]], golden: list[dict[str, Any]],
-        docs: dict[str, dict[str, Any]], kinds: dict[tuple[str, str], str]) -> None:
+    answers: dict[str, list[dict[str, Any]]],
+    golden: list[dict[str, Any]],
+    docs: dict[str, dict[str, Any]],
+    kinds: dict[tuple[str, str], str],
+) -> None:
     reference = {q["id"]: q["answer"] for q in golden}
     stale = 0
     for variant, recs in answers.items():
@@ -190,22 +213,27 @@ def test_faithful_but_wrong_answers_quote_the_2024_schedule(
             if kinds[(a["id"], variant)] != "stale":
                 continue
             stale += 1
-            cited = [docs[c["doc"]]["text"][c["start"]:c["end"]] for c in a["citations"]
-                     if c["doc"] == "fees-2024"]
+            cited = [
+                docs[c["doc"]]["text"][c["start"] : c["end"]]
+                for c in a["citations"]
+                if c["doc"] == "fees-2024"
+            ]
             quotes = _quotes(a["answer"])
             assert quotes and all(any(q in span for span in cited) for q in quotes), a["id"]
             # faithful to 2024, wrong for 2026: the stated fee is not the reference fee
             assert _money(reference[a["id"]]) and not _money(reference[a["id"]]) <= _money(
-                a["answer"]), a["id"]
+                a["answer"]
+            ), a["id"]
     assert stale >= 2
 
 
 def test_one_quote_sits_in_another_passage_than_the_cited_one(
-        answers: dict[str, list[dict[str, Any]]], docs: dict[str, dict[str, Any]]) -> None:
+    answers: dict[str, list[dict[str, Any]]], docs: dict[str, dict[str, Any]]
+) -> None:
     misplaced = []
     for recs in answers.values():
         for a in recs:
-            cited = [docs[c["doc"]]["text"][c["start"]:c["end"]] for c in a.get("citations", [])]
+            cited = [docs[c["doc"]]["text"][c["start"] : c["end"]] for c in a.get("citations", [])]
             for q in _quotes(a["answer"]):
                 if cited and not any(q in span for span in cited):
                     misplaced.append((a["id"], q))
@@ -213,9 +241,11 @@ def test_one_quote_sits_in_another_passage_than_the_cited_one(
     assert misplaced == [("lap-infant-share", "the infant fare is 10% of the adult fare")] * 2
 
 
-def test_answers_mix_the_failure_kinds(answers: dict[str, list[dict[str, Any]]],
-                                       golden: list[dict[str, Any]],
-                                       kinds: dict[tuple[str, str], str]) -> None:
+def test_answers_mix_the_failure_kinds(
+    answers: dict[str, list[dict[str, Any]]],
+    golden: list[dict[str, Any]],
+    kinds: dict[tuple[str, str], str],
+) -> None:
     unanswerable = {q["id"] for q in golden if not q["answerable"]}
     for variant, recs in answers.items():
         count = Counter(kinds[(a["id"], variant)] for a in recs)
@@ -234,6 +264,7 @@ def test_answers_mix_the_failure_kinds(answers: dict[str, list[dict[str, Any]]],
 
 # ---------------------------------------------------------------- the build script
 
+
 def _load_builder() -> ModuleType:
     spec = importlib.util.spec_from_file_location("fare_rules_build", EXAMPLE / "build_golden.py")
     assert spec is not None and spec.loader is not None
@@ -243,24 +274,50 @@ def _load_builder() -> ModuleType:
 
 
 def test_build_script_reproduces_the_committed_files(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, str(EXAMPLE / "build_golden.py"), "--out",
-                           str(tmp_path)], check=False, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLE / "build_golden.py"), "--out", str(tmp_path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     for name in ("golden.jsonl", "answers/baseline.jsonl", "answers/rerank.jsonl"):
         assert (tmp_path / name).read_bytes() == (EXAMPLE / name).read_bytes(), name
 
 
 def test_build_script_fails_loudly_on_absent_or_ambiguous_quotes(
-        docs: dict[str, dict[str, Any]]) -> None:
+    docs: dict[str, dict[str, Any]],
+) -> None:
     builder = _load_builder()
-    source = {"question": [
-        {"id": "a", "question": "?", "answer": "$75", "slices": ["fees"], "split": "tune",
-         "evidence": [{"doc": "fees-2026", "quote": "Standard fares: $99", "grade": 2}]},
-        {"id": "b", "question": "?", "answer": "x", "slices": ["fees"], "split": "tune",
-         "evidence": [{"doc": "fees-2026", "quote": "fee", "grade": 2}]},
-        {"id": "c", "question": "?", "answer": "x", "slices": ["fees"], "split": "tune",
-         "evidence": [{"doc": "no-such-doc", "quote": "fee", "grade": 2}]},
-    ]}
+    source = {
+        "question": [
+            {
+                "id": "a",
+                "question": "?",
+                "answer": "$75",
+                "slices": ["fees"],
+                "split": "tune",
+                "evidence": [{"doc": "fees-2026", "quote": "Standard fares: $99", "grade": 2}],
+            },
+            {
+                "id": "b",
+                "question": "?",
+                "answer": "x",
+                "slices": ["fees"],
+                "split": "tune",
+                "evidence": [{"doc": "fees-2026", "quote": "fee", "grade": 2}],
+            },
+            {
+                "id": "c",
+                "question": "?",
+                "answer": "x",
+                "slices": ["fees"],
+                "split": "tune",
+                "evidence": [{"doc": "no-such-doc", "quote": "fee", "grade": 2}],
+            },
+        ]
+    }
     with pytest.raises(builder.BuildError) as err:
         builder.build_golden(docs, source)
     problems = err.value.problems
@@ -270,8 +327,9 @@ def test_build_script_fails_loudly_on_absent_or_ambiguous_quotes(
     assert "(c) evidence #1: unknown document 'no-such-doc'" in problems[2]
 
 
-def test_readme_counts_match_the_data(golden: list[dict[str, Any]],
-                                      docs: dict[str, dict[str, Any]]) -> None:
+def test_readme_counts_match_the_data(
+    golden: list[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> None:
     readme = (EXAMPLE / "README.md").read_text(encoding="utf-8")
     assert "SYNTHETIC" in readme and "MIT" in readme
     rows = re.findall(r"^\| `([\w-]+)`[^|]*\| (\d+) \| (\d+) \| (\d+) \|$", readme, re.MULTILINE)
@@ -283,8 +341,9 @@ def test_readme_counts_match_the_data(golden: list[dict[str, Any]],
         actual[name] = (len(members), len(members) - held, held)
     assert documented == actual
     words = [len(d["text"].split()) for d in docs.values()]
-    assert (f"{len(docs)} policy pages ({min(words)} to {max(words)} words each, "
-            f"{sum(words):,} in all)") in readme
+    assert (
+        f"{len(docs)} policy pages ({min(words)} to {max(words)} words each, {sum(words):,} in all)"
+    ) in readme
     assert f"| {len(golden)} |" in readme
 
 
@@ -293,20 +352,27 @@ def test_readme_counts_match_the_data(golden: list[dict[str, Any]],
 #: the retrieval-by-answer category each kind must land in (None: unanswerable, not in the table;
 #: a tuple: "stale" is a generation failure when the 2026 schedule was in the prompt too, a
 #: retrieval failure when it was not)
-KIND_CELLS = {"correct": ("working",), "unverifiable": ("support_unknown",),
-              "computed": ("generation_failure",), "memory": ("from_memory",),
-              "retrieval-miss": ("retrieval_failure",),
-              "generation-error": ("generation_failure",),
-              "stale": ("generation_failure", "retrieval_failure"),
-              "misattributed": ("generation_failure",), "abstain": None, "hallucination": None}
+KIND_CELLS = {
+    "correct": ("working",),
+    "unverifiable": ("support_unknown",),
+    "computed": ("generation_failure",),
+    "memory": ("from_memory",),
+    "retrieval-miss": ("retrieval_failure",),
+    "generation-error": ("generation_failure",),
+    "stale": ("generation_failure", "retrieval_failure"),
+    "misattributed": ("generation_failure",),
+    "abstain": None,
+    "hallucination": None,
+}
 
 
 def _cells(table: Any) -> dict[str, str]:
     return {q: key for key, ids in table.ids.items() for q in ids}
 
 
-def _check_kinds_against(report: Any, table: Any, evidence: dict[str, bool],
-                         kinds_of: dict[str, str]) -> None:
+def _check_kinds_against(
+    report: Any, table: Any, evidence: dict[str, bool], kinds_of: dict[str, str]
+) -> None:
     cell = _cells(table)
     for c in report.checks:
         kind = kinds_of[c.id]
@@ -347,7 +413,8 @@ def baseline_run() -> tuple[Any, Any, Any]:
 
 
 def test_baseline_answers_agree_with_the_measured_baseline_run(
-        baseline_run: tuple[Any, Any, Any], kinds: dict[tuple[str, str], str]) -> None:
+    baseline_run: tuple[Any, Any, Any], kinds: dict[tuple[str, str], str]
+) -> None:
     from ragmeter.answers import check_answers, load_answers
     from ragmeter.answers.contexts import prompt_contexts
     from ragmeter.diagnosis._diagnose import evidence_from_evaluation
@@ -356,18 +423,26 @@ def test_baseline_answers_agree_with_the_measured_baseline_run(
 
     (corpus, gold), chunking, run = baseline_run
     contexts = prompt_contexts(run, chunking, k=4)
-    report = check_answers(load_answers(EXAMPLE / "answers" / "baseline.jsonl", golden=gold),
-                           gold, corpus=corpus, chunks=chunking, contexts=contexts)
+    report = check_answers(
+        load_answers(EXAMPLE / "answers" / "baseline.jsonl", golden=gold),
+        gold,
+        corpus=corpus,
+        chunks=chunking,
+        contexts=contexts,
+    )
     evaluation = evaluate_spans(gold, chunking, run, ["AllR@4"], cover=0.5)
     evidence = evidence_from_evaluation(evaluation, "AllR@4")
     table = table_from_report(evidence, report)
-    _check_kinds_against(report, table, evidence,
-                         {q: k for (q, v), k in kinds.items() if v == "baseline"})
+    _check_kinds_against(
+        report, table, evidence, {q: k for (q, v), k in kinds.items() if v == "baseline"}
+    )
     # the README's baseline column, recomputed here without the dense models
     readme = (EXAMPLE / "README.md").read_text(encoding="utf-8")
-    for key, title in (("working", "working as designed"),
-                       ("generation_failure", "generation failure"),
-                       ("retrieval_failure", "retrieval failure")):
+    for key, title in (
+        ("working", "working as designed"),
+        ("generation_failure", "generation failure"),
+        ("retrieval_failure", "retrieval failure"),
+    ):
         assert re.search(rf"^\| {title} \| {table.count(key)} \|", readme, re.MULTILINE), key
 
 
@@ -379,8 +454,11 @@ def experiment(tmp_path_factory: pytest.TempPathFactory) -> Any:
         pytest.importorskip(extra)  # justified: the example's retrievers are optional extras
     from ragmeter.experiments import run_experiment
 
-    return run_experiment(EXAMPLE / "experiment.toml", write=False,
-                          cache_dir=tmp_path_factory.mktemp("fare-rules-cache"))
+    return run_experiment(
+        EXAMPLE / "experiment.toml",
+        write=False,
+        cache_dir=tmp_path_factory.mktemp("fare-rules-cache"),
+    )
 
 
 def _story() -> ModuleType:
@@ -392,7 +470,8 @@ def _story() -> ModuleType:
 
 
 def test_every_answer_kind_agrees_with_its_measured_run_and_the_readme_is_generated(
-        experiment: Any, kinds: dict[tuple[str, str], str]) -> None:
+    experiment: Any, kinds: dict[tuple[str, str], str]
+) -> None:
     story = _story()
     m = story.measure(EXAMPLE, result=experiment)
     from ragmeter.diagnosis._diagnose import evidence_from_evaluation
@@ -400,12 +479,16 @@ def test_every_answer_kind_agrees_with_its_measured_run_and_the_readme_is_genera
     for variant in VARIANTS:
         ev_name = {v: k for k, v in story.ANSWERS.items()}[variant]
         evidence = evidence_from_evaluation(experiment.variant(ev_name).evaluation, m["prompt"])
-        _check_kinds_against(m["reports"][variant], m["tables"][variant], evidence,
-                             {q: k for (q, v), k in kinds.items() if v == variant})
+        _check_kinds_against(
+            m["reports"][variant],
+            m["tables"][variant],
+            evidence,
+            {q: k for (q, v), k in kinds.items() if v == variant},
+        )
     # README, demo and diagnose tell one story: the generated block is the README's, and the
     # diagnosis in it is the one `ragmeter diagnose` computes on these runs
     readme = (EXAMPLE / "README.md").read_text(encoding="utf-8")
-    block = readme[readme.index(story.BEGIN):readme.index(story.END) + len(story.END)]
+    block = readme[readme.index(story.BEGIN) : readme.index(story.END) + len(story.END)]
     assert block == story.render(m)
     d = m["diagnosis"]
     assert d.failing_link == "retrieval (ranking)"

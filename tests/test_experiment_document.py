@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ragmeter import evaluate
-from ragmeter import ValidationError
+from ragmeter import ValidationError, evaluate
 from ragmeter.cli._app import app
 from ragmeter.experiments import load_experiment, run_experiment
 from ragmeter.retrieval import BM25Retriever
@@ -57,8 +56,10 @@ def _beir_texts(folder: Path) -> tuple[list[str], list[str], dict[str, str]]:
         d = json.loads(line)
         ids.append(d["_id"])
         texts.append(f"{d['title']} {d['text']}" if d["title"] else d["text"])
-    queries = {json.loads(x)["_id"]: json.loads(x)["text"]
-               for x in (folder / "queries.jsonl").read_text().splitlines()}
+    queries = {
+        json.loads(x)["_id"]: json.loads(x)["text"]
+        for x in (folder / "queries.jsonl").read_text().splitlines()
+    }
     return ids, texts, queries
 
 
@@ -105,13 +106,16 @@ def test_titles_are_searchable_and_windows_roll_up_to_documents(tmp_path) -> Non
     (folder / "qrels").mkdir(parents=True)
     (folder / "corpus.jsonl").write_text(
         '{"_id": "x", "title": "Zebrafish", "text": "Fins regrow after injury in adults."}\n'
-        '{"_id": "y", "title": "", "text": "Regrow fins quickly. Adults regrow fins."}\n')
-    (folder / "queries.jsonl").write_text('{"_id": "q", "text": "zebrafish"}\n'
-                                          '{"_id": "r", "text": "regrow fins adults"}\n')
-    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\tx\t1\nr\ty\t2\nr\tx\t1\n")
+        '{"_id": "y", "title": "", "text": "Regrow fins quickly. Adults regrow fins."}\n'
+    )
+    (folder / "queries.jsonl").write_text(
+        '{"_id": "q", "text": "zebrafish"}\n{"_id": "r", "text": "regrow fins adults"}\n'
+    )
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq\tx\t1\nr\ty\t2\nr\tx\t1\n"
+    )
     path = tmp_path / "experiment.toml"
-    path.write_text('tokenizer = "regex-words"\n'
-                    + EXPERIMENT.replace("tokens:3:0", "tokens:2:0"))
+    path.write_text('tokenizer = "regex-words"\n' + EXPERIMENT.replace("tokens:3:0", "tokens:2:0"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = run_experiment(path, write=False)
@@ -140,12 +144,15 @@ def test_document_level_table_and_comparison_use_every_metric_at_k(beir_experime
     assert result.baseline.chunk_evaluation is None
 
 
-@pytest.mark.parametrize(("extra", "field", "message"), [
-    ('level = "pages"\n', "level", "'level' must be one of span, document"),
-    ('metrics = ["AllR"]\n', "metrics", "AllR needs span labels"),
-    ('metrics = ["R@budget=100"]\n', "metrics", "a token budget applies to span metrics"),
-    ('golden = "g.jsonl"\n', "golden", "'golden' and 'beir' are exclusive"),
-])
+@pytest.mark.parametrize(
+    ("extra", "field", "message"),
+    [
+        ('level = "pages"\n', "level", "'level' must be one of span, document"),
+        ('metrics = ["AllR"]\n', "metrics", "AllR needs span labels"),
+        ('metrics = ["R@budget=100"]\n', "metrics", "a token budget applies to span metrics"),
+        ('golden = "g.jsonl"\n', "golden", "'golden' and 'beir' are exclusive"),
+    ],
+)
 def test_bad_document_settings_name_their_field(tmp_path, extra, field, message) -> None:
     text = EXPERIMENT.replace('metrics = ["nDCG", "R", "RR"]\n', "")
     if extra.startswith("level"):
@@ -164,14 +171,16 @@ def test_document_level_needs_the_prompt_k(tmp_path) -> None:
     path.write_text(EXPERIMENT.replace("k = 2\n", "budget = 300\n"))
     with pytest.raises(ValidationError) as info:
         load_experiment(path, warn=False)
-    assert any("every metric is scored at the prompt k" in p.message
-               for p in info.value.problems)
+    assert any("every metric is scored at the prompt k" in p.message for p in info.value.problems)
 
 
 def test_beir_split_needs_a_beir_folder(tmp_path) -> None:
     path = tmp_path / "e.toml"
-    path.write_text(EXPERIMENT.replace('beir = "beir"\n', 'golden = "g.jsonl"\ncorpus = "c.jsonl"\n'
-                                       'beir_split = "dev"\n'))
+    path.write_text(
+        EXPERIMENT.replace(
+            'beir = "beir"\n', 'golden = "g.jsonl"\ncorpus = "c.jsonl"\nbeir_split = "dev"\n'
+        )
+    )
     with pytest.raises(ValidationError) as info:
         load_experiment(path, warn=False)
     assert [p.field for p in info.value.problems] == ["beir_split"]
@@ -192,8 +201,9 @@ def test_scifact_bm25_document_level_through_the_example_experiment(data_root, t
     """The shipped example experiment on SciFact (test split, 300 queries): BM25 over title +
     text, nDCG@10 as the README reports it (BEIR publishes 0.665 for Elasticsearch BM25)."""
     text = EXAMPLE.read_text()
-    text, n = re.subn(r'(?m)^beir = "[^"]*"', f'beir = "{(data_root / "beir-scifact").as_posix()}"',
-                      text)
+    text, n = re.subn(
+        r'(?m)^beir = "[^"]*"', f'beir = "{(data_root / "beir-scifact").as_posix()}"', text
+    )
     assert n == 1
     path = tmp_path / "experiment.toml"
     path.write_text(text)

@@ -56,8 +56,13 @@ def experiment(tmp_path) -> Path:
     qs = []
     for qid, text, doc, answer in QUESTIONS:
         start = TEXTS[doc].index(answer)
-        qs.append(Question(id=qid, question=text,
-                           evidence=[Evidence(doc=doc, start=start, end=start + len(answer))]))
+        qs.append(
+            Question(
+                id=qid,
+                question=text,
+                evidence=[Evidence(doc=doc, start=start, end=start + len(answer))],
+            )
+        )
     write_golden(qs, tmp_path / "golden.jsonl")
     path = tmp_path / "experiment.toml"
     path.write_text(EXPERIMENT)
@@ -134,8 +139,9 @@ def test_an_imported_run_is_scored_like_a_retriever(experiment) -> None:
     quiet_run(experiment)
     trec = (experiment.parent / "out" / "baseline" / "run.trec").read_text().splitlines()
     rows = [ln.split() for ln in trec]
-    (experiment.parent / "prod.jsonl").write_text("".join(
-        json.dumps({"qid": r[0], "chunk": r[2], "rank": int(r[3])}) + "\n" for r in rows))
+    (experiment.parent / "prod.jsonl").write_text(
+        "".join(json.dumps({"qid": r[0], "chunk": r[2], "rank": int(r[3])}) + "\n" for r in rows)
+    )
     experiment.write_text(EXPERIMENT + '\n[[variant]]\nname = "production"\nrun = "prod.jsonl"\n')
     result = quiet_run(experiment)
     prod, base = result.variant("production"), result.baseline
@@ -160,8 +166,10 @@ def test_cli_prints_the_table_and_writes_outputs(experiment) -> None:
 
 def test_cli_reports_a_bad_experiment_with_file_and_field(tmp_path) -> None:
     path = tmp_path / "bad.toml"
-    path.write_text('golden = "g.jsonl"\ncorpus = "c.jsonl"\nk = 4\n[baseline]\n'
-                    'chunker = "tokens:300:0"\nretriever = "splade"\n')
+    path.write_text(
+        'golden = "g.jsonl"\ncorpus = "c.jsonl"\nk = 4\n[baseline]\n'
+        'chunker = "tokens:300:0"\nretriever = "splade"\n'
+    )
     res = CliRunner().invoke(app, ["run", str(path)])
     assert res.exit_code == 2
     err = " ".join(res.stderr.split())

@@ -7,23 +7,24 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from ragmeter import Evaluation
-from ragmeter import UsageError
-from ragmeter.paired import GateRule, compare, gate
+from ragmeter import Evaluation, UsageError
 from ragmeter.metrics import parse
+from ragmeter.paired import GateRule, compare, gate
 
 
 def pair(fixed: int, broken: int, n: int = 100, slices: dict | None = None):
     a = np.zeros(n)
     a[: n * 7 // 10] = 1
     b = a.copy()
-    b[n * 7 // 10: n * 7 // 10 + fixed] = 1
+    b[n * 7 // 10 : n * 7 // 10 + fixed] = 1
     b[:broken] = 0
     qids = tuple(f"q{i:03d}" for i in range(n))
     m = (parse("AllR@budget=1200"),)
     kw = {"slices": slices or {}, "golden_version": "g1"}
-    return (Evaluation("base", m, qids, a[:, None], **kw),
-            Evaluation("cand", m, qids, b[:, None], **kw))
+    return (
+        Evaluation("base", m, qids, a[:, None], **kw),
+        Evaluation("cand", m, qids, b[:, None], **kw),
+    )
 
 
 RULE = GateRule(max_broken=2, min_delta=0.0, require_ci_above=-0.01)
@@ -33,7 +34,8 @@ def test_rule_statement_reads_as_a_refutation() -> None:
     assert RULE.statement("AllR@budget=1200") == (
         "The candidate fails on AllR@budget=1200 if more than 2 questions broken, or the mean "
         "paired difference is below +0, or the lower end of the 95% bootstrap interval is below "
-        "-0.01 (overall).")
+        "-0.01 (overall)."
+    )
     with pytest.raises(UsageError, match="needs a rule"):
         GateRule()
     with pytest.raises(UsageError, match="max-broken"):
@@ -45,7 +47,10 @@ def test_passing_pair() -> None:
     r = gate(c, RULE)
     assert r.passed and r.exit_code == 0
     assert [(ch.check, ch.passed) for ch in r.checks] == [
-        ("broken", True), ("mean delta", True), ("interval lower end", True)]
+        ("broken", True),
+        ("mean delta", True),
+        ("interval lower end", True),
+    ]
 
 
 def test_failing_pair_fails_each_broken_check() -> None:
@@ -60,8 +65,7 @@ def test_failing_pair_fails_each_broken_check() -> None:
 def test_boundaries_equal_values_pass() -> None:
     c = compare(*pair(fixed=2, broken=2))
     assert c.mean_delta == 0.0
-    r = gate(c, GateRule(max_broken=2, min_delta=0.0,
-                         require_ci_above=c.ci[0]))
+    r = gate(c, GateRule(max_broken=2, min_delta=0.0, require_ci_above=c.ci[0]))
     assert r.passed
 
 
@@ -92,10 +96,10 @@ def test_per_slice_checks_skip_small_slices_and_allow_chance() -> None:
     assert not codes.passed and codes.chance and not codes.failed
     assert codes.p_value == pytest.approx(0.25) and codes.p_adjusted == pytest.approx(0.5)
     assert [ch.scope for ch in per.checks if ch.failed] == ["overall"]  # 3 broken > 2
-    assert "in any slice of 10 or more questions where the change is beyond chance" \
-        in per.statement
-    assert per.skip_lines() == ["slice tiny: skipped, 5 questions (under 10: a direction, "
-                                "not proof)"]
+    assert "in any slice of 10 or more questions where the change is beyond chance" in per.statement
+    assert per.skip_lines() == [
+        "slice tiny: skipped, 5 questions (under 10: a direction, not proof)"
+    ]
 
 
 def test_markdown_states_the_rule_before_the_numbers() -> None:

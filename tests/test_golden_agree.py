@@ -19,8 +19,14 @@ from typer.testing import CliRunner
 
 from ragmeter.answers import cohen_kappa
 from ragmeter.cli import app
-from ragmeter.data import (Evidence, GoldenSet, Question, label_agreement, load_golden,
-                           weighted_kappa)
+from ragmeter.data import (
+    Evidence,
+    GoldenSet,
+    Question,
+    label_agreement,
+    load_golden,
+    weighted_kappa,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "labellers"
 A, B, CORPUS = FIX / "a.jsonl", FIX / "b.jsonl", FIX / "corpus.jsonl"
@@ -36,10 +42,26 @@ runner = CliRunner()
 #   q9  A d1[68,87) g1           B d1[68,87) g3             19, 19, 19  F1 1
 #   q10 A d1[31,67) g3           B d1[52,67) g3             36, 15, 15  F1 30/51
 #   q6 only in A, q7 only in B; q1's question text differs.
-CHARS = {"q1": (30, 18, 18), "q2": (44, 15, 15), "q3": (0, 0, 0), "q4": (25, 0, 0),
-         "q5": (0, 26, 0), "q8": (57, 25, 24), "q9": (19, 19, 19), "q10": (36, 15, 15)}
-F1 = {"q1": Fraction(36, 48), "q2": Fraction(30, 59), "q3": Fraction(1), "q4": Fraction(0),
-      "q5": Fraction(0), "q8": Fraction(48, 82), "q9": Fraction(1), "q10": Fraction(30, 51)}
+CHARS = {
+    "q1": (30, 18, 18),
+    "q2": (44, 15, 15),
+    "q3": (0, 0, 0),
+    "q4": (25, 0, 0),
+    "q5": (0, 26, 0),
+    "q8": (57, 25, 24),
+    "q9": (19, 19, 19),
+    "q10": (36, 15, 15),
+}
+F1 = {
+    "q1": Fraction(36, 48),
+    "q2": Fraction(30, 59),
+    "q3": Fraction(1),
+    "q4": Fraction(0),
+    "q5": Fraction(0),
+    "q8": Fraction(48, 82),
+    "q9": Fraction(1),
+    "q10": Fraction(30, 51),
+}
 # grade pairs (A, B): q1 (2,2); q2 (2,1); q8 (2,2) and (1,2); q9 (1,3); q10 (3,3).
 # rows (A) 1:2 2:3 3:1; columns (B) 1:1 2:3 3:2; n = 6.
 # unweighted: p_o = 3/6, p_e = (2*1 + 3*3 + 1*2)/36 = 13/36, kappa = (18-13)/(36-13) = 5/23.
@@ -83,7 +105,11 @@ def test_micro_macro_and_presence_hand_computed(result) -> None:
     assert result.f1 == pytest.approx(182 / 329)
     assert result.macro_f1 == pytest.approx(float(sum(F1.values()) / 8))
     assert {k: result.count(k) for k in ("both", "neither", "only_a", "only_b")} == {
-        "both": 5, "neither": 1, "only_a": 1, "only_b": 1}
+        "both": 5,
+        "neither": 1,
+        "only_a": 1,
+        "only_b": 1,
+    }
     assert [q.question for q in result.evidence_mismatch] == ["q4", "q5"]
     assert (result.only_in_a, result.only_in_b, result.text_differs) == (("q6",), ("q7",), ("q1",))
 
@@ -151,8 +177,9 @@ def test_weighted_kappa_matches_matrix_formula(pairs: list[tuple[int, int]]) -> 
         assert weighted_kappa(swapped, name) == pytest.approx(weighted_kappa(pairs, name))
 
 
-span = st.tuples(st.sampled_from(["d1", "d2"]), st.integers(0, 60), st.integers(1, 20),
-                 st.integers(1, 3))
+span = st.tuples(
+    st.sampled_from(["d1", "d2"]), st.integers(0, 60), st.integers(1, 20), st.integers(1, 3)
+)
 
 
 def _question(spans: list[tuple[str, int, int, int]]) -> Question:
@@ -171,17 +198,24 @@ def test_characters_equal_brute_force_sets(xs, ys) -> None:
     ab = label_agreement(GoldenSet([qa]), GoldenSet([qb]))
     ba = label_agreement(GoldenSet([qb]), GoldenSet([qa]))
     q = ab.questions[0]
-    assert (q.chars_a, q.chars_b, q.chars_both) == (len(chars_a), len(chars_b),
-                                                    len(chars_a & chars_b))
+    assert (q.chars_a, q.chars_b, q.chars_both) == (
+        len(chars_a),
+        len(chars_b),
+        len(chars_a & chars_b),
+    )
     assert (ba.precision, ba.recall) == (ab.recall, ab.precision)
     assert ba.questions[0].f1 == pytest.approx(q.f1)
-    pairs = sorted((ea.grade, eb.grade) for ea in qa.evidence for eb in qb.evidence
-                   if ea.doc == eb.doc and set(range(ea.start, ea.end)) & set(range(eb.start,
-                                                                                    eb.end)))
+    pairs = sorted(
+        (ea.grade, eb.grade)
+        for ea in qa.evidence
+        for eb in qb.evidence
+        if ea.doc == eb.doc and set(range(ea.start, ea.end)) & set(range(eb.start, eb.end))
+    )
     assert sorted(q.grade_pairs) == pairs
 
 
 # --- the command ---------------------------------------------------------------------------------
+
 
 def test_cli_table(tmp_path: Path) -> None:
     code, out, err = _agree(A, B, "--corpus", CORPUS, "--worst", "3")
@@ -206,15 +240,25 @@ def test_cli_json_and_csv() -> None:
     assert data["found"] == {"both": 5, "neither": 1, "only_a": 1, "only_b": 1}
     assert data["grades"]["kappa_quadratic"] == pytest.approx(1 / 19)
     assert [w["question"] for w in data["worst"]] == ["q4"]
-    assert data["worst"][0]["spans_a"] == [{"doc": "d2", "start": 9, "end": 34, "grade": 1,
-                                            "text": "Flex fares are refundable"}]
+    assert data["worst"][0]["spans_a"] == [
+        {"doc": "d2", "start": 9, "end": 34, "grade": 1, "text": "Flex fares are refundable"}
+    ]
     assert data["worst"][0]["precision"] is None  # undefined, not NaN (JSON has no NaN)
     code, out, _ = _agree(A, B, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["question"] for r in rows] == list(CHARS)
-    assert rows[5] == {"question": "q8", "found": "both", "chars_a": "57", "chars_b": "25",
-                       "chars_both": "24", "precision": "0.96", "recall": repr(24 / 57),
-                       "f1": repr(48 / 82), "grade_pairs": "2:2 1:2", "grade_mismatches": "1"}
+    assert rows[5] == {
+        "question": "q8",
+        "found": "both",
+        "chars_a": "57",
+        "chars_b": "25",
+        "chars_both": "24",
+        "precision": "0.96",
+        "recall": repr(24 / 57),
+        "f1": repr(48 / 82),
+        "grade_pairs": "2:2 1:2",
+        "grade_mismatches": "1",
+    }
     assert rows[3]["precision"] == ""
 
 
@@ -249,8 +293,12 @@ def test_bad_labeller_file_names_file_line_and_field(tmp_path: Path) -> None:
 
 def test_no_shared_question_and_markup_in_ids(tmp_path: Path) -> None:
     other = tmp_path / "other.jsonl"
-    other.write_text(json.dumps({"id": "[bold]x[/bold]", "question": ":smile: tokens:100:0",
-                                 "answerable": False}) + "\n")
+    other.write_text(
+        json.dumps(
+            {"id": "[bold]x[/bold]", "question": ":smile: tokens:100:0", "answerable": False}
+        )
+        + "\n"
+    )
     code, out, err = _agree(A, other)
     assert code == 0
     assert "warning: the two files share no question id" in err

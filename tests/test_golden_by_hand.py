@@ -39,33 +39,80 @@ TABLE = {
 IDEAL_EXP_21 = 3 + 1 / L2(3)  # ideal exp-gain DCG@3 with grades 2 and 1
 IDEAL_LIN_21 = 2 + 1 / L2(3)  # ideal linear-gain DCG with grades 2 and 1
 BASELINE = {
-    "change_fee": {"R@3": 2 / 2, "P@3": 2 / 3, "RR@3": 1 / 2,
-                   "nDCG(gain=exp)@3": (1 / L2(3) + 3 / L2(4)) / IDEAL_EXP_21,
-                   "nDCG@10": (1 / L2(3) + 2 / L2(4)) / IDEAL_LIN_21,
-                   "AP": (1 / 2 + 2 / 3) / 2},
-    "name_change": {"R@3": 0.0, "P@3": 0.0, "RR@3": 0.0, "nDCG(gain=exp)@3": 0.0,
-                    "nDCG@10": (2 / L2(5)) / 2, "AP": (1 / 4) / 1},
-    "infant_fare": {"R@3": 2 / 2, "P@3": 2 / 3, "RR@3": 1.0,
-                    "nDCG(gain=exp)@3": (1 / L2(2) + 3 / L2(3)) / IDEAL_EXP_21,
-                    "nDCG@10": (1 / L2(2) + 2 / L2(3)) / IDEAL_LIN_21,
-                    "AP": (1 / 1 + 2 / 2) / 2},
-    "rule_16_code": {"R@3": 1.0, "P@3": 1 / 3, "RR@3": 1.0, "nDCG(gain=exp)@3": 1.0,
-                     "nDCG@10": 1.0, "AP": 1.0},
-    "refund_window": {"R@3": 0.0, "P@3": 0.0, "RR@3": 0.0, "nDCG(gain=exp)@3": 0.0,
-                      "nDCG@10": (1 / L2(7) + 2 / L2(8)) / IDEAL_LIN_21,
-                      "AP": (1 / 6 + 2 / 7) / 2},
-    "seat_selection": {"R@3": 1.0, "P@3": 1 / 3, "RR@3": 1 / 3,
-                       "nDCG(gain=exp)@3": (3 / L2(4)) / 3,
-                       "nDCG@10": (2 / L2(4)) / 2, "AP": 1 / 3},
+    "change_fee": {
+        "R@3": 2 / 2,
+        "P@3": 2 / 3,
+        "RR@3": 1 / 2,
+        "nDCG(gain=exp)@3": (1 / L2(3) + 3 / L2(4)) / IDEAL_EXP_21,
+        "nDCG@10": (1 / L2(3) + 2 / L2(4)) / IDEAL_LIN_21,
+        "AP": (1 / 2 + 2 / 3) / 2,
+    },
+    "name_change": {
+        "R@3": 0.0,
+        "P@3": 0.0,
+        "RR@3": 0.0,
+        "nDCG(gain=exp)@3": 0.0,
+        "nDCG@10": (2 / L2(5)) / 2,
+        "AP": (1 / 4) / 1,
+    },
+    "infant_fare": {
+        "R@3": 2 / 2,
+        "P@3": 2 / 3,
+        "RR@3": 1.0,
+        "nDCG(gain=exp)@3": (1 / L2(2) + 3 / L2(3)) / IDEAL_EXP_21,
+        "nDCG@10": (1 / L2(2) + 2 / L2(3)) / IDEAL_LIN_21,
+        "AP": (1 / 1 + 2 / 2) / 2,
+    },
+    "rule_16_code": {
+        "R@3": 1.0,
+        "P@3": 1 / 3,
+        "RR@3": 1.0,
+        "nDCG(gain=exp)@3": 1.0,
+        "nDCG@10": 1.0,
+        "AP": 1.0,
+    },
+    "refund_window": {
+        "R@3": 0.0,
+        "P@3": 0.0,
+        "RR@3": 0.0,
+        "nDCG(gain=exp)@3": 0.0,
+        "nDCG@10": (1 / L2(7) + 2 / L2(8)) / IDEAL_LIN_21,
+        "AP": (1 / 6 + 2 / 7) / 2,
+    },
+    "seat_selection": {
+        "R@3": 1.0,
+        "P@3": 1 / 3,
+        "RR@3": 1 / 3,
+        "nDCG(gain=exp)@3": (3 / L2(4)) / 3,
+        "nDCG@10": (2 / L2(4)) / 2,
+        "AP": 1 / 3,
+    },
 }
-FIRST_RANK = {"change_fee": 2, "name_change": 4, "infant_fare": 1, "rule_16_code": 1,
-              "refund_window": 6, "seat_selection": 3}
+FIRST_RANK = {
+    "change_fee": 2,
+    "name_change": 4,
+    "infant_fare": 1,
+    "rule_16_code": 1,
+    "refund_window": 6,
+    "seat_selection": 3,
+}
 #: Reranked nDCG(gain=exp)@3 by hand (the compare snapshot's candidate side).
-RERANKED_NDCG3 = {"change_fee": 1.0, "name_change": (3 / L2(3)) / 3, "infant_fare": 1.0,
-                  "rule_16_code": (3 / L2(4)) / 3, "refund_window": 0.0, "seat_selection": 1.0}
+RERANKED_NDCG3 = {
+    "change_fee": 1.0,
+    "name_change": (3 / L2(3)) / 3,
+    "infant_fare": 1.0,
+    "rule_16_code": (3 / L2(4)) / 3,
+    "refund_window": 0.0,
+    "seat_selection": 1.0,
+}
 #: First relevant rank within the top 3 the comparison was scored to (None: not in the top 3).
-RANKS_AT_3 = {"name_change": (None, 2), "seat_selection": (3, 1), "change_fee": (2, 1),
-              "infant_fare": (1, 1), "rule_16_code": (1, 3)}
+RANKS_AT_3 = {
+    "name_change": (None, 2),
+    "seat_selection": (3, 1),
+    "change_fee": (2, 1),
+    "infant_fare": (1, 1),
+    "rule_16_code": (1, 3),
+}
 M = "nDCG(gain=exp)@3"
 
 
@@ -97,8 +144,14 @@ def test_hand_values_agree_with_the_lessons_rounded_table() -> None:
     assert [round(means[m], 2) for m in ("R@3", "P@3", "RR@3", M)] == [0.67, 0.33, 0.47, 0.48]
     assert round(sum(RERANKED_NDCG3.values()) / 6, 2) == 0.69
     deltas = {q: round(RERANKED_NDCG3[q] - BASELINE[q][M], 2) for q in TABLE}
-    assert deltas == {"name_change": 0.63, "seat_selection": 0.5, "change_fee": 0.41,
-                      "infant_fare": 0.2, "refund_window": 0.0, "rule_16_code": -0.5}
+    assert deltas == {
+        "name_change": 0.63,
+        "seat_selection": 0.5,
+        "change_fee": 0.41,
+        "infant_fare": 0.2,
+        "refund_window": 0.0,
+        "rule_16_code": -0.5,
+    }
 
 
 def test_eval_snapshot_holds_the_hand_values() -> None:
@@ -108,8 +161,9 @@ def test_eval_snapshot_holds_the_hand_values() -> None:
         assert snap["per_query"][q] == pytest.approx(want, abs=1e-12), q
         assert snap["details"][q] == {"first_rank": FIRST_RANK[q], "n_retrieved": 8}
     for m in BASELINE["change_fee"]:
-        assert snap["aggregate"][m] == pytest.approx(sum(BASELINE[q][m] for q in TABLE) / 6,
-                                                     abs=1e-12), m
+        assert snap["aggregate"][m] == pytest.approx(
+            sum(BASELINE[q][m] for q in TABLE) / 6, abs=1e-12
+        ), m
 
 
 def test_ragmeter_computes_the_hand_values_from_the_files() -> None:
@@ -156,8 +210,12 @@ def test_compare_snapshot_holds_the_hand_values() -> None:
     # two-sided exact sign test, 4 wins vs 1 loss: 2 * P(X <= 1), X ~ Binomial(5, 1/2)
     assert snap["sign_test_p"] == pytest.approx(2 * (1 + 5) / 2**5, abs=1e-12)
     movers = [*snap["movers"]["improved"], *snap["movers"]["worsened"]]
-    assert [m["qid"] for m in snap["movers"]["improved"]] == \
-        ["name_change", "seat_selection", "change_fee", "infant_fare"]  # largest gain first
+    assert [m["qid"] for m in snap["movers"]["improved"]] == [
+        "name_change",
+        "seat_selection",
+        "change_fee",
+        "infant_fare",
+    ]  # largest gain first
     assert {m["qid"]: (m["rank_before"], m["rank_after"]) for m in movers} == RANKS_AT_3
     # the interval: 5,000 seeded resamples estimate the 2.5% and 97.5% points of the exact
     # bootstrap distribution; each bound must sit where the exact CDF is within 0.01 of its
@@ -169,7 +227,9 @@ def test_compare_snapshot_holds_the_hand_values() -> None:
     at_lo = max((c for m, c in cdf if m <= lo + 1e-12), default=0.0)
     at_hi = max((c for m, c in cdf if m <= hi + 1e-12), default=0.0)
     assert abs(at_lo - 0.025) <= 0.01 and abs(at_hi - 0.975) <= 0.01, (at_lo, at_hi)
-    assert lo < 0 < hi and snap["verdict"] == "interval includes zero: consistent with no difference"
+    assert (
+        lo < 0 < hi and snap["verdict"] == "interval includes zero: consistent with no difference"
+    )
 
 
 def test_ragmeter_compares_the_files_as_by_hand() -> None:
@@ -179,4 +239,5 @@ def test_ragmeter_compares_the_files_as_by_hand() -> None:
     assert (c.wins, c.losses, c.ties) == (4, 1, 1)
     assert c.sign_test_p == pytest.approx(0.375, abs=1e-12)
     assert c.mean_delta == pytest.approx(
-        sum(RERANKED_NDCG3[q] - BASELINE[q][M] for q in TABLE) / 6, abs=1e-12)
+        sum(RERANKED_NDCG3[q] - BASELINE[q][M] for q in TABLE) / 6, abs=1e-12
+    )

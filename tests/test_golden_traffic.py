@@ -19,8 +19,7 @@ from typer.testing import CliRunner
 
 from ragmeter import InputError, UsageError, ValidationError
 from ragmeter.cli import app
-from ragmeter.data import (GoldenSet, Question, compare_traffic, load_golden, read_log,
-                           sample_log)
+from ragmeter.data import GoldenSet, Question, compare_traffic, load_golden, read_log, sample_log
 from ragmeter.data.traffic import LogLine, TrafficLog, allocate, dedupe, normalise_question
 
 FIX = Path(__file__).parent / "fixtures" / "traffic"
@@ -44,16 +43,26 @@ def _log(tmp_path: Path, *lines: str) -> Path:
 
 
 def _memory_log(strata: list[str | None]) -> TrafficLog:
-    lines = [LogLine(i + 1, {"question": f"question {i}", **({} if s is None else {"s": s})})
-             for i, s in enumerate(strata)]
+    lines = [
+        LogLine(i + 1, {"question": f"question {i}", **({} if s is None else {"s": s})})
+        for i, s in enumerate(strata)
+    ]
     return TrafficLog(tuple(lines), "<memory>")
 
 
 # --- reading and de-duplicating ------------------------------------------------------------------
 
+
 def test_bad_log_lines_all_named_with_file_line_and_field(tmp_path: Path) -> None:
-    path = _log(tmp_path, '{"question": "fine"}', "[1, 2]", '{"question": ', '{"slice": "x"}',
-                '{"question": "   "}', '{"question": 3}')
+    path = _log(
+        tmp_path,
+        '{"question": "fine"}',
+        "[1, 2]",
+        '{"question": ',
+        '{"slice": "x"}',
+        '{"question": "   "}',
+        '{"question": 3}',
+    )
     with pytest.raises(ValidationError) as info:
         read_log(path)
     assert [str(p) for p in info.value.problems] == [
@@ -81,11 +90,16 @@ def test_repeats_are_dropped_after_normalising_case_and_whitespace() -> None:
 
 # --- allocation and sampling ---------------------------------------------------------------------
 
+
 def test_largest_remainder_allocation_hand_computed() -> None:
     # n = 10 over 19: fees 70/19 = 3 r13, refunds 60/19 = 3 r3, baggage 40/19 = 2 r2,
     # none 20/19 = 1 r1; 9 placed, the 10th goes to the largest remainder (fees)
     assert allocate({"fees": 7, "refunds": 6, "baggage": 4, None: 2}, 10) == {
-        "fees": 4, "refunds": 3, "baggage": 2, None: 1}
+        "fees": 4,
+        "refunds": 3,
+        "baggage": 2,
+        None: 1,
+    }
     # n = 2 over 4: c 4/4 = 1 r0, a and b 2/4 = 0 r2; the last place: equal remainders and
     # sizes, so the name decides (a)
     assert allocate({"b": 1, "a": 1, "c": 2}, 2) == {"a": 1, "b": 0, "c": 1}
@@ -111,7 +125,11 @@ def test_sample_hand_computed_on_the_fixture() -> None:
     s = sample_log(read_log(LOG), 10, by="slice", seed=0)
     assert (s.read, s.duplicates, len(s.lines)) == (20, 1, 10)
     assert [(st.name, st.lines, st.sampled) for st in s.strata] == [
-        ("fees", 7, 4), ("refunds", 6, 3), ("baggage", 4, 2), (None, 2, 1)]
+        ("fees", 7, 4),
+        ("refunds", 6, 3),
+        ("baggage", 4, 2),
+        (None, 2, 1),
+    ]
     assert [st.expected for st in s.strata] == pytest.approx([70 / 19, 60 / 19, 40 / 19, 20 / 19])
     numbers = [line.line for line in s.lines]
     assert numbers == sorted(numbers) and 4 not in numbers  # log order, repeat never drawn
@@ -138,12 +156,21 @@ def test_sampling_is_deterministic_and_proportional_over_many_seeds() -> None:
 
 def test_same_seed_same_sample_across_processes() -> None:
     """String hashing is randomised per process; the draws must not depend on it."""
-    code = ("import sys; from ragmeter.data import read_log, sample_log; "
-            f"s = sample_log(read_log({str(LOG)!r}), 7, by='channel', seed=5); "
-            "print([line.line for line in s.lines])")
-    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True, env={**os.environ, "PYTHONHASHSEED": h}).stdout
-            for h in ("1", "2")}
+    code = (
+        "import sys; from ragmeter.data import read_log, sample_log; "
+        f"s = sample_log(read_log({str(LOG)!r}), 7, by='channel', seed=5); "
+        "print([line.line for line in s.lines])"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": h},
+        ).stdout
+        for h in ("1", "2")
+    }
     assert len(outs) == 1 and len(json.loads(outs.pop())) == 7
 
 
@@ -157,8 +184,13 @@ def test_without_by_a_simple_sample_and_more_than_the_log(tmp_path: Path) -> Non
 
 
 def test_a_list_or_object_cannot_name_a_stratum(tmp_path: Path) -> None:
-    path = _log(tmp_path, '{"question": "a", "s": ["x"]}', '{"question": "b", "s": {"k": 1}}',
-                '{"question": "c", "s": 3}', '{"question": "d", "s": null}')
+    path = _log(
+        tmp_path,
+        '{"question": "a", "s": ["x"]}',
+        '{"question": "b", "s": {"k": 1}}',
+        '{"question": "c", "s": 3}',
+        '{"question": "d", "s": null}',
+    )
     with pytest.raises(ValidationError) as info:
         sample_log(read_log(path), 2, by="s")
     assert [(p.line, p.field) for p in info.value.problems] == [(1, "s"), (2, "s")]
@@ -196,15 +228,19 @@ def test_cli_sample_bad_log_is_a_clean_error(tmp_path: Path) -> None:
 
 # --- compare-traffic -----------------------------------------------------------------------------
 
+
 def test_compare_traffic_hand_computed_flags() -> None:
     golden, log = load_golden(GOLDEN), read_log(LOG)
     c = compare_traffic(golden, log)
     rows = {s.name: (s.golden, s.log, s.ratio, s.status(c.factor)) for s in c.slices}
     # fees 1/10 vs 8/20: 0.25 < 1/2 -> under; refunds 6/10 vs 6/20: 2.0, not above 2 -> ok
-    assert rows == {"fees": (1, 8, 0.25, "under"), "refunds": (6, 6, 2.0, "ok"),
-                    "baggage": (0, 4, 0.0, "not in golden"),
-                    "changes": (2, 0, None, "not in log"),
-                    "unanswerable": (1, 0, None, "not in log")}
+    assert rows == {
+        "fees": (1, 8, 0.25, "under"),
+        "refunds": (6, 6, 2.0, "ok"),
+        "baggage": (0, 4, 0.0, "not in golden"),
+        "changes": (2, 0, None, "not in log"),
+        "unanswerable": (1, 0, None, "not in log"),
+    }
     assert [s.name for s in c.slices] == ["fees", "refunds", "baggage", "changes", "unanswerable"]
     assert (c.golden_questions, c.log_lines, c.log_unsliced, c.golden_unsliced) == (10, 20, 2, 0)
     d = compare_traffic(golden, log, factor=1.5).to_dict()
@@ -214,10 +250,15 @@ def test_compare_traffic_hand_computed_flags() -> None:
 
 def test_ratio_exactly_at_one_over_factor_is_not_flagged(tmp_path: Path) -> None:
     # golden: 1 of 4 in "x" (0.25); log: 1 of 2 in "x" (0.5): ratio exactly 1/2
-    golden = GoldenSet([Question(id=str(i), question="?", answerable=False,
-                                 slices=["x"] if i == 0 else ["y"]) for i in range(4)])
-    log = read_log(_log(tmp_path, '{"question": "a", "slice": "x"}',
-                        '{"question": "b", "slice": ["y", "y"]}'))
+    golden = GoldenSet(
+        [
+            Question(id=str(i), question="?", answerable=False, slices=["x"] if i == 0 else ["y"])
+            for i in range(4)
+        ]
+    )
+    log = read_log(
+        _log(tmp_path, '{"question": "a", "slice": "x"}', '{"question": "b", "slice": ["y", "y"]}')
+    )
     c = compare_traffic(golden, log)
     # y: 3/4 vs 1/2 = 1.5; ordered by log lines, then golden questions
     assert [(s.name, s.status(2.0)) for s in c.slices] == [("y", "ok"), ("x", "ok")]
@@ -248,20 +289,37 @@ def test_cli_compare_traffic_outputs(tmp_path: Path) -> None:
     code, out, _ = _golden("compare-traffic", GOLDEN, LOG, "--format", "json")
     data = json.loads(out)
     assert data["under"] == ["fees"] and data["over"] == [] and data["factor"] == 2.0
-    assert data["slices"][2] == {"slice": "baggage", "golden": 0, "golden_share": 0.0, "log": 4,
-                                 "log_share": 0.2, "ratio": 0.0, "status": "not in golden"}
+    assert data["slices"][2] == {
+        "slice": "baggage",
+        "golden": 0,
+        "golden_share": 0.0,
+        "log": 4,
+        "log_share": 0.2,
+        "ratio": 0.0,
+        "status": "not in golden",
+    }
     code, out, _ = _golden("compare-traffic", GOLDEN, LOG, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert rows[0] == {"slice": "fees", "golden": "1", "golden_share": "0.1", "log": "8",
-                       "log_share": "0.4", "ratio": "0.25", "status": "under"}
+    assert rows[0] == {
+        "slice": "fees",
+        "golden": "1",
+        "golden_share": "0.1",
+        "log": "8",
+        "log_share": "0.4",
+        "ratio": "0.25",
+        "status": "under",
+    }
     assert rows[3]["ratio"] == ""
     code, _, err = _golden("compare-traffic", GOLDEN, LOG, "--factor", "0.5")
     assert code == 2 and "the factor must be a number above 1" in err
 
 
 def test_cli_prints_slice_names_literally(tmp_path: Path) -> None:
-    log = _log(tmp_path, '{"question": "a", "slice": "[bold]x[/bold]"}',
-               '{"question": "b", "slice": ":smile:"}')
+    log = _log(
+        tmp_path,
+        '{"question": "a", "slice": "[bold]x[/bold]"}',
+        '{"question": "b", "slice": ":smile:"}',
+    )
     code, out, _ = _golden("compare-traffic", GOLDEN, log)
     assert code == 0
     assert "[bold]x[/bold]" in out and ":smile:" in out

@@ -51,21 +51,24 @@ def _edges(graph) -> set[tuple[str, str]]:
 
 
 def test_relative_absolute_submodule_and_package_imports_resolve(tmp_path):
-    src = _package(tmp_path, {
-        "__init__.py": "from .io import trec\n",  # top package: exempt as importer
-        "_errors.py": "",
-        "io/__init__.py": "from .trec import read\n",
-        "io/trec.py": "from .._errors import x\nimport ragmeter.io._tables\n",
-        "io/_tables.py": "",
-        "metrics/__init__.py": "",
-        "metrics/_engine.py": (
-            "from ..io import trec, read_thing\n"   # submodule -> edge to it; name -> __init__
-            "from .. import io\n"                   # `from pkg import subpackage`
-            "import ragmeter.metrics\n"             # a package: edge to its __init__
-            "from . import _kernels as K\n"
-        ),
-        "metrics/_kernels.py": "",
-    })
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "from .io import trec\n",  # top package: exempt as importer
+            "_errors.py": "",
+            "io/__init__.py": "from .trec import read\n",
+            "io/trec.py": "from .._errors import x\nimport ragmeter.io._tables\n",
+            "io/_tables.py": "",
+            "metrics/__init__.py": "",
+            "metrics/_engine.py": (
+                "from ..io import trec, read_thing\n"  # submodule -> edge to it; name -> __init__
+                "from .. import io\n"  # `from pkg import subpackage`
+                "import ragmeter.metrics\n"  # a package: edge to its __init__
+                "from . import _kernels as K\n"
+            ),
+            "metrics/_kernels.py": "",
+        },
+    )
     graph = ig.build(src)
     assert graph.unresolved == []
     assert _edges(graph) == {
@@ -80,10 +83,12 @@ def test_relative_absolute_submodule_and_package_imports_resolve(tmp_path):
 
 
 def test_imports_inside_functions_and_type_checking_count(tmp_path):
-    src = _package(tmp_path, {
-        "__init__.py": "",
-        "io/__init__.py": "",
-        "io/jsonl.py": """
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "io/__init__.py": "",
+            "io/jsonl.py": """
             from typing import TYPE_CHECKING
             if TYPE_CHECKING:
                 from ..metrics import Metric
@@ -95,12 +100,13 @@ def test_imports_inside_functions_and_type_checking_count(tmp_path):
                     def m(self):
                         from ..paired import compare
         """,
-        "_errors.py": "",
-        "metrics/__init__.py": "",
-        "data/__init__.py": "",
-        "data/golden.py": "",
-        "paired/__init__.py": "",
-    })
+            "_errors.py": "",
+            "metrics/__init__.py": "",
+            "data/__init__.py": "",
+            "data/golden.py": "",
+            "paired/__init__.py": "",
+        },
+    )
     graph = ig.build(src)
     got = {(e.imported, e.type_checking) for e in graph.edges}
     assert got == {
@@ -118,14 +124,17 @@ def test_imports_inside_functions_and_type_checking_count(tmp_path):
 
 
 def test_a_cycle_is_found_and_printed_with_its_lines(tmp_path):
-    src = _package(tmp_path, {
-        "__init__.py": "from .chunking import a\n",
-        "chunking/__init__.py": "",
-        "chunking/a.py": "import os\nfrom . import b\n",
-        "chunking/b.py": "from .c import thing\n",
-        "chunking/c.py": "def f():\n    from .a import g\n",
-        "chunking/d.py": "from .a import g\n",  # imports into the cycle, not part of it
-    })
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "from .chunking import a\n",
+            "chunking/__init__.py": "",
+            "chunking/a.py": "import os\nfrom . import b\n",
+            "chunking/b.py": "from .c import thing\n",
+            "chunking/c.py": "def f():\n    from .a import g\n",
+            "chunking/d.py": "from .a import g\n",  # imports into the cycle, not part of it
+        },
+    )
     found = ig.cycles(ig.build(src))
     assert len(found) == 1
     component, cycle = found[0]
@@ -143,16 +152,19 @@ def test_a_cycle_is_found_and_printed_with_its_lines(tmp_path):
 def test_a_type_checking_back_edge_is_no_cycle_but_a_lazy_one_is(tmp_path):
     # A helper that only annotates the class calling it is the TYPE_CHECKING idiom: it never
     # runs, so it cannot half-initialise a module. A lazy import inside a function does run.
-    src = _package(tmp_path, {
-        "__init__.py": "",
-        "chunking/__init__.py": "",
-        "chunking/model.py": "def save(self):\n    from .writer import write\n",
-        "chunking/writer.py": (
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .model import M\n"
-        ),
-        "chunking/reader.py": "from .model import M\n",
-        "chunking/lazy.py": "def f():\n    from .reader import r\n",
-    })
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "chunking/__init__.py": "",
+            "chunking/model.py": "def save(self):\n    from .writer import write\n",
+            "chunking/writer.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .model import M\n"
+            ),
+            "chunking/reader.py": "from .model import M\n",
+            "chunking/lazy.py": "def f():\n    from .reader import r\n",
+        },
+    )
     graph = ig.build(src)
     assert ig.cycles(graph) == []
     strict = ig.cycles(graph, runtime_only=False)
@@ -165,18 +177,21 @@ def test_a_type_checking_back_edge_is_no_cycle_but_a_lazy_one_is(tmp_path):
 
 
 def test_two_separate_cycles_are_two_groups_and_the_shortest_cycle_is_shown(tmp_path):
-    src = _package(tmp_path, {
-        "__init__.py": "",
-        "labels/__init__.py": "",
-        # a <-> b directly, and a -> c -> d -> a: one group of four, shortest cycle a -> b -> a
-        "labels/a.py": "from . import c\nfrom . import b\n",
-        "labels/b.py": "from . import a\n",
-        "labels/c.py": "from . import d\n",
-        "labels/d.py": "from . import a\n",
-        "io/__init__.py": "",
-        "io/x.py": "from .y import z\n",
-        "io/y.py": "from .x import z\n",
-    })
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "labels/__init__.py": "",
+            # a <-> b directly, and a -> c -> d -> a: one group of four, shortest cycle a -> b -> a
+            "labels/a.py": "from . import c\nfrom . import b\n",
+            "labels/b.py": "from . import a\n",
+            "labels/c.py": "from . import d\n",
+            "labels/d.py": "from . import a\n",
+            "io/__init__.py": "",
+            "io/x.py": "from .y import z\n",
+            "io/y.py": "from .x import z\n",
+        },
+    )
     found = ig.cycles(ig.build(src))
     assert [c for c, _ in found] == [
         ["ragmeter.io.x", "ragmeter.io.y"],
@@ -189,13 +204,16 @@ def test_two_separate_cycles_are_two_groups_and_the_shortest_cycle_is_shown(tmp_
 
 
 def test_top_package_and_main_are_exempt_but_importing_the_top_package_is_upward(tmp_path):
-    src = _package(tmp_path, {
-        "__init__.py": "from .cli import app\nfrom .io import x\n",
-        "__main__.py": "from .cli import app\n",
-        "io/__init__.py": "",
-        "io/x.py": "from ragmeter import __version__\n",
-        "cli/__init__.py": "app = 1\n",
-    })
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "from .cli import app\nfrom .io import x\n",
+            "__main__.py": "from .cli import app\n",
+            "io/__init__.py": "",
+            "io/x.py": "from ragmeter import __version__\n",
+            "cli/__init__.py": "app = 1\n",
+        },
+    )
     graph = ig.build(src)
     assert ig.cycles(graph) == []  # ragmeter -> io.x -> ragmeter is no cycle: the top is exempt
     up = ig.upward_edges(graph)
@@ -206,10 +224,13 @@ def test_top_package_and_main_are_exempt_but_importing_the_top_package_is_upward
 
 
 def test_unknown_modules_and_missing_targets_are_reported(tmp_path):
-    src = _package(tmp_path, {
-        "__init__.py": "",
-        "newpkg/__init__.py": "import json\nfrom ragmeter.gone import x\n",
-    })
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "newpkg/__init__.py": "import json\nfrom ragmeter.gone import x\n",
+        },
+    )
     graph = ig.build(src)
     assert ig.unlayered(graph) == ["ragmeter.newpkg"]
     assert graph.unresolved == ["src/ragmeter/newpkg/__init__.py:2: ragmeter.gone is not a module"]
@@ -255,8 +276,9 @@ def test_every_module_has_a_layer(graph):
 
 def test_every_import_of_ragmeter_resolves(graph):
     if graph.unresolved:
-        pytest.fail("imports of modules that do not exist:\n" + "\n".join(graph.unresolved),
-                    pytrace=False)
+        pytest.fail(
+            "imports of modules that do not exist:\n" + "\n".join(graph.unresolved), pytrace=False
+        )
 
 
 def test_no_import_cycles_between_modules(graph):

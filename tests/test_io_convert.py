@@ -10,8 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from ragmeter import InputError, UsageError
-from ragmeter import RagmeterWarning
+from ragmeter import InputError, RagmeterWarning, UsageError
 from ragmeter.io._tables import Qrels, Run
 from ragmeter.io.convert import to_qrels, to_run
 from ragmeter.io.jsonl import write_qrels_jsonl, write_run_jsonl
@@ -23,7 +22,7 @@ QRELS = {"q1": {"d1": 2, "d3": 0}, "q2": {"d9": 1}}
 
 def triples(obj: Run | Qrels) -> list[tuple[str, str, float | int]]:
     values = obj.score if isinstance(obj, Run) else obj.rel
-    return sorted(zip(obj.qid.to_pylist(), obj.doc.to_pylist(), values.tolist()))
+    return sorted(zip(obj.qid.to_pylist(), obj.doc.to_pylist(), values.tolist(), strict=True))
 
 
 def frame(d: dict, q: str, doc: str, v: str) -> pd.DataFrame:
@@ -50,8 +49,10 @@ def test_run_containers_agree(tmp_path: Path) -> None:
         frame(RUN, "q_id", "doc_id", "score"),  # ranx
         frame(RUN, "query_id", "doc_id", "score"),  # ir_measures
         pa.Table.from_pandas(frame(RUN, "qid", "doc", "score")),
-        tmp_path / "run.txt", str(tmp_path / "run.txt.gz"),
-        tmp_path / "run.jsonl", tmp_path / "run.jsonl.gz",
+        tmp_path / "run.txt",
+        str(tmp_path / "run.txt.gz"),
+        tmp_path / "run.jsonl",
+        tmp_path / "run.jsonl.gz",
     ]
     for c in containers:
         run = to_run(c)
@@ -68,7 +69,8 @@ def test_qrels_containers_agree(tmp_path: Path) -> None:
         frame(QRELS, "qid", "doc", "rel"),
         frame(QRELS, "q_id", "doc_id", "score"),  # ranx
         frame(QRELS, "query_id", "doc_id", "relevance"),  # ir_measures
-        tmp_path / "qrels.txt", tmp_path / "qrels.jsonl",
+        tmp_path / "qrels.txt",
+        tmp_path / "qrels.jsonl",
     ]
     for c in containers:
         q = to_qrels(c)
@@ -79,8 +81,11 @@ def test_qrels_containers_agree(tmp_path: Path) -> None:
 def test_values_stay_exact() -> None:
     f32 = np.float32(0.1)
     run = to_run({"q": {"a": f32, "b": 2**53, "c": np.int64(3)}})
-    assert dict(zip(run.doc.to_pylist(), run.score.tolist())) == {"a": float(f32), "b": 2.0**53,
-                                                                  "c": 3.0}
+    assert dict(zip(run.doc.to_pylist(), run.score.tolist(), strict=True)) == {
+        "a": float(f32),
+        "b": 2.0**53,
+        "c": 3.0,
+    }
     assert to_qrels({"q": {"a": 2.0, "b": np.int8(-1)}}).rel.tolist() == [2, -1]
     with pytest.raises(InputError, match="no exact float64 value"):
         to_run({"q": {"a": 2**53 + 1}})
@@ -93,30 +98,44 @@ def test_integer_ids_become_decimal_strings() -> None:
     assert triples(to_qrels(df)) == [("301", "a", 1), ("302", "b", 0)]
 
 
-@pytest.mark.parametrize("bad, error, words", [
-    ({"q": [("d", 1.0)]}, UsageError, "run['q'] is a list; expected a dict {doc: score}"),
-    ({"q": {"d": "1.0"}}, InputError, "query 'q', doc 'd': score must be a number, got str '1.0'"),
-    ({"q": {"d": True}}, InputError, "score must be a number, got bool"),
-    ({"q": {"d": None}}, InputError, "score must be a number, got NoneType"),
-    ({"q": {"d": float("nan")}}, InputError, "query 'q', doc 'd': score is nan; it must be finite"),
-    ({"q": {"d": float("-inf")}}, InputError, "score is -inf"),
-    ({"q": {"": 1.0}}, InputError, "empty doc id (in query 'q')"),
-    ({"q": {1.5: 1.0}}, InputError, "doc ids must be strings or integers, got float 1.5"),
-    ({None: {"d": 1.0}}, InputError, "qid id is None"),
-    (42, UsageError, "cannot read a run from int"),
-    ([("q", "d", 1.0)], UsageError, "cannot read a run from list"),
-])
+@pytest.mark.parametrize(
+    "bad, error, words",
+    [
+        ({"q": [("d", 1.0)]}, UsageError, "run['q'] is a list; expected a dict {doc: score}"),
+        (
+            {"q": {"d": "1.0"}},
+            InputError,
+            "query 'q', doc 'd': score must be a number, got str '1.0'",
+        ),
+        ({"q": {"d": True}}, InputError, "score must be a number, got bool"),
+        ({"q": {"d": None}}, InputError, "score must be a number, got NoneType"),
+        (
+            {"q": {"d": float("nan")}},
+            InputError,
+            "query 'q', doc 'd': score is nan; it must be finite",
+        ),
+        ({"q": {"d": float("-inf")}}, InputError, "score is -inf"),
+        ({"q": {"": 1.0}}, InputError, "empty doc id (in query 'q')"),
+        ({"q": {1.5: 1.0}}, InputError, "doc ids must be strings or integers, got float 1.5"),
+        ({None: {"d": 1.0}}, InputError, "qid id is None"),
+        (42, UsageError, "cannot read a run from int"),
+        ([("q", "d", 1.0)], UsageError, "cannot read a run from list"),
+    ],
+)
 def test_run_shape_errors(bad: object, error: type, words: str) -> None:
     with pytest.raises(error) as e:
         to_run(bad)
     assert words in str(e.value), str(e.value)
 
 
-@pytest.mark.parametrize("bad, words", [
-    ({"q": {"d": 1.5}}, "query 'q', doc 'd': rel 1.5 is not an integer grade"),
-    ({"q": {"d": "2"}}, "rel must be a number, got str '2'"),
-    ({"q": 3}, "qrels['q'] is a int; expected a dict {doc: grade}"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ({"q": {"d": 1.5}}, "query 'q', doc 'd': rel 1.5 is not an integer grade"),
+        ({"q": {"d": "2"}}, "rel must be a number, got str '2'"),
+        ({"q": 3}, "qrels['q'] is a int; expected a dict {doc: grade}"),
+    ],
+)
 def test_qrels_shape_errors(bad: object, words: str) -> None:
     with pytest.raises((InputError, UsageError)) as e:
         to_qrels(bad)
@@ -126,7 +145,10 @@ def test_qrels_shape_errors(bad: object, words: str) -> None:
 def test_frame_errors() -> None:
     with pytest.raises(UsageError) as e:
         to_run(pd.DataFrame({"query": ["q"], "doc": ["d"], "score": [1.0]}))
-    assert "no query id column: expected one of qid, q_id, query_id; found query, doc, score" in str(e.value)
+    assert (
+        "no query id column: expected one of qid, q_id, query_id; found query, doc, score"
+        in str(e.value)
+    )
     with pytest.raises(UsageError, match="no score column"):
         to_run(pd.DataFrame({"qid": ["q"], "doc": ["d"], "rel": [1]}))
     with pytest.raises(InputError, match="row 2: score is missing or NaN"):
@@ -164,7 +186,7 @@ def test_row_order_is_kept() -> None:
 
 def test_paths_dispatch_by_extension(tmp_path: Path) -> None:
     (tmp_path / "x.jsonl").write_text('{"qid": "q", "doc": "d", "score": 1}\n')
-    (tmp_path / "x.txt").write_text('q Q0 d 1 1 t\n')
+    (tmp_path / "x.txt").write_text("q Q0 d 1 1 t\n")
     assert triples(to_run(tmp_path / "x.jsonl")) == triples(to_run(tmp_path / "x.txt"))
     with pytest.raises(InputError, match="file not found"):
         to_qrels(tmp_path / "missing.jsonl")

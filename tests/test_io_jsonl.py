@@ -10,13 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmeter import InputError, ValidationError
-from ragmeter import RagmeterWarning
+from ragmeter import InputError, RagmeterWarning, ValidationError
 from ragmeter.io.jsonl import read_qrels_jsonl, read_run_jsonl, write_qrels_jsonl, write_run_jsonl
 
 
 def rows(run) -> list[tuple[str, str, float]]:
-    return list(zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist()))
+    return list(zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist(), strict=True))
 
 
 def jsonl(tmp_path: Path, records: list, name: str = "run.jsonl", raw: str | None = None) -> Path:
@@ -26,8 +25,13 @@ def jsonl(tmp_path: Path, records: list, name: str = "run.jsonl", raw: str | Non
 
 
 def test_reads_run(tmp_path: Path) -> None:
-    p = jsonl(tmp_path, [{"qid": "q1", "doc": "d1", "score": 2.5, "rank": 1, "text": "ignored"},
-                         {"qid": "q1", "doc": "d2", "score": 1}])
+    p = jsonl(
+        tmp_path,
+        [
+            {"qid": "q1", "doc": "d1", "score": 2.5, "rank": 1, "text": "ignored"},
+            {"qid": "q1", "doc": "d2", "score": 1},
+        ],
+    )
     run = read_run_jsonl(p)
     assert rows(run) == [("q1", "d1", 2.5), ("q1", "d2", 1.0)]
     assert run.name == str(p) and run.score.dtype.name == "float64"
@@ -46,11 +50,16 @@ def test_scores_exact(tmp_path: Path) -> None:
 
 
 def test_qrels(tmp_path: Path) -> None:
-    p = jsonl(tmp_path, [{"qid": "q1", "doc": "d1", "rel": 2}, {"qid": "q1", "doc": "d2", "rel": 0}],
-              "q.jsonl")
+    p = jsonl(
+        tmp_path,
+        [{"qid": "q1", "doc": "d1", "rel": 2}, {"qid": "q1", "doc": "d2", "rel": 0}],
+        "q.jsonl",
+    )
     q = read_qrels_jsonl(p)
-    assert list(zip(q.qid.to_pylist(), q.doc.to_pylist(), q.rel.tolist())) == [
-        ("q1", "d1", 2), ("q1", "d2", 0)]
+    assert list(zip(q.qid.to_pylist(), q.doc.to_pylist(), q.rel.tolist(), strict=True)) == [
+        ("q1", "d1", 2),
+        ("q1", "d2", 0),
+    ]
     assert q.rel.dtype.name == "int64"
 
 
@@ -60,24 +69,36 @@ def test_gzip(tmp_path: Path) -> None:
     assert rows(read_run_jsonl(p)) == [("q", "d", 1.5)]
 
 
-@pytest.mark.parametrize("line, field, words", [
-    ('{"qid": "q", "doc": "d", "score": "high"}', "score", "'score' must be a number, got string"),
-    ('{"qid": "q", "doc": "d", "score": NaN}', "score", "'score' is nan; it must be a finite number"),
-    ('{"qid": "q", "doc": "d", "score": Infinity}', "score", "must be a finite number"),
-    ('{"qid": "q", "doc": "d", "score": 1e999}', "score", "must be a finite number"),
-    ('{"qid": "q", "doc": "d", "score": true}', "score", "must be a number, got boolean"),
-    ('{"qid": "q", "doc": "d"}', "score", "'score' is missing"),
-    ('{"qid": "q", "score": 1}', "doc", "'doc' is missing"),
-    ('{"qid": "", "doc": "d", "score": 1}', "qid", "'qid' is an empty string"),
-    ('{"qid": 1.5, "doc": "d", "score": 1}', "qid", "'qid' must be a string, got float"),
-    ('{"qid": ["q"], "doc": "d", "score": 1}', "qid", "'qid' must be a string, got array"),
-    ('{"qid": "q", "doc": "d", "score": 1, "rank": 0}', "rank", "'rank' 0 must be 1 or more"),
-    ('{"qid": "q", "doc": "d", "score": 1, "rank": "1"}', "rank", "must be a number"),
-    ('["q", "d", 1]', None, "expected a JSON object, got list"),
-    ('{"qid": "q", "doc": "d", "score": 1', None, "invalid JSON"),
-])
-def test_run_errors_name_line_and_field(tmp_path: Path, line: str, field: str | None,
-                                        words: str) -> None:
+@pytest.mark.parametrize(
+    "line, field, words",
+    [
+        (
+            '{"qid": "q", "doc": "d", "score": "high"}',
+            "score",
+            "'score' must be a number, got string",
+        ),
+        (
+            '{"qid": "q", "doc": "d", "score": NaN}',
+            "score",
+            "'score' is nan; it must be a finite number",
+        ),
+        ('{"qid": "q", "doc": "d", "score": Infinity}', "score", "must be a finite number"),
+        ('{"qid": "q", "doc": "d", "score": 1e999}', "score", "must be a finite number"),
+        ('{"qid": "q", "doc": "d", "score": true}', "score", "must be a number, got boolean"),
+        ('{"qid": "q", "doc": "d"}', "score", "'score' is missing"),
+        ('{"qid": "q", "score": 1}', "doc", "'doc' is missing"),
+        ('{"qid": "", "doc": "d", "score": 1}', "qid", "'qid' is an empty string"),
+        ('{"qid": 1.5, "doc": "d", "score": 1}', "qid", "'qid' must be a string, got float"),
+        ('{"qid": ["q"], "doc": "d", "score": 1}', "qid", "'qid' must be a string, got array"),
+        ('{"qid": "q", "doc": "d", "score": 1, "rank": 0}', "rank", "'rank' 0 must be 1 or more"),
+        ('{"qid": "q", "doc": "d", "score": 1, "rank": "1"}', "rank", "must be a number"),
+        ('["q", "d", 1]', None, "expected a JSON object, got list"),
+        ('{"qid": "q", "doc": "d", "score": 1', None, "invalid JSON"),
+    ],
+)
+def test_run_errors_name_line_and_field(
+    tmp_path: Path, line: str, field: str | None, words: str
+) -> None:
     good = '{"qid": "q", "doc": "ok", "score": 1}\n'
     p = jsonl(tmp_path, [], raw=good + "\n" + line + "\n" + good.replace("ok", "ok2"))
     with pytest.raises(InputError) as e:
@@ -87,8 +108,10 @@ def test_run_errors_name_line_and_field(tmp_path: Path, line: str, field: str | 
 
 
 def test_qrels_errors(tmp_path: Path) -> None:
-    raw = ('{"qid": "q", "doc": "a", "rel": 1.5}\n{"qid": "q", "doc": "b", "rel": 2.0}\n'
-           '{"qid": "q", "doc": "c", "rel": "1"}\n')
+    raw = (
+        '{"qid": "q", "doc": "a", "rel": 1.5}\n{"qid": "q", "doc": "b", "rel": 2.0}\n'
+        '{"qid": "q", "doc": "c", "rel": "1"}\n'
+    )
     with pytest.raises(ValidationError) as e:
         read_qrels_jsonl(jsonl(tmp_path, [], "q.jsonl", raw=raw))
     assert [(p.line, p.field) for p in e.value.problems] == [(1, "rel"), (3, "rel")]
@@ -103,15 +126,24 @@ def test_empty_and_blank_files(tmp_path: Path) -> None:
 
 
 def test_duplicates(tmp_path: Path) -> None:
-    p = jsonl(tmp_path, [{"qid": "q", "doc": "a", "score": 1}, {"qid": "q", "doc": "b", "score": 2},
-                         {"qid": "q", "doc": "a", "score": 3}])
+    p = jsonl(
+        tmp_path,
+        [
+            {"qid": "q", "doc": "a", "score": 1},
+            {"qid": "q", "doc": "b", "score": 2},
+            {"qid": "q", "doc": "a", "score": 3},
+        ],
+    )
     with pytest.warns(RagmeterWarning, match=r"run\.jsonl:3: 1 duplicate row"):
         assert rows(read_run_jsonl(p)) == [("q", "b", 2.0), ("q", "a", 3.0)]
     with pytest.raises(InputError) as e:
         read_run_jsonl(p, duplicates="error")
     assert e.value.line == 3 and e.value.field == "doc"
-    q = jsonl(tmp_path, [{"qid": "q", "doc": "a", "rel": 1}, {"qid": "q", "doc": "a", "rel": 0}],
-              "q.jsonl")
+    q = jsonl(
+        tmp_path,
+        [{"qid": "q", "doc": "a", "rel": 1}, {"qid": "q", "doc": "a", "rel": 0}],
+        "q.jsonl",
+    )
     with pytest.raises(InputError, match="judged twice with different grades"):
         read_qrels_jsonl(q)
 
@@ -123,33 +155,52 @@ def test_line_numbers_survive_blank_lines(tmp_path: Path) -> None:
     p = jsonl(tmp_path, [], raw=raw)
     with pytest.warns(RagmeterWarning, match=r"run\.jsonl:5003: 1 duplicate row.*also at line 4\)"):
         assert len(read_run_jsonl(p)) == 5000
-    mixed = jsonl(tmp_path, [], "m.jsonl", raw='{"qid": "q", "doc": "a", "score": 1, "rank": 1}\n'
-                                                 '{"qid": "q", "doc": "b", "score": 0}\n')
+    mixed = jsonl(
+        tmp_path,
+        [],
+        "m.jsonl",
+        raw='{"qid": "q", "doc": "a", "score": 1, "rank": 1}\n'
+        '{"qid": "q", "doc": "b", "score": 0}\n',
+    )
     assert rows(read_run_jsonl(mixed)) == [("q", "a", 1.0), ("q", "b", 0.0)]
 
 
 def test_round_trip_and_format(tmp_path: Path) -> None:
-    run = {"q1": {"a b": 1.0, "c\"d": 2.5, "é": 2.5}, "q0": {"x": -0.0}}
+    run = {"q1": {"a b": 1.0, 'c"d': 2.5, "é": 2.5}, "q0": {"x": -0.0}}
     write_run_jsonl(run, tmp_path / "r.jsonl")
     lines = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert lines == [
         {"qid": "q0", "doc": "x", "score": -0.0, "rank": 1},
         {"qid": "q1", "doc": "é", "score": 2.5, "rank": 1},
-        {"qid": "q1", "doc": "c\"d", "score": 2.5, "rank": 2},
+        {"qid": "q1", "doc": 'c"d', "score": 2.5, "rank": 2},
         {"qid": "q1", "doc": "a b", "score": 1.0, "rank": 3},
     ]
     write_qrels_jsonl({"q": {"b": 1, "a": 0}}, tmp_path / "q.jsonl.gz")
     assert gzip.decompress((tmp_path / "q.jsonl.gz").read_bytes()).decode().splitlines() == [
-        '{"qid": "q", "doc": "a", "rel": 0}', '{"qid": "q", "doc": "b", "rel": 1}']
+        '{"qid": "q", "doc": "a", "rel": 0}',
+        '{"qid": "q", "doc": "b", "rel": 1}',
+    ]
 
 
 IDS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
 
 
-@settings(max_examples=50, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(run=st.dictionaries(IDS, st.dictionaries(IDS, st.floats(allow_nan=False, allow_infinity=False),
-                                                 min_size=1, max_size=5), min_size=1, max_size=4))
+@settings(
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    run=st.dictionaries(
+        IDS,
+        st.dictionaries(
+            IDS, st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=5
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_hypothesis_round_trip(tmp_path: Path, run: dict[str, dict[str, float]]) -> None:
     p = tmp_path / "h.jsonl"
     write_run_jsonl(run, p)

@@ -107,19 +107,25 @@ def _table() -> list[dict[str, Any]]:
 
 
 def _ledger() -> list[dict[str, Any]]:
-    return [{"golden_version": "g-1", "candidate": "a"}, {"golden_version": "g-1",
-                                                           "candidate": "b"}]
+    return [
+        {"golden_version": "g-1", "candidate": "a"},
+        {"golden_version": "g-1", "candidate": "b"},
+    ]
 
 
 def _chunks() -> list[dict[str, Any]]:
     text = "The change fee is $75."
-    return [{"id": f"d{i}#0-22", "doc": f"d{i}", "start": 0, "end": 22, "text": text,
-             "n_tokens": 6} for i in (1, 2)]
+    return [
+        {"id": f"d{i}#0-22", "doc": f"d{i}", "start": 0, "end": 22, "text": text, "n_tokens": 6}
+        for i in (1, 2)
+    ]
 
 
 def _byo() -> list[dict[str, Any]]:
-    return [{"qid": "q1", "chunk": "d1#0-22", "score": 2.0},
-            {"qid": "q1", "chunk": "d2#0-22", "score": 1.0}]
+    return [
+        {"qid": "q1", "chunk": "d1#0-22", "score": 2.0},
+        {"qid": "q1", "chunk": "d2#0-22", "score": 1.0},
+    ]
 
 
 def _good(folder: Path, name: str, records: list[dict[str, Any]]) -> Path:
@@ -130,114 +136,192 @@ def _good(folder: Path, name: str, records: list[dict[str, Any]]) -> Path:
 
 def _load_golden(p: Path) -> Any:
     from ragmeter.data import load_golden
+
     return load_golden(p)
 
 
 def _load_corpus(p: Path) -> Any:
     from ragmeter.data import load_corpus
+
     return load_corpus(p)
 
 
 def _load_answers(p: Path) -> Any:
     from ragmeter.answers._schema import load_answers
+
     return load_answers(p)
 
 
 def _load_judge(p: Path) -> Any:
     from ragmeter.answers.judge_validation import load_judge_labels
+
     return load_judge_labels(p)
 
 
 def _load_human(p: Path) -> Any:
     from ragmeter.answers.judge_validation import load_human_labels
+
     return load_human_labels(p)
 
 
 def _load_ledger(p: Path) -> Any:
     from ragmeter.paired._ledger import Ledger
+
     return Ledger(p).entries()
 
 
 def _load_table(p: Path) -> Any:
     from ragmeter.diagnosis._table import table_from_file
+
     return table_from_file(p)
 
 
 def _load_run(p: Path) -> Any:
     from ragmeter.io.jsonl import read_run_jsonl
+
     return read_run_jsonl(p)
 
 
 def _load_qrels(p: Path) -> Any:
     from ragmeter.io.jsonl import read_qrels_jsonl
+
     return read_qrels_jsonl(p)
 
 
 def _load_log(p: Path) -> Any:
     from ragmeter.data import read_log
+
     return read_log(p)
 
 
 def _load_agree(p: Path) -> Any:
     from ragmeter.data import label_agreement, load_golden
+
     return label_agreement(load_golden(p), load_golden(GOLDEN))
 
 
 def _load_chunks(p: Path) -> Any:
     from ragmeter.chunking import load_chunking
+
     return load_chunking(p)
 
 
 def _load_byo(p: Path) -> Any:
     from ragmeter.retrieval.byo import read_byo_run
+
     return read_byo_run(p)
 
 
 def _experiment(folder: Path, run: Path) -> Path:
     """An experiment whose baseline is the bring-your-own run ``run``."""
-    corpus = [{"id": "d1", "text": "The change fee is $75."},
-              {"id": "d2", "text": "The change fee is $75."}]
-    golden = [{"id": "q1", "question": "fee?", "evidence": [{"doc": "d1", "start": 18,
-                                                            "end": 21}]}]
+    corpus = [
+        {"id": "d1", "text": "The change fee is $75."},
+        {"id": "d2", "text": "The change fee is $75."},
+    ]
+    golden = [{"id": "q1", "question": "fee?", "evidence": [{"doc": "d1", "start": 18, "end": 21}]}]
     _good(folder, "corpus.jsonl", corpus)
     _good(folder, "golden.jsonl", golden)
     exp = folder / "experiment.toml"
-    exp.write_text(f'name = "byo"\ngolden = "golden.jsonl"\ncorpus = "corpus.jsonl"\n'
-                   f'output = "out"\nk = 1\nmetrics = ["R"]\n\n[baseline]\n'
-                   f'chunker = "document"\nrun = "{run.name}"\n')
+    exp.write_text(
+        f'name = "byo"\ngolden = "golden.jsonl"\ncorpus = "corpus.jsonl"\n'
+        f'output = "out"\nk = 1\nmetrics = ["R"]\n\n[baseline]\n'
+        f'chunker = "document"\nrun = "{run.name}"\n'
+    )
     return exp
 
 
 #: loader name -> (records, API call, CLI arguments for the file at the path, or None)
-LOADERS: dict[str, tuple[Callable[[], list[dict[str, Any]]], Callable[[Path], Any],
-                         Callable[[Path, Path], list[str]] | None]] = {
+LOADERS: dict[
+    str,
+    tuple[
+        Callable[[], list[dict[str, Any]]],
+        Callable[[Path], Any],
+        Callable[[Path, Path], list[str]] | None,
+    ],
+] = {
     "golden": (_golden_records, _load_golden, lambda p, d: ["golden", "validate", str(p)]),
-    "corpus": (lambda: _lines(CORPUS), _load_corpus,
-               lambda p, d: ["chunk", str(p), "-c", "document", "-o", str(d / "c.jsonl")]),
-    "answers": (_answers, _load_answers,
-                lambda p, d: ["answers", "check", str(p), "--golden", str(GOLDEN)]),
-    "judge-labels": (_labels, _load_judge,
-                     lambda p, d: ["judge", "validate", "--human",
-                                   str(_good(d, "human.jsonl", _labels())), "--judge", str(p)]),
-    "human-labels": (_labels, _load_human,
-                     lambda p, d: ["judge", "validate", "--human", str(p), "--judge",
-                                   str(_good(d, "judged.jsonl", _labels()))]),
-    "ledger": (_ledger, _load_ledger,
-               lambda p, d: ["compare", str(EXAMPLE / "runs" / "baseline" / "evaluation.json"),
-                             str(EXAMPLE / "runs" / "reranker" / "evaluation.json"),
-                             "-m", "R@4", "--ledger", str(p)]),
+    "corpus": (
+        lambda: _lines(CORPUS),
+        _load_corpus,
+        lambda p, d: ["chunk", str(p), "-c", "document", "-o", str(d / "c.jsonl")],
+    ),
+    "answers": (
+        _answers,
+        _load_answers,
+        lambda p, d: ["answers", "check", str(p), "--golden", str(GOLDEN)],
+    ),
+    "judge-labels": (
+        _labels,
+        _load_judge,
+        lambda p, d: [
+            "judge",
+            "validate",
+            "--human",
+            str(_good(d, "human.jsonl", _labels())),
+            "--judge",
+            str(p),
+        ],
+    ),
+    "human-labels": (
+        _labels,
+        _load_human,
+        lambda p, d: [
+            "judge",
+            "validate",
+            "--human",
+            str(p),
+            "--judge",
+            str(_good(d, "judged.jsonl", _labels())),
+        ],
+    ),
+    "ledger": (
+        _ledger,
+        _load_ledger,
+        lambda p, d: [
+            "compare",
+            str(EXAMPLE / "runs" / "baseline" / "evaluation.json"),
+            str(EXAMPLE / "runs" / "reranker" / "evaluation.json"),
+            "-m",
+            "R@4",
+            "--ledger",
+            str(p),
+        ],
+    ),
     "diagnose-table": (_table, _load_table, lambda p, d: ["diagnose", "--table", str(p)]),
-    "jsonl-run": (_run_records, _load_run,
-                  lambda p, d: ["eval", str(_good(d, "q.jsonl", _qrels_records())), str(p)]),
-    "jsonl-qrels": (_qrels_records, _load_qrels,
-                    lambda p, d: ["eval", str(p), str(_good(d, "r.jsonl", _run_records()))]),
-    "traffic-log": (lambda: [{"question": "a?"}, {"question": "b?"}], _load_log,
-                    lambda p, d: ["golden", "sample", str(p), "-n", "1"]),
-    "labeller": (_golden_records, _load_agree,
-                 lambda p, d: ["golden", "agree", str(p), str(GOLDEN)]),
-    "chunk-file": (_chunks, _load_chunks,
-                   lambda p, d: ["labels", "export", "--golden", str(GOLDEN), "--chunks", str(p),
-                                 "-o", str(d / "q.txt")]),
+    "jsonl-run": (
+        _run_records,
+        _load_run,
+        lambda p, d: ["eval", str(_good(d, "q.jsonl", _qrels_records())), str(p)],
+    ),
+    "jsonl-qrels": (
+        _qrels_records,
+        _load_qrels,
+        lambda p, d: ["eval", str(p), str(_good(d, "r.jsonl", _run_records()))],
+    ),
+    "traffic-log": (
+        lambda: [{"question": "a?"}, {"question": "b?"}],
+        _load_log,
+        lambda p, d: ["golden", "sample", str(p), "-n", "1"],
+    ),
+    "labeller": (
+        _golden_records,
+        _load_agree,
+        lambda p, d: ["golden", "agree", str(p), str(GOLDEN)],
+    ),
+    "chunk-file": (
+        _chunks,
+        _load_chunks,
+        lambda p, d: [
+            "labels",
+            "export",
+            "--golden",
+            str(GOLDEN),
+            "--chunks",
+            str(p),
+            "-o",
+            str(d / "q.txt"),
+        ],
+    ),
     "byo-run": (_byo, _load_byo, lambda p, d: ["run", str(_experiment(d, p))]),
 }
 
@@ -252,8 +336,9 @@ def cli(args: list[str]) -> tuple[int, str, Any]:
 
 @pytest.mark.parametrize("kind", sorted(BROKEN))
 @pytest.mark.parametrize("loader", sorted(LOADERS))
-def test_every_loader_names_the_file_and_line_of_a_broken_file(tmp_path: Path, loader: str,
-                                                               kind: str) -> None:
+def test_every_loader_names_the_file_and_line_of_a_broken_file(
+    tmp_path: Path, loader: str, kind: str
+) -> None:
     records, load, _ = LOADERS[loader]
     path = broken_file(tmp_path, loader, kind, records())
     with pytest.raises(InputError) as info:
@@ -263,8 +348,9 @@ def test_every_loader_names_the_file_and_line_of_a_broken_file(tmp_path: Path, l
 
 @pytest.mark.parametrize("kind", sorted(BROKEN))
 @pytest.mark.parametrize("loader", sorted(LOADERS))
-def test_every_cli_command_exits_2_naming_the_file_and_line(tmp_path: Path, loader: str,
-                                                            kind: str) -> None:
+def test_every_cli_command_exits_2_naming_the_file_and_line(
+    tmp_path: Path, loader: str, kind: str
+) -> None:
     records, _, command = LOADERS[loader]
     assert command is not None
     path = broken_file(tmp_path, loader, kind, records())
@@ -276,8 +362,9 @@ def test_every_cli_command_exits_2_naming_the_file_and_line(tmp_path: Path, load
 
 
 @pytest.mark.parametrize("loader", sorted(LOADERS))
-def test_crlf_blank_lines_and_a_leading_bom_read_as_the_same_records(tmp_path: Path,
-                                                                     loader: str) -> None:
+def test_crlf_blank_lines_and_a_leading_bom_read_as_the_same_records(
+    tmp_path: Path, loader: str
+) -> None:
     records, load, _ = LOADERS[loader]
     recs = records()
     plain = _good(tmp_path, "plain.jsonl", recs)
@@ -323,8 +410,9 @@ def test_an_empty_file_is_an_error_naming_the_file(tmp_path: Path, loader: str) 
         with pytest.raises(InputError) as info:
             load(path)
         assert info.value.path == str(path) and info.value.line is None
-        assert "empty" in str(info.value) or "blank" in str(info.value) or "no " in str(
-            info.value), str(info.value)
+        assert (
+            "empty" in str(info.value) or "blank" in str(info.value) or "no " in str(info.value)
+        ), str(info.value)
         assert command is not None
         code, err, exc = cli(command(path, tmp_path))
         assert code == 2 and isinstance(exc, SystemExit) and str(path) in " ".join(err.split())
@@ -341,7 +429,7 @@ def test_an_empty_ledger_has_recorded_nothing(tmp_path: Path) -> None:
 def test_the_reader_rules_one_by_one(tmp_path: Path) -> None:
     p = tmp_path / "x.jsonl"
     p.write_bytes(gzip.compress(b'{"a": 1}\n{"b": "\\ud83d\\ude00"}\r{"c": "\\\\ud800"}'))
-    assert list(iter_jsonl(p)) == [(1, {"a": 1}), (2, {"b": "\U0001F600"}), (3, {"c": "\\ud800"})]
+    assert list(iter_jsonl(p)) == [(1, {"a": 1}), (2, {"b": "\U0001f600"}), (3, {"c": "\\ud800"})]
     p.write_bytes(b'[1]\n"x"\n')
     assert list(iter_jsonl(p, objects=False)) == [(1, [1]), (2, "x")]
     p.write_bytes(b'{"qid": "q", "x": 1, "x": 2}\n')  # repeats of keys a reader ignores
@@ -368,21 +456,47 @@ def test_the_reader_rules_one_by_one(tmp_path: Path) -> None:
 
 # -- whole JSON documents: comparison for plan, SQuAD, lock files -------------------------------
 def _comparison() -> dict[str, Any]:
-    return {"metric": "Hit@5", "binary": True,
-            "per_query": {"q1": {"baseline": 1, "candidate": 0},
-                          "q2": {"baseline": 0, "candidate": 1},
-                          "q3": {"baseline": 1, "candidate": 1}}}
+    return {
+        "metric": "Hit@5",
+        "binary": True,
+        "per_query": {
+            "q1": {"baseline": 1, "candidate": 0},
+            "q2": {"baseline": 0, "candidate": 1},
+            "q3": {"baseline": 1, "candidate": 1},
+        },
+    }
 
 
 def _squad() -> dict[str, Any]:
-    return {"version": "1.1", "data": [{"title": "Fees", "paragraphs": [
-        {"context": "The fee is $75.", "qas": [
-            {"id": "s1", "question": "fee?", "answers": [{"text": "$75", "answer_start": 11}]}]}]}]}
+    return {
+        "version": "1.1",
+        "data": [
+            {
+                "title": "Fees",
+                "paragraphs": [
+                    {
+                        "context": "The fee is $75.",
+                        "qas": [
+                            {
+                                "id": "s1",
+                                "question": "fee?",
+                                "answers": [{"text": "$75", "answer_start": 11}],
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
 
 
 def _lock() -> dict[str, Any]:
-    return {"format": "ragmeter-golden-lock/1", "version": "g-0", "labels_sha256": "0",
-            "documents": {}}
+    return {
+        "format": "ragmeter-golden-lock/1",
+        "version": "g-0",
+        "labels_sha256": "0",
+        "documents": {},
+    }
 
 
 #: kind -> (line 2 given the first key and value of a document, words, line of the error)
@@ -403,32 +517,45 @@ def _document(doc: dict[str, Any], line2: bytes) -> bytes:
 
 def _plan(p: Path) -> Any:
     from ragmeter.paired._plan_io import read_comparison
+
     return read_comparison(p)
 
 
 def _load_squad(p: Path) -> Any:
     from ragmeter.data import load_squad
+
     return load_squad(p)
 
 
 def _read_lock(p: Path) -> Any:
     from ragmeter.data._version import read_lock
+
     return read_lock(p)
 
 
-DOCUMENTS: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[Path], Any],
-                           Callable[[Path, Path], list[str]] | None]] = {
+DOCUMENTS: dict[
+    str,
+    tuple[
+        Callable[[], dict[str, Any]],
+        Callable[[Path], Any],
+        Callable[[Path, Path], list[str]] | None,
+    ],
+] = {
     "plan-comparison": (_comparison, _plan, lambda p, d: ["plan", "--from", str(p)]),
-    "squad": (_squad, _load_squad,
-              lambda p, d: ["golden", "import", "squad", str(p), "-o", str(d / "sq")]),
+    "squad": (
+        _squad,
+        _load_squad,
+        lambda p, d: ["golden", "import", "squad", str(p), "-o", str(d / "sq")],
+    ),
     "lock-file": (_lock, _read_lock, None),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(DOC_BROKEN))
 @pytest.mark.parametrize("loader", sorted(DOCUMENTS))
-def test_every_json_document_reader_names_file_and_line(tmp_path: Path, loader: str,
-                                                        kind: str) -> None:
+def test_every_json_document_reader_names_file_and_line(
+    tmp_path: Path, loader: str, kind: str
+) -> None:
     make_doc, load, command = DOCUMENTS[loader]
     doc = make_doc()
     key, value = next(iter(doc.items()))
@@ -447,7 +574,8 @@ def test_every_json_document_reader_names_file_and_line(tmp_path: Path, loader: 
 
 @pytest.mark.parametrize("loader", sorted(DOCUMENTS))
 def test_json_documents_accept_crlf_and_blank_lines_and_refuse_empty_files(
-        tmp_path: Path, loader: str) -> None:
+    tmp_path: Path, loader: str
+) -> None:
     make_doc, load, _ = DOCUMENTS[loader]
     doc = make_doc()
     text = json.dumps(doc, indent=2).encode()
@@ -512,10 +640,12 @@ def test_atomic_write_keeps_the_file_mode_and_umask(tmp_path: Path) -> None:
     assert target.stat().st_mode & 0o777 == 0o640
 
 
-@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), RuntimeError("boom"),
-                                   KeyboardInterrupt()])
-def test_a_failure_mid_write_leaves_the_old_file_and_no_temp_file(tmp_path: Path,
-                                                                  error: BaseException) -> None:
+@pytest.mark.parametrize(
+    "error", [OSError(28, "No space left on device"), RuntimeError("boom"), KeyboardInterrupt()]
+)
+def test_a_failure_mid_write_leaves_the_old_file_and_no_temp_file(
+    tmp_path: Path, error: BaseException
+) -> None:
     target = tmp_path / "golden.jsonl"
     target.write_text("old\n")
 
@@ -584,9 +714,11 @@ def test_writers_go_through_atomic_write(tmp_path: Path, monkeypatch: pytest.Mon
     def refuse(src: Any, dst: Any) -> None:
         raise OSError(30, "Read-only file system")
 
-    writers = {"golden.jsonl": lambda p: write_golden(golden, p),
-               "corpus.jsonl": lambda p: write_corpus(corpus, p),
-               "qrels.txt": lambda p: write_qrels(qrels, p)}
+    writers = {
+        "golden.jsonl": lambda p: write_golden(golden, p),
+        "corpus.jsonl": lambda p: write_corpus(corpus, p),
+        "qrels.txt": lambda p: write_qrels(qrels, p),
+    }
     for name, write in writers.items():
         target = tmp_path / name
         target.write_text("old\n")
@@ -607,7 +739,17 @@ def test_cli_output_that_cannot_be_written_is_exit_2(tmp_path: Path) -> None:
     chunks = tmp_path / "chunks.jsonl"
     _good(tmp_path, "chunks.jsonl", _chunks())
     shutil.copy(GOLDEN, tmp_path / "g.jsonl")
-    code, err, exc = cli(["labels", "export", "--golden", str(tmp_path / "g.jsonl"), "--chunks",
-                          str(chunks), "-o", str(blocker / "q.txt")])
+    code, err, exc = cli(
+        [
+            "labels",
+            "export",
+            "--golden",
+            str(tmp_path / "g.jsonl"),
+            "--chunks",
+            str(chunks),
+            "-o",
+            str(blocker / "q.txt"),
+        ]
+    )
     assert code == 2 and isinstance(exc, SystemExit), (err, exc)
     assert "is not a folder" in err and "Traceback" not in err

@@ -12,8 +12,7 @@ from _peer_data import SKIP_REASON, peer_data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmeter import InputError, UsageError, ValidationError, read_qrels, read_run
-from ragmeter import RagmeterWarning
+from ragmeter import InputError, RagmeterWarning, UsageError, ValidationError, read_qrels, read_run
 from ragmeter.io import _trec_columns, _trec_fast, _trec_lines
 from ragmeter.io._duplicates import pair_hashes, string_hashes
 from ragmeter.io._source import open_source
@@ -25,11 +24,11 @@ FIX = Path(__file__).parent / "fixtures" / "io"
 
 
 def rows(run) -> list[tuple[str, str, float]]:
-    return list(zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist()))
+    return list(zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist(), strict=True))
 
 
 def qrows(qrels) -> list[tuple[str, str, int]]:
-    return list(zip(qrels.qid.to_pylist(), qrels.doc.to_pylist(), qrels.rel.tolist()))
+    return list(zip(qrels.qid.to_pylist(), qrels.doc.to_pylist(), qrels.rel.tolist(), strict=True))
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "run.txt") -> Path:
@@ -59,8 +58,19 @@ def test_reads_run_in_file_order(tmp_path: Path, no_line_pass: None) -> None:
 
 
 def test_score_keeps_every_digit(tmp_path: Path) -> None:
-    scores = ["0.1", "0.30000000000000004", "1e-300", "-2.5e+300", "4.9406564584124654e-324",
-              "123456789.12345678", "7", "-0", ".5", "5.", "1.e5"]
+    scores = [
+        "0.1",
+        "0.30000000000000004",
+        "1e-300",
+        "-2.5e+300",
+        "4.9406564584124654e-324",
+        "123456789.12345678",
+        "7",
+        "-0",
+        ".5",
+        "5.",
+        "1.e5",
+    ]
     text = "".join(f"q Q0 d{i} {i + 1} {s} t\n" for i, s in enumerate(scores))
     run = read_run(write(tmp_path, text))
     assert [x.hex() for x in run.score.tolist()] == [float(s).hex() for s in scores]
@@ -153,8 +163,10 @@ def peer() -> Path:
 
 def test_trec_eval_comment_files(peer: Path) -> None:
     # the same judgements, except that one doc id carries a '#' (data, not a comment)
-    expected = [(q, "CR#93E-1860" if d == "CR93E-1860" else d, r)
-                for q, d, r in qrows(read_qrels(peer / "qrels.test"))]
+    expected = [
+        (q, "CR#93E-1860" if d == "CR93E-1860" else d, r)
+        for q, d, r in qrows(read_qrels(peer / "qrels.test"))
+    ]
     assert qrows(read_qrels(peer / "qrels.test.with-comments")) == expected
     run = read_run(peer / "results.comment.test")
     assert len(run) == 30100 and "#" in run.doc[0].as_py()  # '#' inside ids is data
@@ -163,7 +175,11 @@ def test_trec_eval_comment_files(peer: Path) -> None:
 
 
 def test_trec_eval_files_match_a_plain_split(peer: Path) -> None:
-    for name, is_run in [("results.test", True), ("results.trunc", True), ("qrels.rel_level", False)]:
+    for name, is_run in [
+        ("results.test", True),
+        ("results.trunc", True),
+        ("qrels.rel_level", False),
+    ]:
         ref = []
         for line in (peer / name).read_text().splitlines():
             t = line.split()
@@ -175,8 +191,13 @@ def test_trec_eval_files_match_a_plain_split(peer: Path) -> None:
 
 
 # -- errors: file, line and field ---------------------------------------------------------------
-def expect(exc: pytest.ExceptionInfo[InputError], path: Path, line: int | None,
-           field: str | None, words: str) -> None:
+def expect(
+    exc: pytest.ExceptionInfo[InputError],
+    path: Path,
+    line: int | None,
+    field: str | None,
+    words: str,
+) -> None:
     err = exc.value
     assert err.path == str(path)
     assert err.line == line
@@ -208,7 +229,9 @@ def test_missing_and_empty_files(tmp_path: Path) -> None:
 def test_wrong_column_count() -> None:
     with pytest.raises(InputError) as e:
         read_run(FIX / "short_line.run")
-    expect(e, FIX / "short_line.run", 3, None, "expected 6 fields (qid Q0 doc rank score tag), found 5")
+    expect(
+        e, FIX / "short_line.run", 3, None, "expected 6 fields (qid Q0 doc rank score tag), found 5"
+    )
 
 
 def test_qrels_with_extra_field_is_an_error(tmp_path: Path) -> None:
@@ -260,7 +283,11 @@ def test_every_bad_line_is_reported(tmp_path: Path) -> None:
     p = write(tmp_path, "q Q0 d1 1 x t\nq Q0 d2 2 1 t\nq Q0 d3 3 y t\nq Q0 d4 4\n")
     with pytest.raises(ValidationError) as e:
         read_run(p)
-    assert [(pr.line, pr.field) for pr in e.value.problems] == [(1, "score"), (3, "score"), (4, None)]
+    assert [(pr.line, pr.field) for pr in e.value.problems] == [
+        (1, "score"),
+        (3, "score"),
+        (4, None),
+    ]
     assert f"{p}:3: field 'score': score 'y' is not a number" in str(e.value)
 
 
@@ -291,7 +318,9 @@ def test_duplicate_doc_keeps_best_and_warns(tmp_path: Path, messy: bool) -> None
 def test_duplicate_doc_error_mode() -> None:
     with pytest.raises(InputError) as e:
         read_run(FIX / "duplicate.run", duplicates="error")
-    expect(e, FIX / "duplicate.run", 4, "doc", "document 'd1' in query 'q1' is listed more than once")
+    expect(
+        e, FIX / "duplicate.run", 4, "doc", "document 'd1' in query 'q1' is listed more than once"
+    )
 
 
 def test_duplicate_tie_keeps_first_row(tmp_path: Path) -> None:
@@ -301,8 +330,9 @@ def test_duplicate_tie_keeps_first_row(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("grouped", [True, False])
-def test_duplicates_across_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                  grouped: bool) -> None:
+def test_duplicates_across_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grouped: bool
+) -> None:
     """Tiny parse blocks: duplicates within, across and far apart from block edges are found."""
     monkeypatch.setattr(_trec_columns, "BLOCK_SIZE", 256)
     monkeypatch.setattr(_trec_fast, "BLOCK_SIZE", 256)
@@ -330,8 +360,13 @@ def test_qrels_identical_repeat_warns(tmp_path: Path) -> None:
 def test_qrels_conflicting_grades() -> None:
     with pytest.raises(InputError) as e:
         read_qrels(FIX / "conflict.qrels")
-    expect(e, FIX / "conflict.qrels", 3, "rel",
-           "document 'd1' in query 'q1' is judged twice with different grades (1 at line 1, 2 at line 3)")
+    expect(
+        e,
+        FIX / "conflict.qrels",
+        3,
+        "rel",
+        "document 'd1' in query 'q1' is judged twice with different grades (1 at line 1, 2 at line 3)",
+    )
 
 
 # -- writers ------------------------------------------------------------------------------------
@@ -340,8 +375,11 @@ def test_write_run_engine_order_and_ranks(tmp_path: Path) -> None:
     p = tmp_path / "out.run"
     write_run(run, p)
     assert p.read_text().splitlines() == [
-        "q1 Q0 b 1 2 ragmeter", "q1 Q0 c 2 1 ragmeter", "q1 Q0 a 3 1 ragmeter",
-        "q1 Q0 z 4 0.5 ragmeter", "q2 Q0 a 1 1 ragmeter",
+        "q1 Q0 b 1 2 ragmeter",
+        "q1 Q0 c 2 1 ragmeter",
+        "q1 Q0 a 3 1 ragmeter",
+        "q1 Q0 z 4 0.5 ragmeter",
+        "q2 Q0 a 1 1 ragmeter",
     ]
     write_run(read_run(p), tmp_path / "again.run", tag="bm25")
     assert (tmp_path / "again.run").read_text().splitlines()[0] == "q1 Q0 b 1 2 bm25"
@@ -357,8 +395,16 @@ def test_writers_gzip_by_extension(tmp_path: Path) -> None:
     assert rows(read_run(tmp_path / "r.txt.gz")) == [("q", "d", 0.25)]
 
 
-@pytest.mark.parametrize("bad", [{"q": {"a b": 1.0}}, {"q": {"": 1.0}}, {"#q": {"a": 1.0}},
-                                 {"q": {"a\tb": 1.0}}, {"q": {"a": float("nan")}}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"q": {"a b": 1.0}},
+        {"q": {"": 1.0}},
+        {"#q": {"a": 1.0}},
+        {"q": {"a\tb": 1.0}},
+        {"q": {"a": float("nan")}},
+    ],
+)
 def test_write_run_refuses_what_trec_cannot_hold(tmp_path: Path, bad: dict) -> None:
     with pytest.raises(InputError):
         write_run(bad, tmp_path / "x.run")
@@ -368,19 +414,30 @@ def test_write_qrels_round_trip(tmp_path: Path) -> None:
     qrels = {"q2": {"b": 0, "a": 3}, "q1": {"x": -1}}
     write_qrels(qrels, tmp_path / "q.txt")
     assert (tmp_path / "q.txt").read_text() == "q1 0 x -1\nq2 0 a 3\nq2 0 b 0\n"
-    assert sorted(qrows(read_qrels(tmp_path / "q.txt"))) == [("q1", "x", -1), ("q2", "a", 3),
-                                                             ("q2", "b", 0)]
+    assert sorted(qrows(read_qrels(tmp_path / "q.txt"))) == [
+        ("q1", "x", -1),
+        ("q2", "a", 3),
+        ("q2", "b", 0),
+    ]
 
 
-IDS = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")),
-              min_size=1, max_size=10).filter(lambda s: not s.startswith("#"))
+IDS = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=10
+).filter(lambda s: not s.startswith("#"))
 SCORES = st.floats(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(run=st.dictionaries(IDS, st.dictionaries(IDS, SCORES, min_size=1, max_size=6),
-                           min_size=1, max_size=4))
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    run=st.dictionaries(
+        IDS, st.dictionaries(IDS, SCORES, min_size=1, max_size=6), min_size=1, max_size=4
+    )
+)
 def test_hypothesis_round_trip(tmp_path: Path, run: dict[str, dict[str, float]]) -> None:
     p = tmp_path / "h.run"
     write_run(run, p)
@@ -389,13 +446,20 @@ def test_hypothesis_round_trip(tmp_path: Path, run: dict[str, dict[str, float]])
     assert got == {(q, d): float(s).hex() for q, docs in run.items() for d, s in docs.items()}
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_hypothesis_any_whitespace_reads_alike(tmp_path: Path, data: st.DataObject) -> None:
     """Random separators, indentation, blank and comment lines never change what is read."""
-    table = data.draw(st.lists(st.tuples(IDS, IDS, SCORES), min_size=1, max_size=8,
-                               unique_by=lambda r: (r[0], r[1])))
+    table = data.draw(
+        st.lists(
+            st.tuples(IDS, IDS, SCORES), min_size=1, max_size=8, unique_by=lambda r: (r[0], r[1])
+        )
+    )
     sep = st.sampled_from([" ", "\t", "  ", " \t", "\t\t "])
     out = []
     for q, d, s in table:
@@ -412,7 +476,7 @@ def test_hypothesis_any_whitespace_reads_alike(tmp_path: Path, data: st.DataObje
     assert [(q, d, s.hex()) for q, d, s in rows(read_run(p))] == expected
     # the line-by-line pass (used for errors) reads exactly the same
     parsed = _trec_lines.parse_lines(open_source(p), RUN_LAYOUT)
-    got = zip(parsed.qid.to_pylist(), parsed.doc.to_pylist(), parsed.value.tolist())
+    got = zip(parsed.qid.to_pylist(), parsed.doc.to_pylist(), parsed.value.tolist(), strict=True)
     assert [(q, d, s.hex()) for q, d, s in got] == expected
 
 
@@ -420,15 +484,20 @@ def test_hypothesis_any_whitespace_reads_alike(tmp_path: Path, data: st.DataObje
 def fast(path: Path) -> list[tuple[str, str, float]]:
     parsed = _trec_fast.parse_clean_run(open_source(path), RUN_LAYOUT)
     assert not parsed.maybe_duplicates
-    return list(zip(parsed.qid.to_pylist(), parsed.doc.to_pylist(), parsed.value.tolist()))
+    return list(zip(parsed.qid.to_pylist(), parsed.doc.to_pylist(), parsed.value.tolist(), strict=True))
 
 
 def test_fast_path_reads_a_clean_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_trec_fast, "BLOCK_SIZE", 256)  # many blocks, queries straddling them
-    lines = [f"q{q} Q0 doc-{q}-{d}-long-id {d} {1.0 / (d + 1)!r} tag\n"
-             for q in range(20) for d in range(15)]
+    lines = [
+        f"q{q} Q0 doc-{q}-{d}-long-id {d} {1.0 / (d + 1)!r} tag\n"
+        for q in range(20)
+        for d in range(15)
+    ]
     p = write(tmp_path, "".join(lines))
-    expected = [(f"q{q}", f"doc-{q}-{d}-long-id", 1.0 / (d + 1)) for q in range(20) for d in range(15)]
+    expected = [
+        (f"q{q}", f"doc-{q}-{d}-long-id", 1.0 / (d + 1)) for q in range(20) for d in range(15)
+    ]
     assert fast(p) == expected
     assert fast(write(tmp_path, "".join(lines)[:-1], "no-final-newline.txt")) == expected
     assert fast(write(tmp_path, "".join(lines).replace("\n", "\r"), "cr.txt")) == expected
@@ -448,13 +517,16 @@ def test_read_run_takes_the_fast_path(tmp_path: Path, monkeypatch: pytest.Monkey
     assert rows(read_run(p)) == [("q1", "d1", 2.5), ("q1", "d2", 1.5), ("q0", "d1", 0.5)]
 
 
-@pytest.mark.parametrize(("text", "line", "field"), [
-    ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2  0.4 s\n", 2, None),  # empty rank field: 5 fields
-    ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4 \n", 2, None),  # trailing space: empty tag
-    ("q1 Q0 d1 1 0.5 s\n q1 Q0 d2 2 0.4\n", 2, None),  # leading space: empty qid
-    ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4\n", 2, None),  # 5 fields
-    ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 nan s\n", 2, "score"),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "field"),
+    [
+        ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2  0.4 s\n", 2, None),  # empty rank field: 5 fields
+        ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4 \n", 2, None),  # trailing space: empty tag
+        ("q1 Q0 d1 1 0.5 s\n q1 Q0 d2 2 0.4\n", 2, None),  # leading space: empty qid
+        ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4\n", 2, None),  # 5 fields
+        ("q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 nan s\n", 2, "score"),
+    ],
+)
 def test_fast_path_guards(tmp_path: Path, text: str, line: int, field: str | None) -> None:
     """Each file the fast path cannot vouch for is refused by it, and read_run still names the
     line (the general parsers take over; a non-finite score is reported by the fast path)."""
@@ -469,12 +541,15 @@ def test_fast_path_guards(tmp_path: Path, text: str, line: int, field: str | Non
         assert e.value.field == field, e.value
 
 
-@pytest.mark.parametrize("text", [
-    "q1 Q0 d1 1 0.5 s\r\nq1 Q0 d2 2 0.4 s\r\n",  # CRLF
-    "q1 Q0 d1 1 0.5 s\n# a comment\nq1 Q0 d2 2 0.4 s\n",
-    "q1 Q0 d1 1 0.5 s\n\nq1 Q0 d2 2 0.4 s\n",  # blank line
-    "q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4 s\x0c\n",  # form feed ends a field
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q1 Q0 d1 1 0.5 s\r\nq1 Q0 d2 2 0.4 s\r\n",  # CRLF
+        "q1 Q0 d1 1 0.5 s\n# a comment\nq1 Q0 d2 2 0.4 s\n",
+        "q1 Q0 d1 1 0.5 s\n\nq1 Q0 d2 2 0.4 s\n",  # blank line
+        "q1 Q0 d1 1 0.5 s\nq1 Q0 d2 2 0.4 s\x0c\n",  # form feed ends a field
+    ],
+)
 def test_fast_path_hands_over_files_it_cannot_vouch_for(tmp_path: Path, text: str) -> None:
     p = write(tmp_path, text)
     with pytest.raises(Unclean):

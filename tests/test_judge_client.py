@@ -17,12 +17,21 @@ from ragmeter.answers.judges.openai import OpenAIJudge
 
 
 def _completion(content: str) -> bytes:
-    return json.dumps({
-        "id": "x", "object": "chat.completion", "model": "test-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                     "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }).encode()
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "model": "test-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+    ).encode()
 
 
 OK = ("ok", json.dumps({"verdict": "yes", "reason": "on topic"}))
@@ -71,8 +80,9 @@ class ScriptedServer:
                 kind = action[0]
                 if kind == "gather":  # hold the reply until n requests were in flight at once
                     with outer.changed:
-                        outer.changed.wait_for(lambda: outer.max_in_flight >= action[1],
-                                               timeout=action[2])
+                        outer.changed.wait_for(
+                            lambda: outer.max_in_flight >= action[1], timeout=action[2]
+                        )
                     action = OK
                     kind = "ok"
                 if kind == "slow":
@@ -116,15 +126,25 @@ class ScriptedServer:
 
 
 def _items(*markers: str) -> list[dict[str, str]]:
-    return [{"id": m, "question": f"<<{m}>> What is the change fee?", "answer": "It is $75."}
-            for m in markers]
+    return [
+        {"id": m, "question": f"<<{m}>> What is the change fee?", "answer": "It is $75."}
+        for m in markers
+    ]
 
 
 def _judge(url: str, cache: Any, **kw: Any) -> OpenAIJudge:
-    opts: dict[str, Any] = {"base_url": url, "model": "test-model", "timeout": 0.3,
-                            "max_retries": 2, "backoff": 0.01, "max_backoff": 0.05,
-                            "concurrency": 4, "cache_dir": cache, "price_per_1k_prompt": 0.5,
-                            "price_per_1k_completion": 1.5}
+    opts: dict[str, Any] = {
+        "base_url": url,
+        "model": "test-model",
+        "timeout": 0.3,
+        "max_retries": 2,
+        "backoff": 0.01,
+        "max_backoff": 0.05,
+        "concurrency": 4,
+        "cache_dir": cache,
+        "price_per_1k_prompt": 0.5,
+        "price_per_1k_completion": 1.5,
+    }
     opts.update(kw)
     return OpenAIJudge(**opts)
 
@@ -143,8 +163,12 @@ SCRIPT = {
 def test_retries_timeouts_failures_and_cache(tmp_path: Any) -> None:
     with ScriptedServer(SCRIPT) as srv:
         judge = _judge(srv.url, tmp_path / "cache")
-        scores = {s.id: s for s in judge_metric(judge, "answer_relevance",
-                                                _items("q1", "q2", "q3", "q4", "q5", "q6", "q7"))}
+        scores = {
+            s.id: s
+            for s in judge_metric(
+                judge, "answer_relevance", _items("q1", "q2", "q3", "q4", "q5", "q6", "q7")
+            )
+        }
         # successes after retries
         for q in ("q1", "q2", "q3", "q4"):
             assert scores[q].ok and scores[q].score == 1.0 and scores[q].label == "yes"

@@ -30,18 +30,32 @@ URL = os.environ.get("RAGMETER_LLM_URL")
 
 pytestmark = [
     pytest.mark.llm,
-    pytest.mark.skipif(not URL, reason="set RAGMETER_LLM_URL to an OpenAI-compatible server "
-                       "(e.g. llama-cpp-python serving SmolLM2; see docs/answers.md)"),
+    pytest.mark.skipif(
+        not URL,
+        reason="set RAGMETER_LLM_URL to an OpenAI-compatible server "
+        "(e.g. llama-cpp-python serving SmolLM2; see docs/answers.md)",
+    ),
 ]
 
 
 def test_real_model_judges_fare_rules_answers(tmp_path: Path) -> None:
-    judge = OpenAIJudge(base_url=str(URL), model=os.environ.get("RAGMETER_LLM_MODEL", "smollm2"),
-                        timeout=120, max_retries=2, concurrency=1, cache_dir=tmp_path / "cache",
-                        params={"max_tokens": 256})
+    judge = OpenAIJudge(
+        base_url=str(URL),
+        model=os.environ.get("RAGMETER_LLM_MODEL", "smollm2"),
+        timeout=120,
+        max_retries=2,
+        concurrency=1,
+        cache_dir=tmp_path / "cache",
+        params={"max_tokens": 256},
+    )
     aset = answers_from_records(answers())
-    rep = check_answers(aset, golden(), corpus=corpus(), judge=judge,
-                        judge_metrics=["answer_relevance", "correctness"])
+    rep = check_answers(
+        aset,
+        golden(),
+        corpus=corpus(),
+        judge=judge,
+        judge_metrics=["answer_relevance", "correctness"],
+    )
     scores = [s for c in rep.checks for s in c.judged.values()]
     assert scores, "no judged scores"
     assert all(s.judge.model == judge.model and s.prompt["id"].endswith(".v1") for s in scores)
@@ -50,8 +64,13 @@ def test_real_model_judges_fare_rules_answers(tmp_path: Path) -> None:
     # the second run is served from the cache: no new request for the successes
     sent = judge.usage.http_requests
     ok_before = sum(s.ok for s in scores)
-    rep2 = check_answers(aset, golden(), corpus=corpus(), judge=judge,
-                         judge_metrics=["answer_relevance", "correctness"])
+    rep2 = check_answers(
+        aset,
+        golden(),
+        corpus=corpus(),
+        judge=judge,
+        judge_metrics=["answer_relevance", "correctness"],
+    )
     assert judge.usage.cache_hits >= ok_before
     failed_first = sum(not s.ok for s in scores)
     assert judge.usage.http_requests - sent <= failed_first * 3

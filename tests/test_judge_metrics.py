@@ -42,9 +42,14 @@ def test_prompts_are_versioned_files_with_declared_inputs() -> None:
 def test_missing_inputs_refused_before_any_call() -> None:
     judge = FakeJudge()
     with pytest.raises(UsageError) as exc:
-        judge_metric(judge, "faithfulness", [{"id": "a", "question": "q", "answer": "x"},
-                                             {"id": "b", "question": "q", "answer": "x",
-                                              "context": "  "}])
+        judge_metric(
+            judge,
+            "faithfulness",
+            [
+                {"id": "a", "question": "q", "answer": "x"},
+                {"id": "b", "question": "q", "answer": "x", "context": "  "},
+            ],
+        )
     assert "'context'" in str(exc.value) and "a, b" in str(exc.value)
     assert judge.calls == 0
     with pytest.raises(UsageError, match="needs a judge"):
@@ -54,10 +59,20 @@ def test_missing_inputs_refused_before_any_call() -> None:
 
 
 def test_fake_judge_says_fake_everywhere() -> None:
-    items = [{"id": "ok", "question": "What is the change fee?", "context": CTX,
-              "answer": "The change fee is $75 per passenger."},
-             {"id": "bad", "question": "What is the change fee?", "context": CTX,
-              "answer": "The change fee is $50 per passenger."}]
+    items = [
+        {
+            "id": "ok",
+            "question": "What is the change fee?",
+            "context": CTX,
+            "answer": "The change fee is $75 per passenger.",
+        },
+        {
+            "id": "bad",
+            "question": "What is the change fee?",
+            "context": CTX,
+            "answer": "The change fee is $50 per passenger.",
+        },
+    ]
     scores = {s.id: s for s in judge_metric(FakeJudge(), "faithfulness", items)}
     assert scores["ok"].score == 1.0 and scores["ok"].label == "supported"
     assert scores["bad"].score == 0.0 and scores["bad"].label == "unsupported"
@@ -94,16 +109,23 @@ def test_mixing_two_judge_configurations_is_refused() -> None:
 
 
 def test_pairwise_both_orders_counts_flips() -> None:
-    items = [{"id": "p1", "question": "fee?", "reference": "$75", "answer_a": "$75",
-              "answer_b": "$50"},
-             {"id": "p2", "question": "fee?", "reference": "$75", "answer_a": "about $60",
-              "answer_b": "roughly $40"}]  # equal F1: a position-biased judge picks the first
+    items = [
+        {"id": "p1", "question": "fee?", "reference": "$75", "answer_a": "$75", "answer_b": "$50"},
+        {
+            "id": "p2",
+            "question": "fee?",
+            "reference": "$75",
+            "answer_a": "about $60",
+            "answer_b": "roughly $40",
+        },
+    ]  # equal F1: a position-biased judge picks the first
     fair = judge_pairwise(FakeJudge(), items)
     assert [(r.ab, r.ba, r.flipped) for r in fair] == [("a", "a", False), ("tie", "tie", False)]
     biased = judge_pairwise(FakeJudge(position_bias=True), items)
     assert [(r.ab, r.ba, r.flipped) for r in biased] == [("a", "a", False), ("a", "b", True)]
-    labels = [JudgeLabel(r.id, r.ab, order="ab") for r in biased] + \
-        [JudgeLabel(r.id, r.ba, order="ba") for r in biased]
+    labels = [JudgeLabel(r.id, r.ab, order="ab") for r in biased] + [
+        JudgeLabel(r.id, r.ba, order="ba") for r in biased
+    ]
     v = validate_judge({"p1": "a", "p2": "tie"}, labels)
     assert v.order_pairs == 2 and v.order_flips == ("p2",)
 
@@ -120,16 +142,26 @@ def test_check_answers_records_judge_with_every_score() -> None:
     docs = {d.id: d for d in corpus()}
     chunks = [C(d, d, docs[d].text) for d in docs]
     recs = [dict(a, context=["fees-2026", "fees-2024"]) for a in answers()]
-    rep = check_answers(answers_from_records(recs), golden(), corpus=corpus(), chunks=chunks,
-                        judge=FakeJudge(), judge_metrics=["faithfulness", "context_relevance"])
+    rep = check_answers(
+        answers_from_records(recs),
+        golden(),
+        corpus=corpus(),
+        chunks=chunks,
+        judge=FakeJudge(),
+        judge_metrics=["faithfulness", "context_relevance"],
+    )
     assert rep.judge is not None and rep.judge.startswith("FAKE JUDGE")
     for c in rep.checks:
         for s in c.judged.values():
             assert s.judge.fake and s.prompt["id"].endswith(".v1")
     assert rep.summary()["judged"]["faithfulness"]["n"] == 5
     with pytest.raises(UsageError, match="need a judge"):
-        check_answers(answers_from_records(answers()), golden(), corpus=corpus(),
-                      judge_metrics=["faithfulness"])
+        check_answers(
+            answers_from_records(answers()),
+            golden(),
+            corpus=corpus(),
+            judge_metrics=["faithfulness"],
+        )
 
 
 def test_parse_json_object() -> None:

@@ -37,7 +37,7 @@ def _sklearn_kappa(y1: list[str], y2: list[str]) -> float:
     labels = sorted(set(y1) | set(y2))
     idx = {lab: i for i, lab in enumerate(labels)}
     conf = np.zeros((len(labels), len(labels)))
-    for a, b in zip(y1, y2):
+    for a, b in zip(y1, y2, strict=True):
         conf[idx[a], idx[b]] += 1
     sum0, sum1 = conf.sum(axis=0), conf.sum(axis=1)
     expected = np.outer(sum0, sum1) / sum0.sum()
@@ -51,8 +51,10 @@ def test_known_kappa_two_classes() -> None:
     human, judge = _pairs_from_confusion([[20, 5], [10, 15]], ["supported", "unsupported"])
     assert cohen_kappa(human, judge) == pytest.approx(0.40, abs=1e-12)
     assert _sklearn_kappa(human, judge) == pytest.approx(0.40, abs=1e-12)
-    v = validate_judge({f"a{i}": h for i, h in enumerate(human)},
-                       [JudgeLabel(f"a{i}", j) for i, j in enumerate(judge)])
+    v = validate_judge(
+        {f"a{i}": h for i, h in enumerate(human)},
+        [JudgeLabel(f"a{i}", j) for i, j in enumerate(judge)],
+    )
     assert v.n == 50 and v.labels == ("supported", "unsupported")
     assert v.confusion.tolist() == [[20, 5], [10, 15]]
     assert v.agreement == pytest.approx(0.70) and v.kappa == pytest.approx(0.40)
@@ -74,8 +76,9 @@ def test_known_kappa_three_classes_matches_sklearn_formula() -> None:
     expected = (0.675 - pe) / (1 - pe)
     assert cohen_kappa(human, judge) == pytest.approx(expected, abs=1e-12)
     assert _sklearn_kappa(human, judge) == pytest.approx(expected, abs=1e-12)
-    assert kappa_from_confusion(confusion_matrix(human, judge, ["no", "partly", "yes"])) == \
-        pytest.approx(expected)
+    assert kappa_from_confusion(
+        confusion_matrix(human, judge, ["no", "partly", "yes"])
+    ) == pytest.approx(expected)
 
 
 def test_perfect_and_chance_agreement() -> None:
@@ -87,11 +90,15 @@ def test_perfect_and_chance_agreement() -> None:
 def test_failures_flips_and_repeats() -> None:
     human = {"p1": "a", "p2": "b", "p3": "a", "p4": "tie", "p5": "a"}
     judged = [
-        JudgeLabel("p1", "a", 0, "ab", 1.0), JudgeLabel("p1", "a", 0, "ba"),
-        JudgeLabel("p2", "b", 0, "ab", 0.0), JudgeLabel("p2", "a", 0, "ba"),  # flip
-        JudgeLabel("p3", "b", 0, "ab", 0.0), JudgeLabel("p3", "b", 0, "ba"),
+        JudgeLabel("p1", "a", 0, "ab", 1.0),
+        JudgeLabel("p1", "a", 0, "ba"),
+        JudgeLabel("p2", "b", 0, "ab", 0.0),
+        JudgeLabel("p2", "a", 0, "ba"),  # flip
+        JudgeLabel("p3", "b", 0, "ab", 0.0),
+        JudgeLabel("p3", "b", 0, "ba"),
         JudgeLabel("p4", None, 0, "ab"),  # failed judgement
-        JudgeLabel("p1", "a", 1, "ab", 1.0), JudgeLabel("p2", "a", 1, "ab", 1.0),  # unstable
+        JudgeLabel("p1", "a", 1, "ab", 1.0),
+        JudgeLabel("p2", "a", 1, "ab", 1.0),  # unstable
         JudgeLabel("p3", "b", 1, "ab", 0.5),
     ]
     v = validate_judge(human, judged)
@@ -113,16 +120,25 @@ def _write(path: Path, rows: list[dict]) -> Path:
 def test_cli_validate(tmp_path: Path) -> None:
     human, judge = _pairs_from_confusion([[20, 5], [10, 15]], ["supported", "unsupported"])
     h = _write(tmp_path / "human.jsonl", [{"id": f"a{i}", "label": x} for i, x in enumerate(human)])
-    info = {"name": "FAKE JUDGE (rule-based, not a model)", "model": "fake-rules-v1",
-            "params": {}, "fake": True}
-    j = _write(tmp_path / "judge.jsonl", [{"id": f"a{i}", "label": x, "judge": info}
-                                         for i, x in enumerate(judge)])
-    r = CliRunner().invoke(app, ["judge", "validate", "--human", str(h), "--judge", str(j),
-                                 "--format", "json"])
+    info = {
+        "name": "FAKE JUDGE (rule-based, not a model)",
+        "model": "fake-rules-v1",
+        "params": {},
+        "fake": True,
+    }
+    j = _write(
+        tmp_path / "judge.jsonl",
+        [{"id": f"a{i}", "label": x, "judge": info} for i, x in enumerate(judge)],
+    )
+    r = CliRunner().invoke(
+        app, ["judge", "validate", "--human", str(h), "--judge", str(j), "--format", "json"]
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["kappa"] == pytest.approx(0.4) and out["confusion"]["rows_human_cols_judge"] == \
-        [[20, 5], [10, 15]]
+    assert out["kappa"] == pytest.approx(0.4) and out["confusion"]["rows_human_cols_judge"] == [
+        [20, 5],
+        [10, 15],
+    ]
     assert len(out["disagreements"]) == 15
     r = CliRunner().invoke(app, ["judge", "validate", "--human", str(h), "--judge", str(j)])
     assert r.exit_code == 0 and "kappa 0.400" in r.stdout and "FAKE JUDGE" in r.stdout
@@ -130,16 +146,21 @@ def test_cli_validate(tmp_path: Path) -> None:
 
 def test_bad_label_files_report_every_problem(tmp_path: Path) -> None:
     bad = tmp_path / "judge.jsonl"
-    bad.write_text('{"id": "a", "label": "x", "order": "xy"}\nnot json\n{"label": "y"}\n',
-                   encoding="utf-8")
+    bad.write_text(
+        '{"id": "a", "label": "x", "order": "xy"}\nnot json\n{"label": "y"}\n', encoding="utf-8"
+    )
     with pytest.raises(ValidationError) as exc:
         load_judge_labels(bad)
     text = str(exc.value)
     assert "3 problem(s)" in text and "judge.jsonl:1: field 'order'" in text
     assert "judge.jsonl:2" in text and "judge.jsonl:3: field 'id'" in text
-    mixed = _write(tmp_path / "mixed.jsonl", [
-        {"id": "a", "label": "x", "judge": {"name": "j", "model": "m1"}},
-        {"id": "b", "label": "x", "judge": {"name": "j", "model": "m2"}}])
+    mixed = _write(
+        tmp_path / "mixed.jsonl",
+        [
+            {"id": "a", "label": "x", "judge": {"name": "j", "model": "m1"}},
+            {"id": "b", "label": "x", "judge": {"name": "j", "model": "m2"}},
+        ],
+    )
     with pytest.raises(ValidationError, match="mixes 2 judge configurations"):
         load_judge_labels(mixed)
     r = CliRunner().invoke(app, ["judge", "validate", "--human", str(bad), "--judge", str(bad)])

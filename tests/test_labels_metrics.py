@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter import InputError, UsageError
-from ragmeter import RagmeterWarning
+from ragmeter import InputError, RagmeterWarning, UsageError
 from ragmeter.chunking import Chunking, from_ranges
 from ragmeter.data._schema import Document, Evidence, Question
 from ragmeter.io._tables import Run
@@ -22,26 +21,40 @@ DOC = Document(id="d", text="x" * 200)
 
 
 def chunks(*ranges: tuple[int, int], n_tokens: list[int] | None = None) -> Chunking:
-    c = from_ranges([DOC], [("d", a, b) for a, b in ranges], name="test-chunks",
-                    tokenizer="regex-words")
+    c = from_ranges(
+        [DOC], [("d", a, b) for a, b in ranges], name="test-chunks", tokenizer="regex-words"
+    )
     if n_tokens is None:
         return c
-    return Chunking(name=c.name, tokenizer=c.tokenizer, ids=c.ids, doc=c.doc, start=c.start,
-                    end=c.end, text=c.text, n_tokens=n_tokens)
+    return Chunking(
+        name=c.name,
+        tokenizer=c.tokenizer,
+        ids=c.ids,
+        doc=c.doc,
+        start=c.start,
+        end=c.end,
+        text=c.text,
+        n_tokens=n_tokens,
+    )
 
 
 def run(ranked: dict[str, list[str]]) -> Run:
     """A run whose scores follow the given order (first = best)."""
     rows = [(q, d, float(len(ds) - i)) for q, ds in ranked.items() for i, d in enumerate(ds)]
-    return Run(qid=pa.array([r[0] for r in rows], pa.string()),
-               doc=pa.array([r[1] for r in rows], pa.string()),
-               score=np.array([r[2] for r in rows]), name="test-run")
+    return Run(
+        qid=pa.array([r[0] for r in rows], pa.string()),
+        doc=pa.array([r[1] for r in rows], pa.string()),
+        score=np.array([r[2] for r in rows]),
+        name="test-run",
+    )
 
 
 def q(id: str, *spans: tuple[int, int] | tuple[int, int, int], **kw) -> Question:
     required = kw.pop("required", None)
-    ev = [Evidence(doc="d", start=s[0], end=s[1], grade=s[2] if len(s) > 2 else 2,
-                   required=required) for s in spans]
+    ev = [
+        Evidence(doc="d", start=s[0], end=s[1], grade=s[2] if len(s) > 2 else 2, required=required)
+        for s in spans
+    ]
     return Question(id=id, question="?", evidence=ev, **kw)
 
 
@@ -90,18 +103,40 @@ def test_required_spans_graded_recall_and_rr():
     c = chunks((0, 20), (20, 40), (40, 60))
     golden = [
         q("all", (0, 10), (20, 30), required=True),
-        Question(id="graded", question="?", evidence=[
-            Evidence(doc="d", start=0, end=10, grade=1),
-            Evidence(doc="d", start=40, end=50, grade=2)]),
-        Question(id="none-required", question="?", evidence=[
-            Evidence(doc="d", start=0, end=10, required=False),
-            Evidence(doc="d", start=20, end=30, required=False)]),
+        Question(
+            id="graded",
+            question="?",
+            evidence=[
+                Evidence(doc="d", start=0, end=10, grade=1),
+                Evidence(doc="d", start=40, end=50, grade=2),
+            ],
+        ),
+        Question(
+            id="none-required",
+            question="?",
+            evidence=[
+                Evidence(doc="d", start=0, end=10, required=False),
+                Evidence(doc="d", start=20, end=30, required=False),
+            ],
+        ),
     ]
-    r = run({"all": ["d#0-20", "d#40-60", "d#20-40"], "graded": ["d#0-20", "d#40-60"],
-             "none-required": ["d#20-40"]})
+    r = run(
+        {
+            "all": ["d#0-20", "d#40-60", "d#20-40"],
+            "graded": ["d#0-20", "d#40-60"],
+            "none-required": ["d#20-40"],
+        }
+    )
     ev = evaluate_spans(golden, c, r, "R@2,Hit@2,AllR@2,AllR@3,R(rel=2)@1,RR(rel=2),RR")
-    assert values(ev, "all") == {"R@2": 0.5, "Hit@2": 1.0, "AllR@2": 0.0, "AllR@3": 1.0,
-                                 "R(rel=2)@1": 0.5, "RR(rel=2)": 1.0, "RR": 1.0}
+    assert values(ev, "all") == {
+        "R@2": 0.5,
+        "Hit@2": 1.0,
+        "AllR@2": 0.0,
+        "AllR@3": 1.0,
+        "R(rel=2)@1": 0.5,
+        "RR(rel=2)": 1.0,
+        "RR": 1.0,
+    }
     g = values(ev, "graded")
     assert (g["R(rel=2)@1"], g["RR(rel=2)"], g["RR"], g["AllR@2"]) == (0.0, 0.5, 1.0, 1.0)
     # all spans explicitly not required: any one span satisfies AllR
@@ -110,8 +145,11 @@ def test_required_spans_graded_recall_and_rr():
 
 def test_unanswerable_missing_and_skip():
     c = chunks((0, 20))
-    golden = [q("q1", (0, 10)), q("gone", (0, 10)),
-              Question(id="unanswerable", question="?", answerable=False, slices=["unanswerable"])]
+    golden = [
+        q("q1", (0, 10)),
+        q("gone", (0, 10)),
+        Question(id="unanswerable", question="?", answerable=False, slices=["unanswerable"]),
+    ]
     r = run({"q1": ["d#0-20"], "unanswerable": ["d#0-20"], "not-golden": ["d#0-20"]})
     ev = evaluate_spans(golden, c, r, "R@1")
     assert ev.query_ids == ("gone", "q1")
@@ -127,8 +165,7 @@ def test_records_what_produced_the_numbers():
     from ragmeter.data.corpus import Corpus
     from ragmeter.data.golden import GoldenSet
 
-    golden = GoldenSet([q("q1", (0, 10), split="heldout", slices=["fees"])],
-                       corpus=Corpus([DOC]))
+    golden = GoldenSet([q("q1", (0, 10), split="heldout", slices=["fees"])], corpus=Corpus([DOC]))
     ev = evaluate_spans(golden, chunks((0, 20)), run({"q1": ["d#0-20"]}), "R@1,Hit", cover=0.8)
     assert ev.golden_version == golden.version
     assert ev.splits == {"q1": "heldout"} and ev.slices == {"q1": ("fees",)}
@@ -169,24 +206,33 @@ def brute_found_rank(span: tuple[int, int], ranked: list[tuple[int, int]], cover
     mask = np.zeros(200, dtype=bool)
     for r, (a, b) in enumerate(ranked, start=1):
         mask[a:b] = True
-        if mask[span[0]:span[1]].sum() >= cover * (span[1] - span[0]):
+        if mask[span[0] : span[1]].sum() >= cover * (span[1] - span[0]):
             return r
     return math.inf
 
 
 ranges = st.tuples(st.integers(0, 180), st.integers(1, 40)).map(
-    lambda t: (t[0], min(200, t[0] + t[1])))
+    lambda t: (t[0], min(200, t[0] + t[1]))
+)
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)
-@given(chunk_ranges=st.lists(ranges, min_size=1, max_size=12, unique=True),
-       span_ranges=st.lists(ranges, min_size=1, max_size=4, unique=True),
-       cover=st.sampled_from([0.25, 0.5, 0.9, 1.0]), k=st.integers(1, 12))
+@given(
+    chunk_ranges=st.lists(ranges, min_size=1, max_size=12, unique=True),
+    span_ranges=st.lists(ranges, min_size=1, max_size=4, unique=True),
+    cover=st.sampled_from([0.25, 0.5, 0.9, 1.0]),
+    k=st.integers(1, 12),
+)
 def test_matches_character_mask_brute_force(chunk_ranges, span_ranges, cover, k):
     c = chunks(*chunk_ranges)
     order = [c.ids.index(f"d#{a}-{b}") for a, b in chunk_ranges]  # rank = listed order
-    golden = [Question(id="q", question="?",
-                       evidence=[Evidence(doc="d", start=a, end=b) for a, b in span_ranges])]
+    golden = [
+        Question(
+            id="q",
+            question="?",
+            evidence=[Evidence(doc="d", start=a, end=b) for a, b in span_ranges],
+        )
+    ]
     ranked = [(int(c.start[i]), int(c.end[i])) for i in order]
     r = run({"q": [c.ids[i] for i in order]})
     with warnings.catch_warnings():
@@ -195,8 +241,11 @@ def test_matches_character_mask_brute_force(chunk_ranges, span_ranges, cover, k)
     found = [brute_found_rank(s, ranked, cover) for s in span_ranges]
     within = [f <= k for f in found]
     best = min(found)
-    assert values(ev, "q") == pytest.approx({
-        f"R@{k}": sum(within) / len(found), f"Hit@{k}": float(any(within)),
-        f"RR@{k}": 1 / best if best <= k else 0.0,
-        "R": sum(f < math.inf for f in found) / len(found),
-    })
+    assert values(ev, "q") == pytest.approx(
+        {
+            f"R@{k}": sum(within) / len(found),
+            f"Hit@{k}": float(any(within)),
+            f"RR@{k}": 1 / best if best <= k else 0.0,
+            "R": sum(f < math.inf for f in found) / len(found),
+        }
+    )

@@ -32,13 +32,16 @@ def oracle_run(golden, chunking) -> Run:
     spans = SpanTable.from_questions(golden.questions)
     pairs = map_spans(spans, chunking)
     best: dict[tuple[str, str], int] = {}
-    for s, c, n in zip(pairs.span.tolist(), pairs.chunk.tolist(), pairs.chars.tolist()):
+    for s, c, n in zip(pairs.span.tolist(), pairs.chunk.tolist(), pairs.chars.tolist(), strict=True):
         key = (spans.question_ids[spans.question[s]], chunking.ids[c])
         best[key] = max(best.get(key, 0), n)
     rows = sorted(best.items())
-    return Run(qid=pa.array([q for (q, _), _ in rows], pa.string()),
-               doc=pa.array([d for (_, d), _ in rows], pa.string()),
-               score=np.array([float(n) for _, n in rows]), name="oracle")
+    return Run(
+        qid=pa.array([q for (q, _), _ in rows], pa.string()),
+        doc=pa.array([d for (_, d), _ in rows], pa.string()),
+        score=np.array([float(n) for _, n in rows]),
+        name="oracle",
+    )
 
 
 @pytest.mark.parametrize("name", CHUNKINGS)

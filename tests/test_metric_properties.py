@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 from ragmeter.io._tables import Qrels, Run
 from ragmeter.metrics import REGISTRY, Metric, parse
 
-PROPS = settings(max_examples=30, derandomize=True, deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(
+    max_examples=30, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 QrelsDict = dict[str, dict[str, int]]
 RunDict = dict[str, dict[str, float]]
@@ -52,8 +53,11 @@ def labelled_runs(draw: st.DrawFn, max_grade: int = 3) -> tuple[QrelsDict, RunDi
     run: RunDict = {}
     for i in range(draw(st.integers(1, 5))):
         qid = f"q{i}"
-        qrels[qid] = draw(st.dictionaries(st.sampled_from(pool), st.integers(0, max_grade),
-                                          min_size=1, max_size=8))
+        qrels[qid] = draw(
+            st.dictionaries(
+                st.sampled_from(pool), st.integers(0, max_grade), min_size=1, max_size=8
+            )
+        )
         docs = draw(st.lists(st.sampled_from(pool), unique=True, max_size=12))
         if docs:
             run[qid] = {d: draw(st.sampled_from(SCORES)) for d in docs}
@@ -82,10 +86,15 @@ def metrics(draw: st.DrawFn, *, rank_only: bool = True) -> Metric:
         if kind == "exp":
             kw["gain"] = "exp"
         elif kind == "map":
-            gains = draw(st.dictionaries(
-                st.integers(1, 4),
-                st.floats(0, 1e6, allow_nan=False, allow_infinity=False) | st.integers(0, 20).map(float),
-                min_size=1, max_size=4))
+            gains = draw(
+                st.dictionaries(
+                    st.integers(1, 4),
+                    st.floats(0, 1e6, allow_nan=False, allow_infinity=False)
+                    | st.integers(0, 20).map(float),
+                    min_size=1,
+                    max_size=4,
+                )
+            )
             kw["gains"] = tuple(sorted(gains.items()))
     return Metric(name, k, budget, **kw)
 
@@ -94,8 +103,13 @@ def _all_metrics(rels: tuple[int, ...] = (1, 2)) -> list[Metric]:
     out: list[Metric] = [parse("nDCG"), parse("nDCG(gain=exp)"), parse("nDCG(gains=1:3,2:0.5,3:9)")]
     for rel in rels:
         opt = "" if rel == 1 else f"(rel={rel})"
-        out += [parse(f"RR{opt}"), parse(f"AP{opt}"), parse(f"Rprec{opt}"), parse(f"R{opt}"),
-                parse(f"Hit{opt}")]
+        out += [
+            parse(f"RR{opt}"),
+            parse(f"AP{opt}"),
+            parse(f"Rprec{opt}"),
+            parse(f"R{opt}"),
+            parse(f"Hit{opt}"),
+        ]
         for k in KS:
             out += [parse(f"{n}{opt}@{k}") for n in ("P", "R", "Hit", "RR", "AP")]
     for k in KS:
@@ -125,8 +139,12 @@ def test_recall_and_hit_never_decrease_in_k(data: tuple[QrelsDict, RunDict], rel
 
 
 @PROPS
-@given(labelled_runs(), st.sampled_from(["nDCG", "nDCG(gain=exp)", "nDCG(gains=1:2,2:7,3:7.5)"]),
-       st.sampled_from([None, 1, 3, 10]), st.booleans())
+@given(
+    labelled_runs(),
+    st.sampled_from(["nDCG", "nDCG(gain=exp)", "nDCG(gains=1:2,2:7,3:7.5)"]),
+    st.sampled_from([None, 1, 3, 10]),
+    st.booleans(),
+)
 def test_ndcg_is_one_for_the_ideal_order(
     data: tuple[QrelsDict, RunDict], gain: str, k: int | None, with_unjudged: bool
 ) -> None:
@@ -174,16 +192,24 @@ def _as_tables(qrels: QrelsDict, run: RunDict, rng: np.random.Generator) -> tupl
     r_rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
     q_rows = [q_rows[i] for i in rng.permutation(len(q_rows))]
     r_rows = [r_rows[i] for i in rng.permutation(len(r_rows))]
-    qt = Qrels(pa.array([r[0] for r in q_rows], pa.string()), pa.array([r[1] for r in q_rows], pa.string()),
-               np.array([r[2] for r in q_rows], dtype=np.int64))
-    rt = Run(pa.array([r[0] for r in r_rows], pa.string()), pa.array([r[1] for r in r_rows], pa.string()),
-             np.array([r[2] for r in r_rows], dtype=np.float64))
+    qt = Qrels(
+        pa.array([r[0] for r in q_rows], pa.string()),
+        pa.array([r[1] for r in q_rows], pa.string()),
+        np.array([r[2] for r in q_rows], dtype=np.int64),
+    )
+    rt = Run(
+        pa.array([r[0] for r in r_rows], pa.string()),
+        pa.array([r[1] for r in r_rows], pa.string()),
+        np.array([r[2] for r in r_rows], dtype=np.float64),
+    )
     return qt, rt
 
 
 def _write_trec(qrels: QrelsDict, run: RunDict, folder: Path) -> tuple[Path, Path]:
     qpath, rpath = folder / "qrels.txt", folder / "run.txt"
-    qpath.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    qpath.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+    )
     lines = []
     for q, docs in run.items():
         for rank, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), start=1):
@@ -192,17 +218,22 @@ def _write_trec(qrels: QrelsDict, run: RunDict, folder: Path) -> tuple[Path, Pat
     return qpath, rpath
 
 
-def _reordered(qrels: QrelsDict, run: RunDict, rng: np.random.Generator) -> tuple[QrelsDict, RunDict]:
+def _reordered(
+    qrels: QrelsDict, run: RunDict, rng: np.random.Generator
+) -> tuple[QrelsDict, RunDict]:
     def shuffle(d: dict[str, Any]) -> dict[str, Any]:
         keys = list(d)
         return {keys[i]: d[keys[i]] for i in rng.permutation(len(keys))}
 
-    return ({q: shuffle(v) for q, v in shuffle(qrels).items()},
-            {q: shuffle(v) for q, v in shuffle(run).items()})
+    return (
+        {q: shuffle(v) for q, v in shuffle(qrels).items()},
+        {q: shuffle(v) for q, v in shuffle(run).items()},
+    )
 
 
-@settings(max_examples=15, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=15, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(labelled_runs(), st.integers(0, 2**32 - 1), st.sampled_from(["zero", "skip"]))
 def test_results_do_not_depend_on_query_order_or_container(
     data: tuple[QrelsDict, RunDict], seed: int, missing: str

@@ -60,8 +60,9 @@ def test_metrics_command_lists_every_metric_as_json_csv_and_table() -> None:
     assert [x["name"] for x in rows] == list(REGISTRY)
     by = {x["name"]: x for x in rows}
     assert by["nDCG"]["trec_eval"] == ["ndcg_cut_k", "ndcg"]
-    assert by["R"]["options"] == [{"name": "rel", "default": 1,
-                                   "doc": "relevant means grade >= rel"}]
+    assert by["R"]["options"] == [
+        {"name": "rel", "default": 1, "doc": "relevant means grade >= rel"}
+    ]
     assert by["AllR"]["labels"] == ["spans"] and by["P"]["labels"] == ["items"]
     assert by["P"]["forms"] == ["P@k"] and by["Rprec"]["forms"] == ["Rprec"]
     assert by["RR"]["aliases"] == ["MRR"]
@@ -111,9 +112,14 @@ def test_levels_come_from_the_kernels_and_the_engines_follow_them() -> None:
 def test_span_kernels_on_hand_built_spans() -> None:
     # q0: a required grade-1 span found at rank 1, an optional grade-2 span found at rank 3;
     # q1: one span never found. Cutoffs: q0 at 2, q1 at 5.
-    x = SpanInputs(question=np.array([0, 0, 1]), grade=np.array([1, 2, 1]),
-                   required=np.array([True, False, False]), found=np.array([1.0, 3.0, np.inf]),
-                   cutoff=np.array([2.0, 5.0]), nq=2)
+    x = SpanInputs(
+        question=np.array([0, 0, 1]),
+        grade=np.array([1, 2, 1]),
+        required=np.array([True, False, False]),
+        found=np.array([1.0, 3.0, np.inf]),
+        cutoff=np.array([2.0, 5.0]),
+        nq=2,
+    )
 
     def value(text: str) -> list[float]:
         m = parse(text)
@@ -121,11 +127,11 @@ def test_span_kernels_on_hand_built_spans() -> None:
         assert kernel is not None
         return kernel(x, m).tolist()
 
-    assert value("R") == [0.5, 0.0]           # 1 of 2 spans within 2; none
-    assert value("R(rel=2)") == [0.0, 0.0]    # the grade-2 span is at rank 3 > 2
+    assert value("R") == [0.5, 0.0]  # 1 of 2 spans within 2; none
+    assert value("R(rel=2)") == [0.0, 0.0]  # the grade-2 span is at rank 3 > 2
     assert value("Hit") == [1.0, 0.0]
     assert value("RR") == [1.0, 0.0]
-    assert value("AllR") == [1.0, 0.0]       # the one required span is found
+    assert value("AllR") == [1.0, 0.0]  # the one required span is found
 
 
 # -- one gain rule -------------------------------------------------------------------------------
@@ -140,17 +146,21 @@ def test_a_gain_map_names_grades_of_one_or_more() -> None:
 
 def test_ndcg_by_hand_with_exp_gain() -> None:
     # ranked: c (grade 0), a (grade 2 -> gain 3), b (grade 1 -> gain 1)
-    ev = evaluate({"q": {"a": 2, "b": 1, "c": 0}}, {"q": {"c": 3.0, "a": 2.0, "b": 1.0}},
-                  "nDCG(gain=exp)@3")
+    ev = evaluate(
+        {"q": {"a": 2, "b": 1, "c": 0}}, {"q": {"c": 3.0, "a": 2.0, "b": 1.0}}, "nDCG(gain=exp)@3"
+    )
     dcg = 3 / math.log2(3) + 1 / 2
     idcg = 3 + 1 / math.log2(3)
     assert ev.aggregate["nDCG(gain=exp)@3"] == pytest.approx(dcg / idcg, abs=1e-12)
 
 
 @settings(max_examples=60, derandomize=True, deadline=None)
-@given(st.dictionaries(st.sampled_from("abcdefgh"), st.integers(-1, 4), min_size=1, max_size=8),
-       st.sampled_from(["nDCG", "nDCG(gain=exp)", "nDCG(gains=1:3,2:0.5,4:9)"]),
-       st.integers(1, 8), st.randoms(use_true_random=False))
+@given(
+    st.dictionaries(st.sampled_from("abcdefgh"), st.integers(-1, 4), min_size=1, max_size=8),
+    st.sampled_from(["nDCG", "nDCG(gain=exp)", "nDCG(gains=1:3,2:0.5,4:9)"]),
+    st.integers(1, 8),
+    st.randoms(use_true_random=False),
+)
 def test_engine_ndcg_equals_a_reference_built_on_gain_of(grades, text, k, rnd) -> None:
     """The engine's nDCG and a plain-Python nDCG computed with Metric.gain_of agree: one rule."""
     if max(grades.values()) < 1:
@@ -174,21 +184,25 @@ def test_metric_equals_and_hashes_like_its_canonical_string() -> None:
     assert {"RR@10": 0.5}[m] == 0.5 and hash(m) == hash("RR@10")
     assert parse("nDCG(gain=exp)@10").stem == "nDCG(gain=exp)"
     assert parse("R(rel=2)@budget=900").stem == "R(rel=2)"
-    assert parse("nDCG(gains=2:9,1:3)@5").params == {"gain": "linear",
-                                                     "gains": ((1, 3.0), (2, 9.0))}
+    assert parse("nDCG(gains=2:9,1:3)@5").params == {
+        "gain": "linear",
+        "gains": ((1, 3.0), (2, 9.0)),
+    }
     assert parse("P", default_k=1) == "P@1" and parse("R", default_k=1) == "R"
 
 
 # -- metric values through comparison, gate, sweep and diagnosis ----------------------------------
 def _ev(run: str, metric: str, values: list[float]) -> Evaluation:
     qids = tuple(f"q{i}" for i in range(len(values)))
-    return Evaluation(run=run, metrics=(parse(metric),), query_ids=qids,
-                      values=np.array(values).reshape(-1, 1))
+    return Evaluation(
+        run=run, metrics=(parse(metric),), query_ids=qids, values=np.array(values).reshape(-1, 1)
+    )
 
 
 def test_comparison_carries_the_metric_or_names_the_outcome() -> None:
-    c = compare(_ev("a", "Hit@5", [0, 1, 0, 1]), _ev("b", "Hit@5", [1, 1, 1, 1]), "Hit@5",
-                n_resamples=50)
+    c = compare(
+        _ev("a", "Hit@5", [0, 1, 0, 1]), _ev("b", "Hit@5", [1, 1, 1, 1]), "Hit@5", n_resamples=50
+    )
     assert isinstance(c.metric, Metric) and c.metric.k == 5 and c.binary
     assert c.to_dict()["metric"] == "Hit@5" and c.label == "Hit@5"
     r = gate(c, GateRule(max_broken=0))
@@ -207,8 +221,7 @@ def test_sweep_keeps_the_metric_and_its_options() -> None:
     s = sweep_values({"A": [0.1, 0.2], "B": [0.3, 0.1]}, [3, 5], "nDCG(gain=exp)")
     assert s.metric == Metric("nDCG", 3, gain="exp") and s.label == "nDCG(gain=exp)@k"
     assert s.metric_at(5) == "nDCG(gain=exp)@5"
-    b = sweep_values({"A": [0.5]}, [800], "AllR", kind="budget", headroom_k=20,
-                     headroom={"A": 0.9})
+    b = sweep_values({"A": [0.5]}, [800], "AllR", kind="budget", headroom_k=20, headroom={"A": 0.9})
     assert b.metric_at(800) == "AllR@budget=800" and b.label == "AllR@budget"
     assert b.to_dict()["headroom"]["metric"] == "R@20"
     with pytest.raises(UsageError, match="takes no cutoff"):
@@ -218,14 +231,19 @@ def test_sweep_keeps_the_metric_and_its_options() -> None:
 def test_diagnosis_reads_the_cutoff_from_the_metric() -> None:
     rec = RecallAt("AllR@budget=1200", 0.7, 80)
     assert rec.metric == Metric("AllR", budget=1200)
-    d = diagnose(table=table_from_counts(49, 14, 2, 14), prompt_recall=rec,
-                 headroom_recall=RecallAt("AllR@budget=4000", 0.97, 80))
+    d = diagnose(
+        table=table_from_counts(49, 14, 2, 14),
+        prompt_recall=rec,
+        headroom_recall=RecallAt("AllR@budget=4000", 0.97, 80),
+    )
     assert d.experiment.link == "ranking"
     assert d.experiment.metric == "nDCG(gain=exp)@budget=1200 and AllR@budget=1200"
     assert "the candidates within a 4000-token budget" in d.experiment.change
-    ranked = diagnose(table=table_from_counts(49, 14, 2, 14),
-                      prompt_recall=RecallAt("AllR@4", 0.7, 80),
-                      headroom_recall=RecallAt("R@20", 0.97, 80))
+    ranked = diagnose(
+        table=table_from_counts(49, 14, 2, 14),
+        prompt_recall=RecallAt("AllR@4", 0.7, 80),
+        headroom_recall=RecallAt("R@20", 0.97, 80),
+    )
     assert "over the top 20 candidates" in ranked.experiment.change
     got = recall_from_evaluation(_ev("a", "AllR@3", [1, 0, 1, 1]), Metric("AllR", 3))
     assert got.metric == Metric("AllR", 3) and got.value == 0.75 and got.n == 4

@@ -41,7 +41,7 @@ def lab(fixed: int, broken: int, n: int = 80, right: int = 60) -> tuple[np.ndarr
     a = np.zeros(n)
     a[:right] = 1
     b = a.copy()
-    b[right:right + fixed] = 1
+    b[right : right + fixed] = 1
     b[:broken] = 0
     return a, b
 
@@ -73,10 +73,14 @@ def test_n_needed_is_exact_at_integers_and_minimal() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(var=st.floats(1e-4, 0.25), target=st.floats(0.005, 0.3),
-       conf=st.sampled_from([0.8, 0.9, 0.95, 0.99]))
-def test_n_needed_is_the_smallest_size_that_reaches_the_target(var: float, target: float,
-                                                               conf: float) -> None:
+@given(
+    var=st.floats(1e-4, 0.25),
+    target=st.floats(0.005, 0.3),
+    conf=st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
+def test_n_needed_is_the_smallest_size_that_reaches_the_target(
+    var: float, target: float, conf: float
+) -> None:
     z = z_value(conf)
     n = n_needed(var, target, z)
     assert half_width(var, n, z) <= target * (1 + 1e-9)
@@ -149,10 +153,17 @@ def _realised_half_width(n: int, p01: float, p10: float, seeds: int) -> float:
     return float(np.mean(widths))
 
 
-@pytest.mark.parametrize("n,p01,p10", [
-    (50, 0.06, 0.04), (50, 0.30, 0.20), (80, 0.075, 0.05), (100, 0.05, 0.05),
-    (200, 0.10, 0.05), (500, 0.03, 0.02),
-])
+@pytest.mark.parametrize(
+    "n,p01,p10",
+    [
+        (50, 0.06, 0.04),
+        (50, 0.30, 0.20),
+        (80, 0.075, 0.05),
+        (100, 0.05, 0.05),
+        (200, 0.10, 0.05),
+        (500, 0.03, 0.02),
+    ],
+)
 def test_simulated_bootstrap_width_matches_the_prediction(n: int, p01: float, p10: float) -> None:
     """Mean half-width of ragmeter's paired bootstrap over many simulated golden sets (150; 60
     at 500 questions) is within 10% of the plan."""
@@ -200,37 +211,43 @@ def test_record_and_comparison_agree_and_counts_fall_back(tmp_path: Path) -> Non
     assert read_comparison(path).var_diff == pytest.approx(0.124375)
 
 
-@pytest.mark.parametrize("record,message", [
-    ([1, 2], "expected a JSON object"),
-    ({"run": "x", "aggregate": {}, "per_query": {"q": {"R@5": 1}}}, "one run's evaluation"),
-    ({"baseline": "a", "binary": False}, "no per-question values"),
-    ({"per_query": {"q1": {"baseline": "high", "candidate": 1}}}, "per_query.q1.baseline"),
-    ({"per_query": {"q1": 3}}, "per_query.q1"),
-    ({"binary": True, "n": 5, "fixed": 4, "broken": 3, "baseline_mean": 0.5}, "do not fit"),
-])
+@pytest.mark.parametrize(
+    "record,message",
+    [
+        ([1, 2], "expected a JSON object"),
+        ({"run": "x", "aggregate": {}, "per_query": {"q": {"R@5": 1}}}, "one run's evaluation"),
+        ({"baseline": "a", "binary": False}, "no per-question values"),
+        ({"per_query": {"q1": {"baseline": "high", "candidate": 1}}}, "per_query.q1.baseline"),
+        ({"per_query": {"q1": 3}}, "per_query.q1"),
+        ({"binary": True, "n": 5, "fixed": 4, "broken": 3, "baseline_mean": 0.5}, "do not fit"),
+    ],
+)
 def test_bad_records_name_the_field(record: object, message: str) -> None:
     with pytest.raises(ragmeter.InputError, match=message):
         spread_from_record(record)
 
 
 # -- bad inputs -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs,message", [
-    ({"baseline_rate": 1.2, "discordance": 0.1}, "baseline rate"),
-    ({"baseline_rate": -0.1}, "baseline rate"),
-    ({"baseline_rate": 0.7, "discordance": 1.5}, "discordance"),
-    ({"baseline_rate": 0.7, "discordance": 0.05, "difference": 0.1}, "at least"),
-    ({"baseline_rate": 0.95, "discordance": 0.2, "difference": 0.1}, "candidate rate"),
-    ({"baseline_rate": 0.05, "discordance": 0.2}, "more than the baseline gets right"),
-    ({"baseline_rate": float("nan"), "discordance": 0.1}, "finite"),
-    ({"baseline_rate": 0.7, "discordance": float("inf")}, "finite"),
-    ({"baseline_rate": 0.7, "discordance": 0.1, "sizes": [0, 50]}, "at least 1"),
-    ({"baseline_rate": 0.7, "discordance": 0.1, "sizes": []}, "at least one"),
-    ({"baseline_rate": 0.7, "discordance": 0.1, "sizes": [2.5]}, "whole number"),
-    ({"baseline_rate": 0.7, "discordance": 0.1, "target": 0.0}, "positive"),
-    ({"baseline_rate": 0.7, "discordance": 0.1, "target": float("nan")}, "finite"),
-    ({"baseline_rate": 0.7, "discordance": 0.1, "confidence": 1.0}, "confidence"),
-    ({}, "baseline rate"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"baseline_rate": 1.2, "discordance": 0.1}, "baseline rate"),
+        ({"baseline_rate": -0.1}, "baseline rate"),
+        ({"baseline_rate": 0.7, "discordance": 1.5}, "discordance"),
+        ({"baseline_rate": 0.7, "discordance": 0.05, "difference": 0.1}, "at least"),
+        ({"baseline_rate": 0.95, "discordance": 0.2, "difference": 0.1}, "candidate rate"),
+        ({"baseline_rate": 0.05, "discordance": 0.2}, "more than the baseline gets right"),
+        ({"baseline_rate": float("nan"), "discordance": 0.1}, "finite"),
+        ({"baseline_rate": 0.7, "discordance": float("inf")}, "finite"),
+        ({"baseline_rate": 0.7, "discordance": 0.1, "sizes": [0, 50]}, "at least 1"),
+        ({"baseline_rate": 0.7, "discordance": 0.1, "sizes": []}, "at least one"),
+        ({"baseline_rate": 0.7, "discordance": 0.1, "sizes": [2.5]}, "whole number"),
+        ({"baseline_rate": 0.7, "discordance": 0.1, "target": 0.0}, "positive"),
+        ({"baseline_rate": 0.7, "discordance": 0.1, "target": float("nan")}, "finite"),
+        ({"baseline_rate": 0.7, "discordance": 0.1, "confidence": 1.0}, "confidence"),
+        ({}, "baseline rate"),
+    ],
+)
 def test_bad_inputs_are_usage_errors(kwargs: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         plan_size(**kwargs)
@@ -244,8 +261,17 @@ def test_rates_and_a_comparison_together_are_refused() -> None:
 
 # -- the command ----------------------------------------------------------------------------------
 def test_cli_table_at_80_and_120_columns() -> None:
-    args = ("plan", "--baseline-rate", "0.75", "--discordance", "0.125", "--difference",
-            "0.025", "--target", "0.05")
+    args = (
+        "plan",
+        "--baseline-rate",
+        "0.75",
+        "--discordance",
+        "0.125",
+        "--difference",
+        "0.025",
+        "--target",
+        "0.05",
+    )
     for cols in (80, 120):
         code, out, err = cli(*args, columns=cols)
         assert code == 0, err
@@ -255,8 +281,7 @@ def test_cli_table_at_80_and_120_columns() -> None:
         assert set(rows) == {"50", "100", "192", "200", "500"}
         assert "±0.098" in rows["50"] and "±0.120" in rows["50"] and "±0.167" in rows["50"]
         assert "target" in rows["192"] and "±0.050" in rows["192"]
-        assert "Target ±0.05: 192 questions for the paired difference; 289" in " ".join(
-            out.split())
+        assert "Target ±0.05: 192 questions for the paired difference; 289" in " ".join(out.split())
 
 
 def test_cli_one_rate_only_without_discordance() -> None:
@@ -278,14 +303,17 @@ def test_cli_json_and_csv() -> None:
     code, out, _ = cli(*args, "-f", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["n"] for r in rows] == ["50", "400"]
-    assert float(rows[0]["paired_half_width"]) == pytest.approx(Z95 * math.sqrt(0.04 / 50),
-                                                                abs=1e-6)
+    assert float(rows[0]["paired_half_width"]) == pytest.approx(
+        Z95 * math.sqrt(0.04 / 50), abs=1e-6
+    )
     assert rows[0]["rough"] == "true" and rows[0]["note"] == "rough"
 
 
 def test_cli_from_a_saved_comparison_and_from_two_evaluations(tmp_path: Path) -> None:
-    base, cand = str(EXAMPLE / "baseline" / "evaluation.json"), str(
-        EXAMPLE / "reranker" / "evaluation.json")
+    base, cand = (
+        str(EXAMPLE / "baseline" / "evaluation.json"),
+        str(EXAMPLE / "reranker" / "evaluation.json"),
+    )
     m = "AllR@budget=1200"
     code, out, err = cli("compare", base, cand, "-m", m, "--no-ledger", "-f", "json")
     assert code == 0, err
@@ -311,24 +339,28 @@ def test_cli_from_a_saved_comparison_and_from_two_evaluations(tmp_path: Path) ->
     d = json.loads(out)
     assert d["z"] == pytest.approx(1.644854, abs=1e-6) and not d["binary"]
     assert d["observed"]["predicted_half_width"] == pytest.approx(
-        1.644854 * math.sqrt(d["var_diff"] / 80), abs=1e-6)
+        1.644854 * math.sqrt(d["var_diff"] / 80), abs=1e-6
+    )
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--baseline-rate", "1.5", "--discordance", "0.1"], "baseline rate"),
-    (["--baseline-rate", "0.7", "--discordance", "0.02", "--difference", "0.05"], "at least"),
-    (["--baseline-rate", "nan", "--discordance", "0.1"], "finite"),
-    (["--baseline-rate", "0.7", "--discordance", "inf"], "finite"),
-    (["--baseline-rate", "0.7", "--discordance", "0.1", "--n", "0,50"], "at least 1"),
-    (["--baseline-rate", "0.7", "--discordance", "0.1", "--n", "-5"], "at least 1"),
-    (["--baseline-rate", "0.7", "--discordance", "0.1", "--n", "fifty"], "fifty"),
-    (["--baseline-rate", "0.7", "--discordance", "0.1", "--target", "-0.05"], "positive"),
-    (["--discordance", "0.1"], "--baseline-rate"),
-    ([], "--baseline-rate"),
-    (["--from", "x.json", "--baseline-rate", "0.7"], "one input"),
-    (["--metric", "Hit@5", "--baseline-rate", "0.7"], "BASE CAND"),
-    (["only-one.json"], "BASE and CAND"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--baseline-rate", "1.5", "--discordance", "0.1"], "baseline rate"),
+        (["--baseline-rate", "0.7", "--discordance", "0.02", "--difference", "0.05"], "at least"),
+        (["--baseline-rate", "nan", "--discordance", "0.1"], "finite"),
+        (["--baseline-rate", "0.7", "--discordance", "inf"], "finite"),
+        (["--baseline-rate", "0.7", "--discordance", "0.1", "--n", "0,50"], "at least 1"),
+        (["--baseline-rate", "0.7", "--discordance", "0.1", "--n", "-5"], "at least 1"),
+        (["--baseline-rate", "0.7", "--discordance", "0.1", "--n", "fifty"], "fifty"),
+        (["--baseline-rate", "0.7", "--discordance", "0.1", "--target", "-0.05"], "positive"),
+        (["--discordance", "0.1"], "--baseline-rate"),
+        ([], "--baseline-rate"),
+        (["--from", "x.json", "--baseline-rate", "0.7"], "one input"),
+        (["--metric", "Hit@5", "--baseline-rate", "0.7"], "BASE CAND"),
+        (["only-one.json"], "BASE and CAND"),
+    ],
+)
 def test_cli_bad_inputs_exit_2_without_traceback(args: list[str], message: str) -> None:
     code, out, err = cli("plan", *args)
     assert code == 2, out

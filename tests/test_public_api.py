@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import ragmeter
-from ragmeter._extras import EXTRAS, require
 from ragmeter import MissingExtraError
+from ragmeter._extras import EXTRAS, require
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,12 +27,15 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 
 def test_extras_named_in_errors_exist_in_pyproject() -> None:
-    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
     for module, (extra, package) in EXTRAS.items():
         assert extra in extras, f"{module}: extra [{extra}] is not in pyproject.toml"
         listed = " ".join(extras[extra]).lower()
-        assert package.lower() in listed or any(
-            e.startswith("ragmeter[") for e in extras[extra]), f"{package} not in [{extra}]"
+        assert package.lower() in listed or any(e.startswith("ragmeter[") for e in extras[extra]), (
+            f"{package} not in [{extra}]"
+        )
 
 
 def test_missing_extra_names_the_install_command() -> None:
@@ -45,7 +48,9 @@ def test_missing_extra_names_the_install_command() -> None:
 
 
 def test_import_loads_nothing_heavy() -> None:
-    code = ("import sys, ragmeter; heavy = [m for m in ('numpy', 'pyarrow', 'scipy', 'pydantic', "
-            "'rich', 'typer', 'onnxruntime', 'bm25s') if m in sys.modules]; print(','.join(heavy))")
+    code = (
+        "import sys, ragmeter; heavy = [m for m in ('numpy', 'pyarrow', 'scipy', 'pydantic', "
+        "'rich', 'typer', 'onnxruntime', 'bm25s') if m in sys.modules]; print(','.join(heavy))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

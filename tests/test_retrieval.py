@@ -45,7 +45,9 @@ def make_run(rows: dict[str, list[tuple[str, float]]], name: str = "r") -> Run:
     q = [qid for qid, pairs in rows.items() for _ in pairs]
     d = [doc for pairs in rows.values() for doc, _ in pairs]
     s = [score for pairs in rows.values() for _, score in pairs]
-    return Run(pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(s, dtype=np.float64), name)
+    return Run(
+        pa.array(q, pa.string()), pa.array(d, pa.string()), np.array(s, dtype=np.float64), name
+    )
 
 
 # -- exact top-k and cosine search ------------------------------------------------------------------
@@ -82,11 +84,20 @@ def test_bm25_matches_bm25s_called_directly() -> None:
     run = r.search(["what does changing a standard fare cost", "cat"], 3, qids=["q1", "q2"])
     stem = Stemmer.Stemmer("english")
     ref = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
-    ref.index(bm25s.tokenize(TEXTS, stopwords="en", stemmer=stem, show_progress=False),
-              show_progress=False)
-    docs, scores = ref.retrieve(bm25s.tokenize(["what does changing a standard fare cost"],
-                                               stopwords="en", stemmer=stem, show_progress=False),
-                                k=1, show_progress=False)
+    ref.index(
+        bm25s.tokenize(TEXTS, stopwords="en", stemmer=stem, show_progress=False),
+        show_progress=False,
+    )
+    docs, scores = ref.retrieve(
+        bm25s.tokenize(
+            ["what does changing a standard fare cost"],
+            stopwords="en",
+            stemmer=stem,
+            show_progress=False,
+        ),
+        k=1,
+        show_progress=False,
+    )
     lists = ranked_lists(run)
     assert lists["q1"][0] == (IDS[int(docs[0, 0])], pytest.approx(float(scores[0, 0]), rel=1e-6))
     assert as_lists(run)["q2"] == ["d1"]  # "cat" matches "Cats" only through stemming
@@ -194,7 +205,7 @@ def test_rrf_fusion_by_hand() -> None:
     a = make_run({"q": [("x", 3.0), ("y", 2.0), ("z", 1.0)]})
     b = make_run({"q": [("z", 0.9), ("w", 0.8)]})
     fused = fuse([a, b], fusion="rrf", k=60)
-    got = dict(zip(fused.doc.to_pylist(), fused.score.tolist()))
+    got = dict(zip(fused.doc.to_pylist(), fused.score.tolist(), strict=True))
     assert got["x"] == pytest.approx(1 / 61)
     assert got["y"] == pytest.approx(1 / 62)
     assert got["z"] == pytest.approx(1 / 63 + 1 / 61)
@@ -207,7 +218,10 @@ def test_weighted_fusion_normalises_min_max_per_query() -> None:
     a = make_run({"q": [("x", 10.0), ("y", 6.0), ("z", 2.0)], "p": [("x", 5.0)]})
     b = make_run({"q": [("z", 0.5), ("y", 0.3), ("w", 0.1)]})
     fused = fuse([a, b], fusion="weighted", weights=[0.7, 0.3])
-    got = {(q, d): s for q, d, s in zip(fused.qid.to_pylist(), fused.doc.to_pylist(), fused.score.tolist())}
+    got = {
+        (q, d): s
+        for q, d, s in zip(fused.qid.to_pylist(), fused.doc.to_pylist(), fused.score.tolist(), strict=True)
+    }
     assert got[("q", "x")] == pytest.approx(0.7 * 1.0)
     assert got[("q", "y")] == pytest.approx(0.7 * 0.5 + 0.3 * 0.5)
     assert got[("q", "z")] == pytest.approx(0.7 * 0.0 + 0.3 * 1.0)
@@ -279,13 +293,16 @@ def test_bi_encoder_reranker_scores_candidates_by_cosine(tmp_path) -> None:
 def test_specs_normalise_shorthands_and_tables() -> None:
     problems: list[Problem] = []
     assert normalize_retriever("bm25", "r", problems)["k1"] == 1.2
-    h = normalize_retriever({"kind": "hybrid", "fusion": "weighted", "weight": 0.3,
-                             "of": ["bm25", "e5"]}, "r", problems)
+    h = normalize_retriever(
+        {"kind": "hybrid", "fusion": "weighted", "weight": 0.3, "of": ["bm25", "e5"]}, "r", problems
+    )
     assert describe(h) == "hybrid-weighted(bm25+dense(e5))" and "k" not in h
     assert describe(normalize_reranker("e5", "x", problems)) == "e5@50"
     assert normalize_reranker(False, "x", problems) is None
-    assert describe(normalize_retriever({"kind": "bm25", "stemmer": False}, "r", problems)) == \
-        "bm25(stemmer=off)"
+    assert (
+        describe(normalize_retriever({"kind": "bm25", "stemmer": False}, "r", problems))
+        == "bm25(stemmer=off)"
+    )
     assert problems == []
 
 
@@ -296,7 +313,11 @@ def test_specs_report_every_problem_with_its_field() -> None:
     normalize_retriever("splade", "w.retriever", problems)
     normalize_reranker({"kind": "cross-encoder"}, "x.reranker", problems)
     assert [p.field for p in problems] == [
-        "baseline.retriever.k1", "baseline.retriever.colour", "v.retriever.path", "w.retriever",
-        "x.reranker.path"]
+        "baseline.retriever.k1",
+        "baseline.retriever.colour",
+        "v.retriever.path",
+        "w.retriever",
+        "x.reranker.path",
+    ]
     assert "one of bm25, dense, minilm, e5, hybrid" in problems[3].message
     assert "options: b, k1, method, stemmer, stopwords" in problems[1].message

@@ -15,13 +15,13 @@ from ragmeter.retrieval import BM25Retriever, read_byo_run, write_byo_run
 
 TEXTS = {
     "fees": "The change fee for Standard fares is 75 dollars. Basic fares pay 150 dollars to "
-            "change. Flex fares change for free. Fees are charged per passenger and per direction.",
+    "change. Flex fares change for free. Fees are charged per passenger and per direction.",
     "refunds": "Refunds go back to the original form of payment. Card refunds take seven days. "
-               "Cash refunds are paid at the airport desk. Vouchers are never refunded in cash.",
+    "Cash refunds are paid at the airport desk. Vouchers are never refunded in cash.",
     "infants": "Infants under two years travel on a parent's lap. A lap infant pays ten percent of "
-               "the adult fare. An infant with its own seat pays the child fare.",
+    "the adult fare. An infant with its own seat pays the child fare.",
     "seats": "Seat selection is free for Flex fares. Standard fares pay 15 dollars per seat. Exit "
-             "row seats cost 40 dollars and need a passenger over fifteen.",
+    "row seats cost 40 dollars and need a passenger over fifteen.",
 }
 QUESTIONS = [
     ("q1", "What is the change fee for a Standard fare?", "fees", "75 dollars"),
@@ -42,8 +42,13 @@ def golden(corpus) -> GoldenSet:
     qs = []
     for qid, text, doc, answer in QUESTIONS:
         start = TEXTS[doc].index(answer)
-        qs.append(Question(id=qid, question=text, evidence=[
-            Evidence(doc=doc, start=start, end=start + len(answer), grade=2)]))
+        qs.append(
+            Question(
+                id=qid,
+                question=text,
+                evidence=[Evidence(doc=doc, start=start, end=start + len(answer), grade=2)],
+            )
+        )
     return GoldenSet(qs, corpus=corpus)
 
 
@@ -63,7 +68,8 @@ METRICS = ["R@1", "R@3", "Hit@3", "RR@10", "AllR@5", "R@budget=30", "RR@budget=4
 
 
 def test_a_spans_run_scores_identically_to_the_same_run_as_chunk_ids(
-        tmp_path, corpus, golden, chunking, bm25_run) -> None:
+    tmp_path, corpus, golden, chunking, bm25_run
+) -> None:
     ids_file = write_byo_run(bm25_run, tmp_path / "ids.jsonl")
     spans_file = write_byo_run(bm25_run, tmp_path / "spans.jsonl", chunking=chunking)
     first = json.loads(spans_file.read_text().splitlines()[0])
@@ -81,10 +87,17 @@ def test_a_spans_run_scores_identically_to_the_same_run_as_chunk_ids(
 def test_ranks_are_read_as_descending_scores(tmp_path, corpus, golden, chunking, bm25_run) -> None:
     lines = []
     for qid in ["q1", "q2"]:
-        rows = [(d, s) for q, d, s in zip(bm25_run.qid.to_pylist(), bm25_run.doc.to_pylist(),
-                                          bm25_run.score.tolist()) if q == qid]
+        rows = [
+            (d, s)
+            for q, d, s in zip(
+                bm25_run.qid.to_pylist(), bm25_run.doc.to_pylist(), bm25_run.score.tolist(), strict=True
+            )
+            if q == qid
+        ]
         rows.sort(key=lambda r: -r[1])
-        lines += [json.dumps({"qid": qid, "chunk": d, "rank": i}) for i, (d, _) in enumerate(rows, 1)]
+        lines += [
+            json.dumps({"qid": qid, "chunk": d, "rank": i}) for i, (d, _) in enumerate(rows, 1)
+        ]
     path = tmp_path / "ranks.jsonl"
     path.write_text("\n".join(lines) + "\n")
     imported = read_byo_run(path, chunking=chunking)
@@ -97,16 +110,21 @@ def test_ranks_are_read_as_descending_scores(tmp_path, corpus, golden, chunking,
 def test_every_bad_line_is_reported_at_once(tmp_path, chunking) -> None:
     good = chunking.ids[0]
     path = tmp_path / "bad.jsonl"
-    path.write_text("\n".join([
-        json.dumps({"qid": "q1", "chunk": good, "score": 1.0}),
-        "{not json",
-        json.dumps({"qid": "q1", "chunk": good, "score": 0.5}),
-        json.dumps({"qid": "q2", "chunk": "nope#0-5", "score": 0.5}),
-        json.dumps({"qid": "q3", "chunk": good}),
-        json.dumps({"qid": "q4", "chunk": good, "rank": 1}),
-        json.dumps({"qid": "q5", "doc": "fees", "start": 0, "end": 5, "score": 1}),
-        json.dumps({"qid": "q6", "chunk": good, "score": "high", "colour": 1}),
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"qid": "q1", "chunk": good, "score": 1.0}),
+                "{not json",
+                json.dumps({"qid": "q1", "chunk": good, "score": 0.5}),
+                json.dumps({"qid": "q2", "chunk": "nope#0-5", "score": 0.5}),
+                json.dumps({"qid": "q3", "chunk": good}),
+                json.dumps({"qid": "q4", "chunk": good, "rank": 1}),
+                json.dumps({"qid": "q5", "doc": "fees", "start": 0, "end": 5, "score": 1}),
+                json.dumps({"qid": "q6", "chunk": good, "score": "high", "colour": 1}),
+            ]
+        )
+        + "\n"
+    )
     with pytest.raises(ValidationError) as info:
         read_byo_run(path, chunking=chunking)
     lines = {p.line: p for p in info.value.problems}
@@ -122,8 +140,12 @@ def test_every_bad_line_is_reported_at_once(tmp_path, chunking) -> None:
 
 def test_unknown_chunk_ids_are_named_with_their_line(tmp_path, chunking) -> None:
     path = tmp_path / "run.jsonl"
-    path.write_text(json.dumps({"qid": "q1", "chunk": chunking.ids[0], "score": 2}) + "\n"
-                    + json.dumps({"qid": "q1", "chunk": "fees#0-3", "score": 1}) + "\n")
+    path.write_text(
+        json.dumps({"qid": "q1", "chunk": chunking.ids[0], "score": 2})
+        + "\n"
+        + json.dumps({"qid": "q1", "chunk": "fees#0-3", "score": 1})
+        + "\n"
+    )
     with pytest.raises(ValidationError) as info:
         read_byo_run(path, chunking=chunking)
     (problem,) = info.value.problems
@@ -132,11 +154,16 @@ def test_unknown_chunk_ids_are_named_with_their_line(tmp_path, chunking) -> None
 
 def test_spans_must_lie_inside_known_documents(tmp_path, corpus) -> None:
     path = tmp_path / "spans.jsonl"
-    path.write_text("\n".join([
-        json.dumps({"qid": "q1", "doc": "fees", "start": 0, "end": 10_000, "score": 1}),
-        json.dumps({"qid": "q1", "doc": "menus", "start": 0, "end": 5, "score": 0.5}),
-        json.dumps({"qid": "q1", "doc": "fees", "start": 9, "end": 3, "score": 0.2}),
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"qid": "q1", "doc": "fees", "start": 0, "end": 10_000, "score": 1}),
+                json.dumps({"qid": "q1", "doc": "menus", "start": 0, "end": 5, "score": 0.5}),
+                json.dumps({"qid": "q1", "doc": "fees", "start": 9, "end": 3, "score": 0.2}),
+            ]
+        )
+        + "\n"
+    )
     with pytest.raises(ValidationError) as info:
         read_byo_run(path, corpus=corpus)
     by_line = {p.line: p.message for p in info.value.problems}

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from _retrieval_fakes import HashingEncoder
 
-from ragmeter.retrieval import Cache, encode_cached
 from ragmeter.io._atomic import atomic_path
+from ragmeter.retrieval import Cache, encode_cached
 from ragmeter.retrieval._cache import MAX_SHARDS, digest, texts_digest
 
 TEXTS = [f"passage number {i} about fares and fees {i % 7}" for i in range(50)]
@@ -49,8 +49,9 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path) -> None:
 def test_finished_slices_are_kept_when_encoding_is_interrupted(tmp_path) -> None:
     crashing = HashingEncoder(fail_after=25)
     with pytest.raises(KeyboardInterrupt):
-        encode_cached(crashing, TEXTS, role="passage", cache=Cache(tmp_path), slice_size=10,
-                      flush_every=1000)
+        encode_cached(
+            crashing, TEXTS, role="passage", cache=Cache(tmp_path), slice_size=10, flush_every=1000
+        )
     enc = HashingEncoder()
     encode_cached(enc, TEXTS, role="passage", cache=Cache(tmp_path))
     assert enc.texts_encoded == 30  # the two slices done before Ctrl-C were stored

@@ -26,9 +26,20 @@ from ragmeter.retrieval import (
 )
 from ragmeter.retrieval._protocol import ranked_lists
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted({
-    w for t in TEXTS + ["fee for infants", "refund payment"] for w in
-    "".join(c.lower() if c.isalnum() else " " for c in t).split()})]
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    *sorted(
+        {
+            w
+            for t in TEXTS + ["fee for infants", "refund payment"]
+            for w in "".join(c.lower() if c.isalnum() else " " for c in t).split()
+        }
+    ),
+]
 
 
 def test_missing_extra_names_it(tmp_path, monkeypatch) -> None:
@@ -45,6 +56,7 @@ def tiny_models(tmp_path_factory):
     pytest.importorskip("sentence_transformers", reason="the [torch] extra is not installed")
     import torch
     from sentence_transformers import SentenceTransformer
+
     try:  # sentence-transformers >= 6 moved the modules
         from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     except ImportError:  # pragma: no cover - older releases
@@ -55,8 +67,14 @@ def tiny_models(tmp_path_factory):
     vocab = root / "vocab.txt"
     vocab.write_text("\n".join(VOCAB) + "\n")
     tok = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True)
-    cfg = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=2,
-                     num_attention_heads=2, intermediate_size=32, max_position_embeddings=128)
+    cfg = BertConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=128,
+    )
     torch.manual_seed(0)
     bert = root / "bert"
     BertModel(cfg).save_pretrained(bert)
@@ -66,7 +84,9 @@ def tiny_models(tmp_path_factory):
     SentenceTransformer(modules=[word, Pooling(16, "mean")], device="cpu").save(str(st))
     ce = root / "ce"
     torch.manual_seed(1)
-    BertForSequenceClassification(BertConfig(**{**cfg.to_dict(), "num_labels": 1})).save_pretrained(ce)
+    BertForSequenceClassification(BertConfig(**{**cfg.to_dict(), "num_labels": 1})).save_pretrained(
+        ce
+    )
     tok.save_pretrained(ce)
     return st, ce
 

@@ -71,14 +71,18 @@ def test_engine_equals_seed_code_at_every_k(k: int, col: int, run_name: str) -> 
 def test_card_dispute_deadline_by_hand() -> None:
     # Labels: grades 2 and 1 (R = 2); run ranks 1-5: grades 0, 2, 0, 1, 0.
     qrels = {"card dispute deadline": {"answer": 2, "helpful": 1}}
-    run = {"card dispute deadline": {"x1": 5.0, "answer": 4.0, "x3": 3.0, "helpful": 2.0, "x5": 1.0}}
+    run = {
+        "card dispute deadline": {"x1": 5.0, "answer": 4.0, "x3": 3.0, "helpful": 2.0, "x5": 1.0}
+    }
     e = evaluate(qrels, run, "R@3,P@3,RR@3,nDCG(gain=exp)@3,R@5,nDCG(gain=exp)@5")
     a = e.aggregate
     assert round(a["R@3"], 2) == 0.50
     assert round(a["P@3"], 2) == 0.33
     assert round(a["RR@3"], 2) == 0.50
     assert round(a["nDCG(gain=exp)@3"], 3) == 0.521
-    assert a["nDCG(gain=exp)@3"] == pytest.approx((3 / np.log2(3)) / (3 + 1 / np.log2(3)), abs=1e-15)
+    assert a["nDCG(gain=exp)@3"] == pytest.approx(
+        (3 / np.log2(3)) / (3 + 1 / np.log2(3)), abs=1e-15
+    )
     assert a["R@5"] == 1.0
     assert round(a["nDCG(gain=exp)@5"], 2) == 0.64
 

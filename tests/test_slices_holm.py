@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter import Evaluation
-from ragmeter import RagmeterWarning
+from ragmeter import Evaluation, RagmeterWarning
 from ragmeter.metrics import parse
 from ragmeter.paired import GateRule, compare, gate, holm
 
@@ -51,12 +50,14 @@ def step_down(p: list[float], alpha: float) -> set[int]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=12),
-       st.sampled_from([0.01, 0.05, 0.1]))
+@given(
+    st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=12),
+    st.sampled_from([0.01, 0.05, 0.1]),
+)
 def test_holm_rejects_what_the_step_down_procedure_rejects(p: list[float], alpha: float) -> None:
     adj = holm(p)
     m = len(p)
-    assert all(a >= x - 1e-15 and a <= min(1.0, m * x) + 1e-12 for a, x in zip(adj, p))
+    assert all(a >= x - 1e-15 and a <= min(1.0, m * x) + 1e-12 for a, x in zip(adj, p, strict=True))
     # order preserving: a smaller raw p never gets a larger adjusted p
     assert all(adj[i] <= adj[j] + 1e-15 for i in range(m) for j in range(m) if p[i] < p[j])
     # adjusted <= alpha exactly for the hypotheses the step-down procedure rejects
@@ -86,16 +87,25 @@ def fare_like(slice_moves: dict[str, tuple[int, int, int]], n_other: int = 20):
     cand += [1.0] * n_other
     m = (parse("AllR@budget=1200"),)
     kw = {"slices": slices, "golden_version": "g1"}
-    return (Evaluation("baseline", m, tuple(qids), np.array(base)[:, None], **kw),
-            Evaluation("reranker", m, tuple(qids), np.array(cand)[:, None], **kw))
+    return (
+        Evaluation("baseline", m, tuple(qids), np.array(base)[:, None], **kw),
+        Evaluation("reranker", m, tuple(qids), np.array(cand)[:, None], **kw),
+    )
 
 
 # the fare-rules reranker: 1 win and 1 loss in "changes" (17) and "fees" (24), and in the
 # 9-question "multi-passage" slice; clear wins elsewhere
-FARE = {"ancillaries": (14, 0, 0), "changes": (17, 1, 1), "fees": (24, 1, 1),
-        "identifier-lookup": (22, 6, 0), "infants-children": (14, 1, 1),
-        "multi-passage": (9, 1, 1), "refunds": (19, 2, 1), "stale-policy": (15, 1, 1),
-        "unanswerable": (10, 0, 0)}
+FARE = {
+    "ancillaries": (14, 0, 0),
+    "changes": (17, 1, 1),
+    "fees": (24, 1, 1),
+    "identifier-lookup": (22, 6, 0),
+    "infants-children": (14, 1, 1),
+    "multi-passage": (9, 1, 1),
+    "refunds": (19, 2, 1),
+    "stale-policy": (15, 1, 1),
+    "unanswerable": (10, 0, 0),
+}
 
 
 def quiet(*args, **kw):
@@ -110,8 +120,8 @@ def test_compare_records_raw_and_holm_adjusted_slice_p() -> None:
     raw = [s.stats.sign_test_p for s in c.slices.values()]
     assert [s.p_adjusted for s in c.slices.values()] == pytest.approx(holm(raw))
     ident = c.slices["identifier-lookup"]
-    assert ident.stats.sign_test_p == pytest.approx(2 / 64)          # 6 wins, 0 losses
-    assert ident.p_adjusted == pytest.approx(min(1.0, 9 * 2 / 64))   # the smallest of nine
+    assert ident.stats.sign_test_p == pytest.approx(2 / 64)  # 6 wins, 0 losses
+    assert ident.p_adjusted == pytest.approx(min(1.0, 9 * 2 / 64))  # the smallest of nine
     d = c.to_dict()
     assert d["slice_p_adjustment"] == {"method": "holm", "n_slices": 9}
     s = d["slices"]["identifier-lookup"]
@@ -120,7 +130,8 @@ def test_compare_records_raw_and_holm_adjusted_slice_p() -> None:
     assert "per-slice p-values Holm-adjusted over 9 slices" in c.slice_note
     # splits and the overall figure are not adjusted
     assert "sign_test_p_holm" not in d and all(
-        "sign_test_p_holm" not in v for v in d["splits"].values())
+        "sign_test_p_holm" not in v for v in d["splits"].values()
+    )
 
 
 # -- the gate -----------------------------------------------------------------------------------
@@ -179,12 +190,19 @@ def test_min_slice_is_a_setting() -> None:
     c = quiet(*fare_like(FARE))
     r = gate(c, GateRule(require_ci_above=-0.1, per_slice=True, min_slice=20))
     assert {name for name, _ in r.skipped} == {
-        "ancillaries", "changes", "infants-children", "multi-passage", "refunds",
-        "stale-policy", "unanswerable"}
+        "ancillaries",
+        "changes",
+        "infants-children",
+        "multi-passage",
+        "refunds",
+        "stale-policy",
+        "unanswerable",
+    }
     assert {ch.scope for ch in r.checks} == {"overall", "slice fees", "slice identifier-lookup"}
     everything = gate(c, GateRule(require_ci_above=-0.1, per_slice=True, min_slice=1))
     assert everything.skipped == () and "slice multi-passage" in {
-        ch.scope for ch in everything.checks}
+        ch.scope for ch in everything.checks
+    }
 
 
 def test_cli_gate_per_slice_prints_the_adjustment_and_skips(tmp_path) -> None:
@@ -194,8 +212,16 @@ def test_cli_gate_per_slice_prints_the_adjustment_and_skips(tmp_path) -> None:
     pa, pb = tmp_path / "a.json", tmp_path / "b.json"
     pa.write_text(json.dumps(a.to_dict()))
     pb.write_text(json.dumps(b.to_dict()))
-    args = ["gate", str(pa), str(pb), "-m", "AllR@budget=1200", "--require-ci-above", "-0.1",
-            "--per-slice"]
+    args = [
+        "gate",
+        str(pa),
+        str(pb),
+        "-m",
+        "AllR@budget=1200",
+        "--require-ci-above",
+        "-0.1",
+        "--per-slice",
+    ]
     code, out, err = cli(*args)
     assert code == 0, out + err
     flat = " ".join(out.split())

@@ -75,8 +75,12 @@ def test_the_analytic_crossover_is_eleven() -> None:
     assert analytic_crossover() == 11
     a10, b10 = expected_recall(10)
     a11, b11 = expected_recall(11)
-    assert (round(a10, 4), round(b10, 4), round(a11, 4), round(b11, 4)) == \
-        (0.7493, 0.7369, 0.7496, 0.7698)
+    assert (round(a10, 4), round(b10, 4), round(a11, 4), round(b11, 4)) == (
+        0.7493,
+        0.7369,
+        0.7496,
+        0.7698,
+    )
 
 
 def test_recall_sweep_matches_the_hand_computed_sample(simulated) -> None:
@@ -88,7 +92,7 @@ def test_recall_sweep_matches_the_hand_computed_sample(simulated) -> None:
         assert s.at("A", k) == pytest.approx(np.mean(rank_a <= k), abs=1e-12)
         assert s.at("B", k) == pytest.approx(np.mean(rank_b <= k), abs=1e-12)
     assert s.leaders == sample_leaders(1)
-    (at, before, after), = s.crossovers  # this sample changes leader once
+    ((at, before, after),) = s.crossovers  # this sample changes leader once
     assert (before, after) == ("A", "B")
     assert s.summary() == f"A leads R@k for k < {at}, B from k = {at}"
     # pool headroom: R@100 is the share of queries whose passage is anywhere in the pool
@@ -130,8 +134,9 @@ def test_summary_wording_for_several_segments_and_ties() -> None:
     assert s.summary() == "A leads R@k for k < 5, B for 5 <= k < 20, A from k = 20"
     t = sweep_values({"A": [1, 1, 2], "B": [1, 0, 3]}, [1, 2, 3], "nDCG(gain=exp)")
     assert t.leaders == [None, "A", "B"]
-    assert t.summary() == ("no run (tie) leads nDCG(gain=exp)@k for k < 2, A for 2 <= k < 3, "
-                           "B from k = 3")
+    assert t.summary() == (
+        "no run (tie) leads nDCG(gain=exp)@k for k < 2, A for 2 <= k < 3, B from k = 3"
+    )
     b = sweep_values({"x": [0.5, 0.6], "y": [0.4, 0.7]}, [400, 800], "R", kind="budget")
     assert b.summary() == "x leads R@budget for budget < 800, y from budget = 800"
     with pytest.raises(UsageError):
@@ -165,26 +170,37 @@ def budget_scenario():
     from ragmeter.data._schema import Document, Evidence, Question
 
     doc = Document(id="d", text="x" * 3000)
-    small = from_ranges([doc], [("d", 100 * j, 100 * j + 100) for j in range(30)], name="S",
-                        tokenizer="regex-words")
-    large = from_ranges([doc], [("d", 300 * j, 300 * j + 300) for j in range(10)], name="L",
-                        tokenizer="regex-words")
+    small = from_ranges(
+        [doc], [("d", 100 * j, 100 * j + 100) for j in range(30)], name="S", tokenizer="regex-words"
+    )
+    large = from_ranges(
+        [doc], [("d", 300 * j, 300 * j + 300) for j in range(10)], name="L", tokenizer="regex-words"
+    )
     from ragmeter.chunking import Chunking
 
     def tokens(c, n):  # every chunk counts n tokens
-        return Chunking(name=c.name, tokenizer=c.tokenizer, ids=c.ids, doc=c.doc, start=c.start,
-                        end=c.end, text=c.text, n_tokens=[n] * len(c.ids))
+        return Chunking(
+            name=c.name,
+            tokenizer=c.tokenizer,
+            ids=c.ids,
+            doc=c.doc,
+            start=c.start,
+            end=c.end,
+            text=c.text,
+            n_tokens=[n] * len(c.ids),
+        )
 
     small, large = tokens(small, 100), tokens(large, 300)
     golden, run_s, run_l = [], {}, {}
     for i in range(12):
         start = 250 * i + 10
         q = f"q{i:02d}"
-        golden.append(Question(id=q, question="?",
-                               evidence=[Evidence(doc="d", start=start, end=start + 30)]))
+        golden.append(
+            Question(id=q, question="?", evidence=[Evidence(doc="d", start=start, end=start + 30)])
+        )
         ev_s, ev_l = small.ids[start // 100], large.ids[start // 300]
         others = [c for c in small.ids if c != ev_s][:9]
-        ranked = others[: 2 + i % 6] + [ev_s] + others[2 + i % 6:]
+        ranked = others[: 2 + i % 6] + [ev_s] + others[2 + i % 6 :]
         run_s[q] = {c: float(20 - r) for r, c in enumerate(ranked)}
         l_others = [c for c in large.ids if c != ev_l][:5]
         ranked_l = ([ev_l] if i < 9 else []) + l_others
@@ -200,8 +216,10 @@ def test_budget_sweep_compares_chunkings_at_equal_budgets() -> None:
     assert s.kind == "budget" and s.label == "R@budget" and s.n_queries == 12
     assert s.at("S", 600) == pytest.approx(8 / 12) and s.at("L", 600) == 0.75
     assert s.leaders == [None, "L", "L", "S", "S"]
-    assert s.summary() == ("no run (tie) leads R@budget for budget < 300, L for 300 <= budget "
-                           "< 900, S from budget = 900")
+    assert s.summary() == (
+        "no run (tie) leads R@budget for budget < 300, L for 300 <= budget "
+        "< 900, S from budget = 900"
+    )
     assert s.headroom == {"S": 1.0, "L": 0.75}
     # at equal k the bigger chunks look better, though they put three times the text in
     by_k = sweep_spans(golden, runs, "R", [1, 2, 3], kind="k", headroom_k=None)

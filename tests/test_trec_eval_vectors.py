@@ -83,7 +83,9 @@ CASES: dict[str, Case] = {
     "default_with_comments": Case("out.test", "qrels.test.with-comments", "results.test"),
     # ids containing '#' (not comments); graded qrels 0-3; one topic without a relevant item
     "comment": Case(
-        "out.comment.test", "qrels.comment.test", "results.comment.test",
+        "out.comment.test",
+        "qrels.comment.test",
+        "results.comment.test",
         trec_counts_no_relevant=True,
     ),
 }

@@ -22,27 +22,46 @@ REPO = Path(__file__).resolve().parents[1]
 #: "the seed" not followed by a random-seed context, and any "seed's" / "seeds'".
 FORBIDDEN = re.compile(
     r"\bthe\s+seed\b(?!\s+(?:\d|=|for\s+the\s+(?:random|bootstrap|resampl)|of\s+the\s+random|"
-    r"value|number))|\bseed'?s'|\bseed's\b", re.IGNORECASE)
+    r"value|number))|\bseed'?s'|\bseed's\b",
+    re.IGNORECASE,
+)
 
 
 def hits(text: str) -> list[str]:
-    return [text[max(0, m.start() - 30):m.end() + 30].replace("\n", " ")
-            for m in FORBIDDEN.finditer(text)]
+    return [
+        text[max(0, m.start() - 30) : m.end() + 30].replace("\n", " ")
+        for m in FORBIDDEN.finditer(text)
+    ]
 
 
 def test_the_pattern_tells_the_design_source_from_a_random_seed() -> None:
-    for bad in ("as the seed says", "The seed's toy table", "the seed: keep checks",
-                "THE SEED", "the\nseed's lab"):
+    for bad in (
+        "as the seed says",
+        "The seed's toy table",
+        "the seed: keep checks",
+        "THE SEED",
+        "the\nseed's lab",
+    ):
         assert hits(bad), bad
-    for fine in ("--seed 7", "the seed 0 is used", "the seed for the bootstrap",
-                 "the seed of the random generator", "seeded runs", "seed = 3",
-                 "across seeds 0..7", "the seed value"):
+    for fine in (
+        "--seed 7",
+        "the seed 0 is used",
+        "the seed for the bootstrap",
+        "the seed of the random generator",
+        "seeded runs",
+        "seed = 3",
+        "across seeds 0..7",
+        "the seed value",
+    ):
         assert not hits(fine), fine
 
 
 def _markdown() -> list[Path]:
-    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
-            *sorted((REPO / "examples").glob("*/README.md"))]
+    return [
+        REPO / "README.md",
+        *sorted((REPO / "docs").glob("*.md")),
+        *sorted((REPO / "examples").glob("*/README.md")),
+    ]
 
 
 @pytest.mark.parametrize("path", _markdown(), ids=lambda p: str(p.relative_to(REPO)))

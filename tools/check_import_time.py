@@ -19,14 +19,19 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
     times = [
-        float(subprocess.run([sys.executable, "-c", SNIPPET], check=True, capture_output=True,
-                             text=True).stdout)
+        float(
+            subprocess.run(
+                [sys.executable, "-c", SNIPPET], check=True, capture_output=True, text=True
+            ).stdout
+        )
         for _ in range(args.repeat)
     ]
     med = statistics.median(times)
     ok = med < args.limit
-    print(f"import ragmeter: median {med * 1000:.1f} ms over {args.repeat} fresh interpreters "
-          f"(limit {args.limit * 1000:.0f} ms): {'ok' if ok else 'TOO SLOW'}")
+    print(
+        f"import ragmeter: median {med * 1000:.1f} ms over {args.repeat} fresh interpreters "
+        f"(limit {args.limit * 1000:.0f} ms): {'ok' if ok else 'TOO SLOW'}"
+    )
     return 0 if ok else 1
 
 

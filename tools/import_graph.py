@@ -197,9 +197,7 @@ def layer_of(module: str, layers: dict[str, int] = LAYERS) -> int | None:
     best: tuple[int, int] | None = None  # (prefix length, layer)
     for prefix, layer in layers.items():
         inside = module.startswith(prefix + ".") and prefix != PACKAGE  # the top: itself only
-        if (module == prefix or inside) and (
-            best is None or len(prefix) > best[0]
-        ):
+        if (module == prefix or inside) and (best is None or len(prefix) > best[0]):
             best = (len(prefix), layer)
     return None if best is None else best[1]
 
@@ -362,17 +360,35 @@ def report(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("src", nargs="?", default=str(Path(__file__).resolve().parents[1] / "src"),
-                    help="folder holding the ragmeter package (default: this checkout's src/)")
-    ap.add_argument("--packages", action="store_true",
-                    help="collapse modules to their packages (cycles between packages)")
-    ap.add_argument("--type-checking-cycles", action="store_true",
-                    help="count imports under TYPE_CHECKING when looking for cycles too")
-    ap.add_argument("--old-layout", action="store_true",
-                    help="measure a tree from before commit 55310c0: modules that moved are "
-                         "placed at their new package's layer")
-    ap.add_argument("--assign", action="append", default=[], metavar="MODULE=LAYER",
-                    help="give a module of an older layout a layer, e.g. ragmeter.evaluation=2")
+    ap.add_argument(
+        "src",
+        nargs="?",
+        default=str(Path(__file__).resolve().parents[1] / "src"),
+        help="folder holding the ragmeter package (default: this checkout's src/)",
+    )
+    ap.add_argument(
+        "--packages",
+        action="store_true",
+        help="collapse modules to their packages (cycles between packages)",
+    )
+    ap.add_argument(
+        "--type-checking-cycles",
+        action="store_true",
+        help="count imports under TYPE_CHECKING when looking for cycles too",
+    )
+    ap.add_argument(
+        "--old-layout",
+        action="store_true",
+        help="measure a tree from before commit 55310c0: modules that moved are "
+        "placed at their new package's layer",
+    )
+    ap.add_argument(
+        "--assign",
+        action="append",
+        default=[],
+        metavar="MODULE=LAYER",
+        help="give a module of an older layout a layer, e.g. ragmeter.evaluation=2",
+    )
     args = ap.parse_args(argv)
     layers = dict(LAYERS) | (OLD_LAYOUT if args.old_layout else {})
     for item in args.assign:
@@ -381,8 +397,12 @@ def main(argv: list[str] | None = None) -> int:
     graph = build(Path(args.src))
     if args.packages:
         graph = package_graph(graph, layers)
-    text, n_cycles, n_up = report(graph, layers, "packages" if args.packages else "modules",
-                                  runtime_only=not args.type_checking_cycles)
+    text, n_cycles, n_up = report(
+        graph,
+        layers,
+        "packages" if args.packages else "modules",
+        runtime_only=not args.type_checking_cycles,
+    )
     print(text)
     return 1 if (n_cycles or n_up) else 0
 

@@ -35,8 +35,18 @@ HERE = Path(__file__).resolve().parent
 VARIANTS = ("baseline", "rerank")
 SPLITS = ("tune", "heldout")
 #: intended reading of each demo answer (kept in answers.toml only; see its header).
-ANSWER_KINDS = ("correct", "unverifiable", "computed", "memory", "retrieval-miss",
-                "generation-error", "stale", "misattributed", "abstain", "hallucination")
+ANSWER_KINDS = (
+    "correct",
+    "unverifiable",
+    "computed",
+    "memory",
+    "retrieval-miss",
+    "generation-error",
+    "stale",
+    "misattributed",
+    "abstain",
+    "hallucination",
+)
 #: a quote in an answer: text in double quotes with at least this many words.
 MIN_QUOTE_WORDS = 3
 _QUOTE_RE = re.compile(r'"([^"\n]+)"')
@@ -64,8 +74,9 @@ def load_corpus(path: Path) -> dict[str, dict[str, Any]]:
     return docs
 
 
-def locate(docs: dict[str, dict[str, Any]], doc_id: str, quote: str, where: str,
-           problems: list[str]) -> tuple[int, int] | None:
+def locate(
+    docs: dict[str, dict[str, Any]], doc_id: str, quote: str, where: str, problems: list[str]
+) -> tuple[int, int] | None:
     """Offsets of the single occurrence of ``quote`` in document ``doc_id``, or None (and a
     problem recorded) when the document is unknown or the quote is absent or ambiguous."""
     doc = docs.get(doc_id)
@@ -82,8 +93,10 @@ def locate(docs: dict[str, dict[str, Any]], doc_id: str, quote: str, where: str,
         return None
     again = text.find(quote, start + 1)
     if again >= 0:
-        problems.append(f"{where}: quote is ambiguous in {doc_id!r} (at {start} and {again}; "
-                        f"quote more text): {quote!r}")
+        problems.append(
+            f"{where}: quote is ambiguous in {doc_id!r} (at {start} and {again}; "
+            f"quote more text): {quote!r}"
+        )
         return None
     return start, start + len(quote)
 
@@ -96,8 +109,7 @@ def build_golden(docs: dict[str, dict[str, Any]], source: dict[str, Any]) -> lis
     for i, q in enumerate(source.get("question", []), start=1):
         qid = q.get("id")
         where = f"questions.toml question #{i} ({qid})"
-        unknown = set(q) - {"id", "question", "answer", "answerable", "slices", "split",
-                            "evidence"}
+        unknown = set(q) - {"id", "question", "answer", "answerable", "slices", "split", "evidence"}
         if unknown:
             problems.append(f"{where}: unknown keys {sorted(unknown)}")
         if not qid or qid in seen:
@@ -123,8 +135,13 @@ def build_golden(docs: dict[str, dict[str, Any]], source: dict[str, Any]) -> lis
             span = locate(docs, ev.get("doc", ""), ev.get("quote", ""), ev_where, problems)
             if span is None:
                 continue
-            rec = {"doc": ev["doc"], "start": span[0], "end": span[1], "grade": grade,
-                   "text": ev["quote"]}
+            rec = {
+                "doc": ev["doc"],
+                "start": span[0],
+                "end": span[1],
+                "grade": grade,
+                "text": ev["quote"],
+            }
             if "required" in ev:
                 rec["required"] = bool(ev["required"])
             evidence.append(rec)
@@ -139,9 +156,17 @@ def build_golden(docs: dict[str, dict[str, Any]], source: dict[str, Any]) -> lis
         for a, b in itertools.pairwise(spans):
             if a[0] == b[0] and b[1] < a[2]:
                 problems.append(f"{where}: overlapping spans in {a[0]!r}")
-        records.append({"id": qid, "question": q.get("question"), "evidence": evidence,
-                        "answer": q.get("answer") if answerable else None,
-                        "answerable": bool(answerable), "slices": slices, "split": split})
+        records.append(
+            {
+                "id": qid,
+                "question": q.get("question"),
+                "evidence": evidence,
+                "answer": q.get("answer") if answerable else None,
+                "answerable": bool(answerable),
+                "slices": slices,
+                "split": split,
+            }
+        )
     if problems:
         raise BuildError(problems)
     return records
@@ -158,8 +183,9 @@ def _variant_entry(entry: dict[str, Any], variant: str) -> dict[str, Any]:
     return {"id": entry.get("id"), **override} if override is not None else base
 
 
-def build_answers(docs: dict[str, dict[str, Any]], source: dict[str, Any],
-                  golden: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def build_answers(
+    docs: dict[str, dict[str, Any]], source: dict[str, Any], golden: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
     """Answers records per variant (ragmeter's answers format), in golden-set order."""
     problems: list[str] = []
     questions = {q["id"]: q for q in golden}
@@ -184,13 +210,15 @@ def build_answers(docs: dict[str, dict[str, Any]], source: dict[str, Any],
             abstained = bool(a.get("abstained", kind == "abstain"))
             citations, cited = [], []
             for j, c in enumerate(a.get("cite", []), start=1):
-                span = locate(docs, c.get("doc", ""), c.get("quote", ""),
-                              f"{where} citation #{j}", problems)
+                span = locate(
+                    docs, c.get("doc", ""), c.get("quote", ""), f"{where} citation #{j}", problems
+                )
                 if span is not None:
                     citations.append({"doc": c["doc"], "start": span[0], "end": span[1]})
                     cited.append((c["doc"], c["quote"]))
-            _check_kind(where, kind, abstained, text, cited, questions[qid], docs, superseded,
-                        problems)
+            _check_kind(
+                where, kind, abstained, text, cited, questions[qid], docs, superseded, problems
+            )
             rec: dict[str, Any] = {"id": qid, "answer": text, "abstained": abstained}
             if citations:
                 rec["citations"] = citations
@@ -205,10 +233,17 @@ def build_answers(docs: dict[str, dict[str, Any]], source: dict[str, Any],
     return {v: [answers[q] for q in questions] for v, answers in by_variant.items()}
 
 
-def _check_kind(where: str, kind: str | None, abstained: bool, text: str,
-                cited: list[tuple[str, str]], question: dict[str, Any],
-                docs: dict[str, dict[str, Any]], superseded: set[str],
-                problems: list[str]) -> None:
+def _check_kind(
+    where: str,
+    kind: str | None,
+    abstained: bool,
+    text: str,
+    cited: list[tuple[str, str]],
+    question: dict[str, Any],
+    docs: dict[str, dict[str, Any]],
+    superseded: set[str],
+    problems: list[str],
+) -> None:
     """The answer is what its kind says: quotes verbatim where they should be, citations present
     or absent, abstention on the right questions."""
     answerable = question["answerable"]
@@ -222,12 +257,17 @@ def _check_kind(where: str, kind: str | None, abstained: bool, text: str,
             problems.append(f"{where}: a misattributed answer quotes a document it does not cite")
     elif len(in_cited) != len(quotes):
         problems.append(f"{where}: every quote must lie inside a cited passage")
-    if kind == "stale" and not (quotes and any(d in superseded for d, _ in cited)
-                                and all(any(q in quote for d, quote in cited if d in superseded)
-                                        for q in quotes)):
+    if kind == "stale" and not (
+        quotes
+        and any(d in superseded for d, _ in cited)
+        and all(any(q in quote for d, quote in cited if d in superseded) for q in quotes)
+    ):
         problems.append(f"{where}: a stale answer quotes a superseded document it cites")
-    if kind in ("correct", "unverifiable", "computed", "generation-error", "stale",
-                "misattributed") and not cited:
+    if (
+        kind
+        in ("correct", "unverifiable", "computed", "generation-error", "stale", "misattributed")
+        and not cited
+    ):
         problems.append(f"{where}: kind {kind!r} needs a citation")
     if kind == "computed" and len(cited) < 2:
         problems.append(f"{where}: a computed total cites the parts it adds up (two or more)")
@@ -270,8 +310,12 @@ def build(src: Path = HERE, out: Path = HERE) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=HERE,
-                        help="folder to write golden.jsonl and answers/ into (default: in place)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=HERE,
+        help="folder to write golden.jsonl and answers/ into (default: in place)",
+    )
     args = parser.parse_args(argv)
     try:
         counts = build(HERE, args.out)

@@ -34,9 +34,9 @@ ANSWERS = {"baseline": "baseline", "reranker": "rerank"}
 KINDS = {
     "correct": "evidence in the prompt; right, and quotes or states what its cited passage says",
     "unverifiable": "evidence in the prompt; right, cites it, but nothing checkable: support "
-                    "unknown",
+    "unknown",
     "computed": "evidence in the prompt; a right total that no passage states (unsupported by "
-                "the deterministic check)",
+    "the deterministic check)",
     "memory": "evidence not in the prompt; right anyway, citing nothing",
     "retrieval-miss": "evidence not in the prompt; wrong, or abstains",
     "generation-error": "evidence in the prompt; wrong (misreads a passage it was given)",
@@ -45,32 +45,40 @@ KINDS = {
     "abstain": "correct abstention on an unanswerable question",
     "hallucination": "answers an unanswerable question",
 }
-ROWS = (("working", "working as designed"), ("generation_failure", "generation failure"),
-        ("from_memory", "answered from memory"), ("retrieval_failure", "retrieval failure"),
-        ("support_unknown", "correct, support unknown"),
-        ("cites_outside_context", "cites a passage outside its context"))
+ROWS = (
+    ("working", "working as designed"),
+    ("generation_failure", "generation failure"),
+    ("from_memory", "answered from memory"),
+    ("retrieval_failure", "retrieval failure"),
+    ("support_unknown", "correct, support unknown"),
+    ("cites_outside_context", "cites a passage outside its context"),
+)
 
 
 def kinds(example: Path = HERE) -> dict[str, dict[str, str]]:
     """answers variant -> question id -> intended kind (from source/answers.toml)."""
     with (example / "source" / "answers.toml").open("rb") as fh:
         src = tomllib.load(fh)
-    return {v: {e["id"]: (e.get(v) or e)["kind"] for e in src["answer"]}
-            for v in ANSWERS.values()}
+    return {v: {e["id"]: (e.get(v) or e)["kind"] for e in src["answer"]} for v in ANSWERS.values()}
 
 
-def measure(example: Path = HERE, *, result: Any = None, cache_dir: Path | None = None
-            ) -> dict[str, Any]:
+def measure(
+    example: Path = HERE, *, result: Any = None, cache_dir: Path | None = None
+) -> dict[str, Any]:
     """Run (or take) the experiment and compute everything the README states."""
     from ragmeter.answers import check_answers, load_answers
     from ragmeter.answers.contexts import experiment_contexts
-    from ragmeter.diagnosis._diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
     from ragmeter.answers.paired import compare_answers
+    from ragmeter.data import load_corpus, load_golden
+    from ragmeter.diagnosis._diagnose import (
+        diagnose,
+        evidence_from_evaluation,
+        recall_from_evaluation,
+    )
     from ragmeter.diagnosis._refutation import apply_rule
     from ragmeter.diagnosis._table import table_from_report
-    from ragmeter.data import load_corpus, load_golden
-    from ragmeter.paired import compare
     from ragmeter.experiments import run_experiment
+    from ragmeter.paired import compare
 
     if result is None:
         result = run_experiment(example / "experiment.toml", write=False, cache_dir=cache_dir)
@@ -83,24 +91,36 @@ def measure(example: Path = HERE, *, result: Any = None, cache_dir: Path | None 
     reports, tables = {}, {}
     for name in ANSWERS.values():
         answers = load_answers(example / "answers" / f"{name}.jsonl", golden=golden, variant=name)
-        reports[name] = check_answers(answers, golden, corpus=corpus, chunks=chunkings[name],
-                                      contexts=contexts[name])
-        tables[name] = table_from_report(evidence_from_evaluation(evals[name], prompt),
-                                         reports[name])
-    diagnosis = diagnose(table=tables["baseline"], report=reports["baseline"],
-                         prompt_recall=recall_from_evaluation(base.evaluation, prompt),
-                         headroom_recall=recall_from_evaluation(base.evaluation, headroom))
+        reports[name] = check_answers(
+            answers, golden, corpus=corpus, chunks=chunkings[name], contexts=contexts[name]
+        )
+        tables[name] = table_from_report(
+            evidence_from_evaluation(evals[name], prompt), reports[name]
+        )
+    diagnosis = diagnose(
+        table=tables["baseline"],
+        report=reports["baseline"],
+        prompt_recall=recall_from_evaluation(base.evaluation, prompt),
+        headroom_recall=recall_from_evaluation(base.evaluation, headroom),
+    )
     retrieval = []
     for v in result.variants:
         metric = f"AllR@{v.settings.k}"
-        row: dict[str, Any] = {"variant": v.name, "k": v.settings.k, "metric": metric,
-                               "value": v.value(metric), "in_prompt": None, "comparison": None}
+        row: dict[str, Any] = {
+            "variant": v.name,
+            "k": v.settings.k,
+            "metric": metric,
+            "value": v.value(metric),
+            "in_prompt": None,
+            "comparison": None,
+        }
         col = v.evaluation.column(metric)
         row["in_prompt"] = sum(x >= 1.0 - 1e-9 for x in col.values())
         row["n"] = len(col)
         if not v.is_baseline:
-            row["comparison"] = compare(base.evaluation.column(prompt), col, "AllR at the prompt",
-                                        seed=0, n_resamples=5000)
+            row["comparison"] = compare(
+                base.evaluation.column(prompt), col, "AllR at the prompt", seed=0, n_resamples=5000
+            )
         retrieval.append(row)
     answers_cmp = compare_answers(reports["baseline"], reports["rerank"])
     ev_base = evidence_from_evaluation(evals["baseline"], prompt)
@@ -110,12 +130,19 @@ def measure(example: Path = HERE, *, result: Any = None, cache_dir: Path | None 
     for qid in ("change-fee-standard", "change-fee-basic"):
         ctx = contexts["baseline"][qid]
         docs = [chunkings["baseline"].get(c).doc for c in ctx]
-        stale_ranks[qid] = (docs.index("fees-2024") + 1 if "fees-2024" in docs else None,
-                            "fees-2026" in docs)
+        stale_ranks[qid] = (
+            docs.index("fees-2024") + 1 if "fees-2024" in docs else None,
+            "fees-2026" in docs,
+        )
     return {
         "stale_ranks": stale_ranks,
-        "result": result, "prompt": prompt, "headroom": headroom, "reports": reports,
-        "tables": tables, "diagnosis": diagnosis, "retrieval": retrieval,
+        "result": result,
+        "prompt": prompt,
+        "headroom": headroom,
+        "reports": reports,
+        "tables": tables,
+        "diagnosis": diagnosis,
+        "retrieval": retrieval,
         "answers_comparison": answers_cmp,
         "fixed_by_evidence": sum(not ev_base.get(q) and bool(ev_rr.get(q)) for q in fixed),
         "kinds": kinds(example),
@@ -130,8 +157,11 @@ def _largest(table: Any) -> str:
     lb = table.largest_bad
     if lb is None:
         return "none"
-    ties = [c.title for c in CELLS if c.bad and c.key != lb.key
-            and table.count(c.key) == table.count(lb.key)]
+    ties = [
+        c.title
+        for c in CELLS
+        if c.bad and c.key != lb.key and table.count(c.key) == table.count(lb.key)
+    ]
     tied = f", tied with {' and '.join(ties)}: ties go down the chain" if ties else ""
     return f"{lb.title} ({table.count(lb.key)}{tied})"
 
@@ -146,74 +176,134 @@ def render(m: dict[str, Any]) -> str:
     d, tb, tr = m["diagnosis"], m["tables"]["baseline"], m["tables"]["rerank"]
     ret = {r["variant"]: r for r in m["retrieval"]}
     b = ret["baseline"]
-    out = [BEGIN, "",
-           ("*Generated by `python examples/fare-rules/story.py` from the runs of "
-           "`experiment.toml` and the answers; do not edit by hand.*"), ""]
-    out += ["### Retrieval: does the evidence reach the prompt?", "",
-            (f"In the baseline (BM25, 300-token chunks, k = {b['k']}) the evidence of "
+    out = [
+        BEGIN,
+        "",
+        (
+            "*Generated by `python examples/fare-rules/story.py` from the runs of "
+            "`experiment.toml` and the answers; do not edit by hand.*"
+        ),
+        "",
+    ]
+    out += [
+        "### Retrieval: does the evidence reach the prompt?",
+        "",
+        (
+            f"In the baseline (BM25, 300-token chunks, k = {b['k']}) the evidence of "
             f"{b['in_prompt']} of the {b['n']} answerable questions reaches the prompt "
             f"({b['metric']} = {b['value']:.3f}), while {m['headroom']} = "
             f"{m['headroom_value']:.3f}: the evidence is in the candidate pool, not in the "
-            "prompt."), ""]
+            "prompt."
+        ),
+        "",
+    ]
     for qid, (rank, current) in m["stale_ranks"].items():
-        out.append(f"- `{qid}`: the superseded 2024 schedule is at rank {rank} of the prompt; "
-                   f"the 2026 schedule is {'also' if current else 'not'} in it.")
-    out += ["",
-            ("| variant | k | evidence in the prompt | AllR at the prompt | fixed / broken vs "
-            "baseline, all questions | 95% paired interval |"),
-            "|---|---:|---:|---:|---:|---|"]
+        out.append(
+            f"- `{qid}`: the superseded 2024 schedule is at rank {rank} of the prompt; "
+            f"the 2026 schedule is {'also' if current else 'not'} in it."
+        )
+    out += [
+        "",
+        (
+            "| variant | k | evidence in the prompt | AllR at the prompt | fixed / broken vs "
+            "baseline, all questions | 95% paired interval |"
+        ),
+        "|---|---:|---:|---:|---:|---|",
+    ]
     for r in m["retrieval"]:
         c = r["comparison"]
-        out.append(f"| {r['variant']} | {r['k']} | {r['in_prompt']} of {r['n']} | "
-                   f"{r['value']:.3f} | " + (f"{c.fixed} / {c.broken} | {_ci(c)} |" if c else
-                                              "- | - |"))
-    out += ["", "### The answers of the two variants", "",
-            ("Each answer was written for the prompt its variant's run built (the top "
-            f"{b['k']} chunks); `kind` in `source/answers.toml` says what it shows."), "",
-            "| kind | meaning | baseline | rerank |", "|---|---|---:|---:|"]
+        out.append(
+            f"| {r['variant']} | {r['k']} | {r['in_prompt']} of {r['n']} | "
+            f"{r['value']:.3f} | " + (f"{c.fixed} / {c.broken} | {_ci(c)} |" if c else "- | - |")
+        )
+    out += [
+        "",
+        "### The answers of the two variants",
+        "",
+        (
+            "Each answer was written for the prompt its variant's run built (the top "
+            f"{b['k']} chunks); `kind` in `source/answers.toml` says what it shows."
+        ),
+        "",
+        "| kind | meaning | baseline | rerank |",
+        "|---|---|---:|---:|",
+    ]
     counts = {v: Counter(k.values()) for v, k in m["kinds"].items()}
     for kind, meaning in KINDS.items():
-        out.append(f"| `{kind}` | {meaning} | {counts['baseline'][kind]} | "
-                   f"{counts['rerank'][kind]} |")
-    out += ["", "### The retrieval-by-answer table", "",
-            (f"Evidence in the prompt = {m['prompt']} = 1; below the evidence line the split is "
-            "on correctness."), "",
-            "| cell | baseline | rerank |", "|---|---:|---:|"]
+        out.append(
+            f"| `{kind}` | {meaning} | {counts['baseline'][kind]} | {counts['rerank'][kind]} |"
+        )
+    out += [
+        "",
+        "### The retrieval-by-answer table",
+        "",
+        (
+            f"Evidence in the prompt = {m['prompt']} = 1; below the evidence line the split is "
+            "on correctness."
+        ),
+        "",
+        "| cell | baseline | rerank |",
+        "|---|---:|---:|",
+    ]
     for key, title in ROWS:
         out.append(f"| {title} | {tb.count(key)} | {tr.count(key)} |")
     out.append(f"| **largest bad cell** | {_largest(tb)} | {_largest(tr)} |")
     steps = {s.key: s for s in d.steps}
     e = d.experiment
-    out += ["", "### Diagnosis of the baseline (`ragmeter diagnose`, `ragmeter demo`)", "",
-            f"- Recall at a large k: {steps['headroom'].detail} ({steps['headroom'].status}).",
-            f"- Recall at the prompt k: {steps['prompt_k'].detail} ({steps['prompt_k'].status}).",
-            (f"- Faithful and correct: {steps['generation'].detail} "
-            f"({steps['generation'].status})."),
-            f"- Path and table: {d.notes[0]}.",
-            (f"- Failing link: **{d.failing_link}**. Next experiment: {e.change} (or instead: "
+    out += [
+        "",
+        "### Diagnosis of the baseline (`ragmeter diagnose`, `ragmeter demo`)",
+        "",
+        f"- Recall at a large k: {steps['headroom'].detail} ({steps['headroom'].status}).",
+        f"- Recall at the prompt k: {steps['prompt_k'].detail} ({steps['prompt_k'].status}).",
+        (f"- Faithful and correct: {steps['generation'].detail} ({steps['generation'].status})."),
+        f"- Path and table: {d.notes[0]}.",
+        (
+            f"- Failing link: **{d.failing_link}**. Next experiment: {e.change} (or instead: "
             f"{e.alternative}); compared as {e.comparison}; refuted if "
-            f"{e.refutation.removeprefix('abandon if ')}.")]
+            f"{e.refutation.removeprefix('abandon if ')}."
+        ),
+    ]
     v = m["verdicts"]
-    out += ["", "### The named experiment, measured (`ragmeter demo`, section 5)", "",
-            (f"The rule applied as written to the variants measured at {v.metric}: {v.metric} "
-            f"paired per question against the baseline on {v.where()}."), "",
-            "| variant | change | fixed | broken | 95% paired interval | sign test p | rule |",
-            "|---|---|---:|---:|---|---:|---|"]
+    out += [
+        "",
+        "### The named experiment, measured (`ragmeter demo`, section 5)",
+        "",
+        (
+            f"The rule applied as written to the variants measured at {v.metric}: {v.metric} "
+            f"paired per question against the baseline on {v.where()}."
+        ),
+        "",
+        "| variant | change | fixed | broken | 95% paired interval | sign test p | rule |",
+        "|---|---|---:|---:|---|---:|---|",
+    ]
     for c in v.checks:
-        out.append(f"| {c.variant} | {', '.join(c.changes)} | {c.stats.fixed} | "
-                   f"{c.stats.broken} | {c.interval} | {c.stats.sign_test_p:.3f} | "
-                   f"{'refuted' if c.refuted else 'survives'} |")
+        out.append(
+            f"| {c.variant} | {', '.join(c.changes)} | {c.stats.fixed} | "
+            f"{c.stats.broken} | {c.interval} | {c.stats.sign_test_p:.3f} | "
+            f"{'refuted' if c.refuted else 'survives'} |"
+        )
     for sentence in v.sentences():  # one paragraph each
         out += ["", sentence]
     ac = m["answers_comparison"].comparison
-    out += ["", "### Answers with the reranker", "",
-            (f"With the reranker's prompts the largest bad cell is {_largest(tr)}: once more "
-            "evidence reaches the prompt, what is left to fix is increasingly the generator's."),
-            "",
-            (f"On answer correct and supported ({ac.n} questions scored in both), rerank fixes "
+    out += [
+        "",
+        "### Answers with the reranker",
+        "",
+        (
+            f"With the reranker's prompts the largest bad cell is {_largest(tr)}: once more "
+            "evidence reaches the prompt, what is left to fix is increasingly the generator's."
+        ),
+        "",
+        (
+            f"On answer correct and supported ({ac.n} questions scored in both), rerank fixes "
             f"{ac.fixed} and breaks {ac.broken} ({_ci(ac)}); {m['fixed_by_evidence']} of the "
             "fixed questions are ones whose evidence reached the prompt only with the reranker. "
-            f"Broken: {', '.join(f'`{q}`' for q in ac.broken_ids) or 'none'}."), "", END]
+            f"Broken: {', '.join(f'`{q}`' for q in ac.broken_ids) or 'none'}."
+        ),
+        "",
+        END,
+    ]
     return "\n".join(out)
 
 
@@ -234,8 +324,9 @@ def main(argv: list[str] | None = None) -> int:
     new = replace_block(text, render(measure()))
     if args.check:
         if new != text:
-            print("README.md is out of date: run python examples/fare-rules/story.py",
-                  file=sys.stderr)
+            print(
+                "README.md is out of date: run python examples/fare-rules/story.py", file=sys.stderr
+            )
             return 1
         return 0
     readme.write_text(new, encoding="utf-8")

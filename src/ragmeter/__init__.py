@@ -116,34 +116,63 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .chunking import (Chunk, Chunking, chunk_corpus, get_tokenizer, load_chunking,
-                           make_chunker)
-    from .labels import budget_table, chunk_qrels, evaluate_spans
-    from ._errors import (InputError, MissingExtraError, NotFoundError, Problem, RagmeterError,
-                          RagmeterWarning, UsageError, ValidationError, VersionMismatchError)
+    from ._errors import (
+        InputError,
+        MissingExtraError,
+        NotFoundError,
+        Problem,
+        RagmeterError,
+        RagmeterWarning,
+        UsageError,
+        ValidationError,
+        VersionMismatchError,
+    )
     from .answers._schema import AnswerSet, load_answers
     from .answers.judge_validation import validate_judge
-    from .answers.paired import compare_answers
-    from .diagnosis import (Diagnosis, NextExperiment, RetrievalAnswerTable, apply_rule, diagnose,
-                            position_table)
-    from .explain import rank_curve
-    from .io._tables import Qrels, Run
     from .answers.judges.fake import FakeJudge
     from .answers.judges.openai import OpenAIJudge
+    from .answers.paired import compare_answers
     from .answers.report import check_answers
+    from .chunking import Chunk, Chunking, chunk_corpus, get_tokenizer, load_chunking, make_chunker
     from .data._schema import Document, Evidence, Question
+    from .data.agreement import label_agreement
     from .data.beir import load_beir
     from .data.corpus import Corpus, load_corpus
     from .data.golden import GoldenSet, load_golden, validate_golden
     from .data.squad import load_squad
-    from .data.agreement import label_agreement
     from .data.traffic import compare_traffic, read_log, sample_log
-    from .paired import (Comparison, GateRule, Ledger, SizePlan, Sweep, compare, gate,
-                          paired_bootstrap, plan_size, sweep)
+    from .diagnosis import (
+        Diagnosis,
+        NextExperiment,
+        RetrievalAnswerTable,
+        apply_rule,
+        diagnose,
+        position_table,
+    )
+    from .experiments import Experiment, ExperimentResult, load_experiment, run_experiment
+    from .explain import rank_curve
+    from .io._tables import Qrels, Run
     from .io.trec import read_qrels, read_run, write_qrels, write_run
+    from .labels import budget_table, chunk_qrels, evaluate_spans
     from .metrics import Evaluation, Metric
     from .metrics._engine import evaluate
     from .metrics._spec import parse as parse_metric
-    from .experiments import Experiment, ExperimentResult, load_experiment, run_experiment
-    from .retrieval import (BM25Retriever, DenseRetriever, HybridRetriever, RerankRetriever,
-                            read_byo_run)
+    from .paired import (
+        Comparison,
+        GateRule,
+        Ledger,
+        SizePlan,
+        Sweep,
+        compare,
+        gate,
+        paired_bootstrap,
+        plan_size,
+        sweep,
+    )
+    from .retrieval import (
+        BM25Retriever,
+        DenseRetriever,
+        HybridRetriever,
+        RerankRetriever,
+        read_byo_run,
+    )

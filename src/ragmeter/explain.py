@@ -74,36 +74,49 @@ class RankCurve:
         """One sentence saying what was constructed, for captions and JSON."""
         n_other = len(self.grades) - 1
         n_nonrel = self.depth - 1 - (len(self.others_at) if self.others_at else 0)
-        text = (f"one query; a passage of grade {self.grades[0]} moves from rank 1 to "
-                f"{self.depth} among {_count(n_nonrel, 'non-relevant passage')}")
+        text = (
+            f"one query; a passage of grade {self.grades[0]} moves from rank 1 to "
+            f"{self.depth} among {_count(n_nonrel, 'non-relevant passage')}"
+        )
         if n_other:
             grades = ", ".join(map(str, self.grades[1:]))
             if self.others_at:
-                where = (f"at rank {', '.join(map(str, self.others_at))} of the other "
-                         "passages (one rank lower while the moving passage is above)")
+                where = (
+                    f"at rank {', '.join(map(str, self.others_at))} of the other "
+                    "passages (one rank lower while the moving passage is above)"
+                )
             else:
                 where = "labelled but not retrieved"
-            text += (f"; {_count(n_other, 'more labelled passage')} of grade {grades}, "
-                     f"{where}")
+            text += f"; {_count(n_other, 'more labelled passage')} of grade {grades}, {where}"
         return text + f"; cutoff k = {self.k}; nDCG gain {_GAINS[self.gain]}"
 
     def to_dict(self) -> dict[str, Any]:
         """A plain JSON record: the setup and one row per rank with every metric."""
-        return {"k": self.k, "depth": self.depth, "grades": list(self.grades),
-                "others_at": list(self.others_at) if self.others_at else None,
-                "gain": self.gain, "gain_formula": _GAINS[self.gain], "setup": self.setup,
-                "metrics": list(self.metrics),
-                "rows": [{"rank": r.rank, **dict(zip(self.metrics, r.values)),
-                          "discount": r.discount} for r in self.rows]}
+        return {
+            "k": self.k,
+            "depth": self.depth,
+            "grades": list(self.grades),
+            "others_at": list(self.others_at) if self.others_at else None,
+            "gain": self.gain,
+            "gain_formula": _GAINS[self.gain],
+            "setup": self.setup,
+            "metrics": list(self.metrics),
+            "rows": [
+                {"rank": r.rank, **dict(zip(self.metrics, r.values, strict=True)), "discount": r.discount}
+                for r in self.rows
+            ],
+        }
 
     def to_frame(self):  # -> pandas.DataFrame
         """The rows as a pandas DataFrame (index: rank; columns: the metrics, then discount)."""
         from ._extras import require
 
         pd = require("pandas", "DataFrame output")
-        return pd.DataFrame([[*r.values, r.discount] for r in self.rows],
-                            index=pd.Index([r.rank for r in self.rows], name="rank"),
-                            columns=[*self.metrics, "discount"])
+        return pd.DataFrame(
+            [[*r.values, r.discount] for r in self.rows],
+            index=pd.Index([r.rank for r in self.rows], name="rank"),
+            columns=[*self.metrics, "discount"],
+        )
 
 
 def rank_curve(
@@ -141,7 +154,8 @@ def rank_curve(
     names = tuple(str(m) for m in e.metrics)
     rows = tuple(
         RankCurveRow(rank, tuple(float(v) for v in e.values[i]), 1.0 / math.log2(rank + 1))
-        for i, rank in enumerate(range(1, depth + 1)))
+        for i, rank in enumerate(range(1, depth + 1))
+    )
     return RankCurve(k, depth, grades_t, others, gain, names, rows)
 
 
@@ -157,25 +171,32 @@ def _background(depth: int, others_at: tuple[int, ...] | None) -> list[str]:
     return items
 
 
-def _check(k: Any, depth: Any, grades: Sequence[int], others_at: Sequence[int] | None,
-           gain: str) -> tuple[int, int, tuple[int, ...], tuple[int, ...] | None]:
+def _check(
+    k: Any, depth: Any, grades: Sequence[int], others_at: Sequence[int] | None, gain: str
+) -> tuple[int, int, tuple[int, ...], tuple[int, ...] | None]:
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise UsageError(f"k must be a positive integer, got {k!r}")
     if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 1000:
         raise UsageError(f"depth must be an integer from 1 to 1000, got {depth!r}")
     g = tuple(grades)
     if not g or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in g):
-        raise UsageError(f"grades must be integers >= 1 (a grade 0 passage is not relevant), "
-                         f"the moving passage's first; got {list(g)}")
+        raise UsageError(
+            f"grades must be integers >= 1 (a grade 0 passage is not relevant), "
+            f"the moving passage's first; got {list(g)}"
+        )
     if gain not in _GAINS:
         raise UsageError(f"gain must be 'exp' (2^g - 1) or 'linear' (g), got '{gain}'")
     if others_at is None:
         return k, depth, g, None
     o = tuple(others_at)
     if len(o) != len(g) - 1:
-        raise UsageError(f"others_at gives {len(o)} rank(s) for {len(g) - 1} other labelled "
-                         "passage(s): give one rank for each grade after the first")
+        raise UsageError(
+            f"others_at gives {len(o)} rank(s) for {len(g) - 1} other labelled "
+            "passage(s): give one rank for each grade after the first"
+        )
     if len(set(o)) != len(o) or not all(isinstance(x, int) and 1 <= x <= depth - 1 for x in o):
-        raise UsageError(f"others_at must be distinct ranks from 1 to {depth - 1} (the list "
-                         f"without the moving passage), got {list(o)}")
+        raise UsageError(
+            f"others_at must be distinct ranks from 1 to {depth - 1} (the list "
+            f"without the moving passage), got {list(o)}"
+        )
     return k, depth, g, o or None

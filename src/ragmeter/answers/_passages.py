@@ -76,9 +76,9 @@ class PassageIndex:
             text = self.docs[c.doc].text
             if c.start is None:
                 return Passage(c.label, c.doc, text, 0, len(text))
-            return Passage(c.label, c.doc, text[c.start:c.end], c.start, c.end)
+            return Passage(c.label, c.doc, text[c.start : c.end], c.start, c.end)
         chunk = self.chunks[str(c.chunk)]
-        text = chunk.text if c.start is None else chunk.text[c.start:c.end]
+        text = chunk.text if c.start is None else chunk.text[c.start : c.end]
         base = getattr(chunk, "start", None)
         if base is None:
             return Passage(c.label, str(chunk.doc), text)
@@ -92,9 +92,15 @@ class PassageIndex:
             chunk = self.chunks.get(cid)
             if chunk is not None:
                 start = getattr(chunk, "start", None)
-                out.append(Passage(cid, str(chunk.doc), chunk.text,
-                                   None if start is None else int(start),
-                                   None if start is None else int(start) + len(chunk.text)))
+                out.append(
+                    Passage(
+                        cid,
+                        str(chunk.doc),
+                        chunk.text,
+                        None if start is None else int(start),
+                        None if start is None else int(start) + len(chunk.text),
+                    )
+                )
         return out
 
     def outside(self, citations: Iterable[Citation], context_ids: Iterable[str]) -> tuple[str, ...]:
@@ -114,9 +120,20 @@ class PassageIndex:
                 inside = str(c.chunk) in members
             else:
                 p = self.cited(c)
-                inside = any(q.doc == p.doc and (q.start is None or (
-                    p.start is not None and p.end is not None and q.end is not None
-                    and q.start < p.end and p.start < q.end)) for q in ctx)
+                inside = any(
+                    q.doc == p.doc
+                    and (
+                        q.start is None
+                        or (
+                            p.start is not None
+                            and p.end is not None
+                            and q.end is not None
+                            and q.start < p.end
+                            and p.start < q.end
+                        )
+                    )
+                    for q in ctx
+                )
             if not inside:
                 out.append(c.label)
         return tuple(out)
@@ -132,11 +149,18 @@ class PassageIndex:
                     problems.append(Problem(why, answers.path, line, f"citations.{i}"))
             if a.context and (need_context or self.chunks):
                 if not self.chunks:
-                    problems.append(Problem("lists context chunk ids but no chunks were given",
-                                            answers.path, line, "context"))
+                    problems.append(
+                        Problem(
+                            "lists context chunk ids but no chunks were given",
+                            answers.path,
+                            line,
+                            "context",
+                        )
+                    )
                     continue
                 unknown = [cid for cid in a.context if cid not in self.chunks]
                 if unknown:
-                    problems.append(Problem(f"unknown chunk id(s) {unknown[:3]}", answers.path,
-                                            line, "context"))
+                    problems.append(
+                        Problem(f"unknown chunk id(s) {unknown[:3]}", answers.path, line, "context")
+                    )
         return problems

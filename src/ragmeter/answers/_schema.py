@@ -75,8 +75,10 @@ class Answer(BaseModel):
 ABSTENTION_PATTERNS: tuple[str, ...] = (
     r"\bi (?:do not|don't|cannot|can't) (?:know|find|answer|tell)\b",
     r"\b(?:not|no) (?:enough )?(?:information|details?) (?:is |are )?(?:available|provided|given|in)\b",
-    (r"\b(?:the )?(?:provided|given|available) (?:context|documents?|passages?|sources?) "
-     r"(?:do(?:es)? not|don't|doesn't) (?:say|state|mention|contain|cover|specify)\b"),
+    (
+        r"\b(?:the )?(?:provided|given|available) (?:context|documents?|passages?|sources?) "
+        r"(?:do(?:es)? not|don't|doesn't) (?:say|state|mention|contain|cover|specify)\b"
+    ),
     r"\bunable to (?:answer|find|determine)\b",
     r"\bcannot be (?:answered|determined)\b",
     r"^\s*(?:i abstain|no answer|unanswerable)\b",
@@ -133,8 +135,9 @@ def answers_from_records(
     Checks: the schema of each record, duplicate ids, a single ``variant`` per set, and (when
     ``question_ids`` is given) that every id is a golden question.
     """
-    return _validate(list(enumerate(records, start=1)), variant=variant, path=path,
-                     question_ids=question_ids)
+    return _validate(
+        list(enumerate(records, start=1)), variant=variant, path=path, question_ids=question_ids
+    )
 
 
 def _validate(
@@ -162,19 +165,32 @@ def _validate(
                 problems.append(Problem(msg, where, line, _field_of(err)))
             continue
         if ans.id in seen:
-            problems.append(Problem(f"duplicate answer for question '{ans.id}' (first on line "
-                                    f"{seen[ans.id]})", where, line, "id"))
+            problems.append(
+                Problem(
+                    f"duplicate answer for question '{ans.id}' (first on line {seen[ans.id]})",
+                    where,
+                    line,
+                    "id",
+                )
+            )
             continue
         if known is not None and ans.id not in known:
-            problems.append(Problem(f"'{ans.id}' is not a question of the golden set", where, line,
-                                    "id"))
+            problems.append(
+                Problem(f"'{ans.id}' is not a question of the golden set", where, line, "id")
+            )
         seen[ans.id] = line
         if ans.variant is not None:
             variants.add(ans.variant)
         answers.append(ans)
     if len(variants) > 1:
-        problems.append(Problem(f"one answers file holds one variant, found {sorted(variants)}",
-                                where, None, "variant"))
+        problems.append(
+            Problem(
+                f"one answers file holds one variant, found {sorted(variants)}",
+                where,
+                None,
+                "variant",
+            )
+        )
     if problems:
         raise ValidationError(problems, what=where or "answers")
     name = variant or (variants.pop() if variants else None)

@@ -23,45 +23,145 @@ from decimal import Decimal, InvalidOperation
 
 Value = tuple[str, str, str]  # (kind, unit, canonical amount or ISO date)
 
-_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-          "eighteen", "nineteen"]
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-         "eighty": 80, "ninety": 90}
-_WORD_NUMBER = (r"(?:(?:" + "|".join(_TENS) + r")(?:[- ](?:" + "|".join(_UNITS[1:10]) + r"))?|"
-                + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")")
+_UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_WORD_NUMBER = (
+    r"(?:(?:"
+    + "|".join(_TENS)
+    + r")(?:[- ](?:"
+    + "|".join(_UNITS[1:10])
+    + r"))?|"
+    + "|".join(sorted(_UNITS, key=len, reverse=True))
+    + r")"
+)
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _AMOUNT = rf"(?:{_NUM}|{_WORD_NUMBER})"
 
-_SYMBOLS = {"$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "C$": "CAD",
-            "A$": "AUD"}
-_CODES = ("USD", "EUR", "GBP", "JPY", "CAD", "AUD", "CHF", "NZD", "SEK", "NOK", "DKK", "INR",
-          "CNY", "SGD", "HKD", "MXN", "BRL", "ZAR")
-_CURRENCY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR",
-                   "pound": "GBP", "pounds": "GBP"}
-_DURATION = {"minute": ("minute", 1), "min": ("minute", 1), "mins": ("minute", 1),
-             "hour": ("minute", 60), "hr": ("minute", 60), "hrs": ("minute", 60),
-             "day": ("day", 1), "week": ("day", 7), "month": ("month", 1), "year": ("month", 12)}
-_MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"], start=1)}
-_MONTH_RE = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
-             r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_SYMBOLS = {"$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "C$": "CAD", "A$": "AUD"}
+_CODES = (
+    "USD",
+    "EUR",
+    "GBP",
+    "JPY",
+    "CAD",
+    "AUD",
+    "CHF",
+    "NZD",
+    "SEK",
+    "NOK",
+    "DKK",
+    "INR",
+    "CNY",
+    "SGD",
+    "HKD",
+    "MXN",
+    "BRL",
+    "ZAR",
+)
+_CURRENCY_WORDS = {
+    "dollar": "USD",
+    "dollars": "USD",
+    "euro": "EUR",
+    "euros": "EUR",
+    "pound": "GBP",
+    "pounds": "GBP",
+}
+_DURATION = {
+    "minute": ("minute", 1),
+    "min": ("minute", 1),
+    "mins": ("minute", 1),
+    "hour": ("minute", 60),
+    "hr": ("minute", 60),
+    "hrs": ("minute", 60),
+    "day": ("day", 1),
+    "week": ("day", 7),
+    "month": ("month", 1),
+    "year": ("month", 12),
+}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
+_MONTH_RE = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+    r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 
 _SYM_RE = "|".join(re.escape(s) for s in sorted(_SYMBOLS, key=len, reverse=True))
 _CODE_RE = "|".join(_CODES)
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("iso", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
-    ("mdy", re.compile(rf"\b({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)),
-    ("dmy", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE}),?\s+(\d{{4}})\b",
-                       re.IGNORECASE)),
+    (
+        "mdy",
+        re.compile(
+            rf"\b({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE
+        ),
+    ),
+    (
+        "dmy",
+        re.compile(
+            rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE}),?\s+(\d{{4}})\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("sym", re.compile(rf"(?<![A-Za-z])({_SYM_RE})\s?({_NUM})(?:\s?({_CODE_RE})\b)?")),
     ("code_pre", re.compile(rf"\b({_CODE_RE})\s?({_NUM})")),
     ("code_post", re.compile(rf"(?<![\w.])({_NUM})\s?({_CODE_RE})\b")),
     ("cur_word", re.compile(rf"\b({_AMOUNT})\s+(dollars?|euros?|pounds?)\b", re.IGNORECASE)),
     ("percent", re.compile(rf"\b({_AMOUNT})\s?(%|percent\b|per cent\b)", re.IGNORECASE)),
-    ("duration", re.compile(
-        rf"\b({_AMOUNT})[\s-]?(minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b", re.IGNORECASE)),
+    (
+        "duration",
+        re.compile(
+            rf"\b({_AMOUNT})[\s-]?(minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("number", re.compile(rf"(?<![\w.])({_NUM})(?![\w])")),
 ]
 
@@ -150,7 +250,7 @@ def extract_values(text: str) -> set[Value]:
     out: set[Value] = set()
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
-            if any(taken[m.start():m.end()]):
+            if any(taken[m.start() : m.end()]):
                 continue
             value = _read(kind, m)
             if value is None:

@@ -25,8 +25,11 @@ from dataclasses import dataclass
 def abstention_verdict(answerable: bool, abstained: bool) -> tuple[bool | None, str]:
     """``(correct, reason)``; ``correct`` is None when correctness must decide."""
     if not answerable:
-        return (True, "abstained on an unanswerable question") if abstained else \
-            (False, "answered an unanswerable question")
+        return (
+            (True, "abstained on an unanswerable question")
+            if abstained
+            else (False, "answered an unanswerable question")
+        )
     if abstained:
         return False, "abstained on an answerable question"
     return None, ""
@@ -52,12 +55,14 @@ class AbstentionSummary:
         return self.abstained_answerable / self.n_answerable if self.n_answerable else None
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_unanswerable": self.n_unanswerable,
-                "abstained_unanswerable": self.abstained_unanswerable,
-                "abstention_rate": self.abstention_rate,
-                "n_answerable": self.n_answerable,
-                "abstained_answerable": self.abstained_answerable,
-                "false_abstention_rate": self.false_abstention_rate}
+        return {
+            "n_unanswerable": self.n_unanswerable,
+            "abstained_unanswerable": self.abstained_unanswerable,
+            "abstention_rate": self.abstention_rate,
+            "n_answerable": self.n_answerable,
+            "abstained_answerable": self.abstained_answerable,
+            "false_abstention_rate": self.false_abstention_rate,
+        }
 
 
 def summarize_abstention(pairs: Iterable[tuple[bool, bool]]) -> AbstentionSummary:

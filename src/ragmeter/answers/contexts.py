@@ -53,21 +53,24 @@ def prompt_contexts(
     ranked = rank_run(r, ties=ties)  # type: ignore[arg-type]
     ids = flat(r.doc).take(pa.array(ranked.rows)).to_pylist() if len(ranked.rows) else []
     rows = chunking.index_of(ids)
-    unknown = [cid for cid, i in zip(ids, rows) if i < 0]
+    unknown = [cid for cid, i in zip(ids, rows, strict=True) if i < 0]
     if unknown:
-        raise UsageError(f"the run ranks {len(set(unknown))} chunk id(s) the chunking does not "
-                         f"have (e.g. '{unknown[0]}'): pass the chunking the run was made with")
+        raise UsageError(
+            f"the run ranks {len(set(unknown))} chunk id(s) the chunking does not "
+            f"have (e.g. '{unknown[0]}'): pass the chunking the run was made with"
+        )
     tokens = np.asarray(chunking.n_tokens)[rows] if len(rows) else np.zeros(0, np.int64)
     out: dict[str, tuple[str, ...]] = {}
     for i, qid in enumerate(ranked.qids):
         a, b = int(ranked.starts[i]), int(ranked.starts[i + 1])
         n = min(k, b - a) if k is not None else assemble(tokens[a:b], int(budget or 0))
-        out[str(qid)] = tuple(ids[a:a + n])
+        out[str(qid)] = tuple(ids[a : a + n])
     return out
 
 
-def variant_contexts(variant: Any, corpus: Any, tokenizer: Any = None
-                     ) -> tuple[Any, dict[str, tuple[str, ...]]]:
+def variant_contexts(
+    variant: Any, corpus: Any, tokenizer: Any = None
+) -> tuple[Any, dict[str, tuple[str, ...]]]:
     """The chunking and the prompt contexts of one variant of an experiment result
     (:class:`ragmeter.experiments._runner.VariantResult`), at its prompt k, else its budget.
 
@@ -83,19 +86,22 @@ def variant_contexts(variant: Any, corpus: Any, tokenizer: Any = None
         chunking = chunk_corpus(corpus, s.chunker, tokenizer=tokenizer)
     else:  # pragma: no cover - an experiment variant always names one of them
         raise UsageError(f"variant '{variant.name}' names no chunker and no chunks")
-    ctx = prompt_contexts(variant.run, chunking, k=s.k,
-                          budget=None if s.k is not None else s.budget)
+    ctx = prompt_contexts(
+        variant.run, chunking, k=s.k, budget=None if s.k is not None else s.budget
+    )
     return chunking, ctx
 
 
 def require_chunks_for(contexts: Mapping[str, Any] | None, chunks: Any) -> None:
     if contexts is not None and chunks is None:
-        raise UsageError("prompt contexts are chunk ids: pass the chunking they refer to "
-                         "(chunks= / --chunks)")
+        raise UsageError(
+            "prompt contexts are chunk ids: pass the chunking they refer to (chunks= / --chunks)"
+        )
 
 
-def experiment_contexts(result: Any, variants: Mapping[str, str]
-                        ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def experiment_contexts(
+    result: Any, variants: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """For answers files written for some variants of an experiment result
     (``variants``: experiment variant name -> answers variant name): the span evaluation of each
     run, the prompt context of every question (the run cut at the prompt k, else the budget)

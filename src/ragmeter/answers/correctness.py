@@ -72,7 +72,7 @@ def contains_reference(answer: str, reference: str) -> bool:
     a, r = normalize_answer(answer).split(), normalize_answer(reference).split()
     if not r:
         return False
-    return any(a[i:i + len(r)] == r for i in range(len(a) - len(r) + 1))
+    return any(a[i : i + len(r)] == r for i in range(len(a) - len(r) + 1))
 
 
 @dataclass(frozen=True)
@@ -116,14 +116,23 @@ class Correctness:
     reason: str
 
     def to_dict(self) -> dict[str, object]:
-        return {"exact": self.exact, "f1": round(self.f1, 4), "contains": self.contains,
-                "value_match": self.value_match, "correct": self.correct, "reason": self.reason}
+        return {
+            "exact": self.exact,
+            "f1": round(self.f1, 4),
+            "contains": self.contains,
+            "value_match": self.value_match,
+            "correct": self.correct,
+            "reason": self.reason,
+        }
 
 
 def score_correctness(answer: str, reference: str) -> Correctness:
     """All scores and the combined ``correct`` verdict of ``answer`` against ``reference``."""
-    em, f1, inside = exact_match(answer, reference), token_f1(answer, reference), \
-        contains_reference(answer, reference)
+    em, f1, inside = (
+        exact_match(answer, reference),
+        token_f1(answer, reference),
+        contains_reference(answer, reference),
+    )
     vm = value_match(answer, reference)
     if vm is not None:
         return Correctness(em, f1, inside, vm.matched, vm.matched, vm.explain())

@@ -88,8 +88,13 @@ class QuoteCheck:
     found_elsewhere: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"quote": self.quote, "ok": self.ok, "checked": list(self.checked),
-                "reason": self.reason, "found_elsewhere": list(self.found_elsewhere)}
+        return {
+            "quote": self.quote,
+            "ok": self.ok,
+            "checked": list(self.checked),
+            "reason": self.reason,
+            "found_elsewhere": list(self.found_elsewhere),
+        }
 
 
 @dataclass(frozen=True)
@@ -102,8 +107,12 @@ class ValueCheck:
     found_elsewhere: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "ok": self.ok, "checked": list(self.checked),
-                "found_elsewhere": list(self.found_elsewhere)}
+        return {
+            "value": self.value,
+            "ok": self.ok,
+            "checked": list(self.checked),
+            "found_elsewhere": list(self.found_elsewhere),
+        }
 
 
 @dataclass(frozen=True)
@@ -134,10 +143,13 @@ class Faithfulness:
         return not self.failed_quotes and not self.failed_values
 
     def to_dict(self) -> dict[str, Any]:
-        return {"supported": self.supported, "quotes": [q.to_dict() for q in self.quotes],
-                "values": [v.to_dict() for v in self.values],
-                "outside_context": list(self.outside_context),
-                "context_known": self.context_known}
+        return {
+            "supported": self.supported,
+            "quotes": [q.to_dict() for q in self.quotes],
+            "values": [v.to_dict() for v in self.values],
+            "outside_context": list(self.outside_context),
+            "context_known": self.context_known,
+        }
 
 
 class _Finder:
@@ -153,20 +165,34 @@ class _Finder:
         return self._docs
 
     def elsewhere(self, needle: str, context: list[Passage], skip: set[str]) -> tuple[str, ...]:
-        hits = [f"context:{p.label}" for p in context
-                if p.label not in skip and _inside(needle, normalize_quote(p.text))]
+        hits = [
+            f"context:{p.label}"
+            for p in context
+            if p.label not in skip and _inside(needle, normalize_quote(p.text))
+        ]
         hits += [f"doc:{d}" for d, text in self.docs().items() if _inside(needle, text)]
         return tuple(hits)
 
-    def value_elsewhere(self, value: Value, context: list[Passage], skip: set[str]) -> tuple[str, ...]:
-        hits = [f"context:{p.label}" for p in context
-                if p.label not in skip and value in extract_values(p.text)]
-        hits += [f"doc:{d}" for d, doc in self.index.docs.items() if value in extract_values(doc.text)]
+    def value_elsewhere(
+        self, value: Value, context: list[Passage], skip: set[str]
+    ) -> tuple[str, ...]:
+        hits = [
+            f"context:{p.label}"
+            for p in context
+            if p.label not in skip and value in extract_values(p.text)
+        ]
+        hits += [
+            f"doc:{d}" for d, doc in self.index.docs.items() if value in extract_values(doc.text)
+        ]
         return tuple(hits)
 
 
-def check_faithfulness(answer: Answer, index: PassageIndex, finder: _Finder | None = None,
-                       context_ids: Sequence[str] | None = None) -> Faithfulness:
+def check_faithfulness(
+    answer: Answer,
+    index: PassageIndex,
+    finder: _Finder | None = None,
+    context_ids: Sequence[str] | None = None,
+) -> Faithfulness:
     """Run the quote and value checks of one answer (citations must resolve: see
     :meth:`PassageIndex.check`). ``context``: the prompt's chunk ids when the answer carries
     none (e.g. from the retrieval run); the answer's own ``context`` wins."""
@@ -186,23 +212,43 @@ def check_faithfulness(answer: Answer, index: PassageIndex, finder: _Finder | No
         needle = normalize_quote(q.text)
         if q.marker is not None:
             if not 1 <= q.marker <= len(cited):
-                quotes.append(QuoteCheck(q.text, False, (), f"marker [{q.marker}] but the answer "
-                                         f"has {len(cited)} citation(s)",
-                                         finder.elsewhere(needle, context, set())))
+                quotes.append(
+                    QuoteCheck(
+                        q.text,
+                        False,
+                        (),
+                        f"marker [{q.marker}] but the answer has {len(cited)} citation(s)",
+                        finder.elsewhere(needle, context, set()),
+                    )
+                )
                 continue
             targets = [q.marker - 1]
         else:
             targets = list(range(len(cited)))
         labels = tuple(cited[i].label for i in targets)
         if not targets:
-            quotes.append(QuoteCheck(q.text, False, (), "quote without a citation",
-                                     finder.elsewhere(needle, context, set())))
+            quotes.append(
+                QuoteCheck(
+                    q.text,
+                    False,
+                    (),
+                    "quote without a citation",
+                    finder.elsewhere(needle, context, set()),
+                )
+            )
         elif any(_inside(needle, norm_cited[i]) for i in targets):
             hit = next(cited[i].label for i in targets if _inside(needle, norm_cited[i]))
             quotes.append(QuoteCheck(q.text, True, labels, f"in cited passage {hit}"))
         else:
-            quotes.append(QuoteCheck(q.text, False, labels, "not in the cited passage",
-                                     finder.elsewhere(needle, context, cited_labels)))
+            quotes.append(
+                QuoteCheck(
+                    q.text,
+                    False,
+                    labels,
+                    "not in the cited passage",
+                    finder.elsewhere(needle, context, cited_labels),
+                )
+            )
 
     stated = sorted(v for v in extract_values(answer.answer) if v[0] in _CHECKED_KINDS)
     values = []
@@ -211,6 +257,12 @@ def check_faithfulness(answer: Answer, index: PassageIndex, finder: _Finder | No
         labels = tuple(p.label for p in cited)
         for v in stated:
             ok = v in cited_values
-            values.append(ValueCheck(describe(v), ok, labels,
-                                     () if ok else finder.value_elsewhere(v, context, cited_labels)))
+            values.append(
+                ValueCheck(
+                    describe(v),
+                    ok,
+                    labels,
+                    () if ok else finder.value_elsewhere(v, context, cited_labels),
+                )
+            )
     return Faithfulness(tuple(quotes), tuple(values), outside, known)

@@ -31,7 +31,9 @@ from .._errors import Problem, UsageError, ValidationError
 from ..io._reading import iter_jsonl
 
 
-def confusion_matrix(human: Sequence[str], judge: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+def confusion_matrix(
+    human: Sequence[str], judge: Sequence[str], labels: Sequence[str]
+) -> np.ndarray:
     """``C[i, j]``: count of items with human label ``labels[i]`` and judge label ``labels[j]``."""
     index = {lab: i for i, lab in enumerate(labels)}
     c = np.zeros((len(labels), len(labels)), dtype=np.int64)
@@ -81,16 +83,28 @@ class JudgeValidation:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "judge": dict(self.judge), "n": self.n, "labels": list(self.labels),
+            "judge": dict(self.judge),
+            "n": self.n,
+            "labels": list(self.labels),
             "confusion": {"rows_human_cols_judge": self.confusion.tolist()},
-            "agreement": self.agreement, "agreement_all": self.agreement_all,
-            "kappa": self.kappa, "per_class": {k: dict(v) for k, v in self.per_class.items()},
+            "agreement": self.agreement,
+            "agreement_all": self.agreement_all,
+            "kappa": self.kappa,
+            "per_class": {k: dict(v) for k, v in self.per_class.items()},
             "disagreements": [{"id": i, "human": h, "judge": j} for i, h, j in self.disagreements],
-            "failed": list(self.failed), "unlabelled": list(self.unlabelled),
-            "order": {"pairs_both_orders": self.order_pairs, "flips": len(self.order_flips),
-                      "flipped_ids": list(self.order_flips)},
-            "repeats": {"runs": self.n_runs, "unstable": len(self.unstable),
-                        "unstable_ids": list(self.unstable), "score_variance": self.score_variance},
+            "failed": list(self.failed),
+            "unlabelled": list(self.unlabelled),
+            "order": {
+                "pairs_both_orders": self.order_pairs,
+                "flips": len(self.order_flips),
+                "flipped_ids": list(self.order_flips),
+            },
+            "repeats": {
+                "runs": self.n_runs,
+                "unstable": len(self.unstable),
+                "unstable_ids": list(self.unstable),
+                "score_variance": self.score_variance,
+            },
         }
 
 
@@ -135,9 +149,13 @@ def validate_judge(
     per_class: dict[str, dict[str, float | int | None]] = {}
     for k, lab in enumerate(labels):
         row, col = int(c[k].sum()), int(c[:, k].sum())
-        per_class[lab] = {"n_human": row, "n_judge": col, "agree": int(c[k, k]),
-                          "agreement": c[k, k] / row if row else None,
-                          "precision": c[k, k] / col if col else None}
+        per_class[lab] = {
+            "n_human": row,
+            "n_judge": col,
+            "agree": int(c[k, k]),
+            "agreement": c[k, k] / row if row else None,
+            "precision": c[k, k] / col if col else None,
+        }
     dis = tuple((i, human[i], str(primary[i].label)) for i in ids if human[i] != primary[i].label)
 
     pairs, flips = 0, []
@@ -160,10 +178,21 @@ def validate_judge(
             if len(scores) > 1:
                 variances.append(float(np.var(scores)))
     return JudgeValidation(
-        labels, n, c, agree,
+        labels,
+        n,
+        c,
+        agree,
         float(np.trace(c) / (n + len(failed))) if n + len(failed) else float("nan"),
-        kappa_from_confusion(c), per_class, dis, failed, unlabelled, pairs, tuple(sorted(flips)),
-        max(len(runs), 1), tuple(unstable), float(np.mean(variances)) if variances else None,
+        kappa_from_confusion(c),
+        per_class,
+        dis,
+        failed,
+        unlabelled,
+        pairs,
+        tuple(sorted(flips)),
+        max(len(runs), 1),
+        tuple(unstable),
+        float(np.mean(variances)) if variances else None,
         dict(judge or {}),
     )
 
@@ -182,8 +211,9 @@ def load_human_labels(path: str | PathLike[str]) -> dict[str, str]:
         if not isinstance(i, str) or not i:
             problems.append(Problem("needs a non-empty string", str(path), line, "id"))
         elif lab is None or isinstance(lab, (dict, list)):
-            problems.append(Problem("needs a label (string, number or boolean)", str(path), line,
-                                    "label"))
+            problems.append(
+                Problem("needs a label (string, number or boolean)", str(path), line, "label")
+            )
         elif i in out:
             problems.append(Problem(f"second label for '{i}'", str(path), line, "id"))
         else:
@@ -222,14 +252,27 @@ def load_judge_labels(path: str | PathLike[str]) -> tuple[list[JudgeLabel], dict
             problems.append(Problem("must be a number", str(path), line, "score"))
             continue
         if isinstance(rec.get("judge"), dict):
-            judges.add(json.dumps({"judge": rec["judge"], "prompt": rec.get("prompt")},
-                                  sort_keys=True))
-        out.append(JudgeLabel(i, None if lab is None else
-                              (str(lab).lower() if isinstance(lab, bool) else str(lab)),
-                              run, order, None if score is None else float(score)))
+            judges.add(
+                json.dumps({"judge": rec["judge"], "prompt": rec.get("prompt")}, sort_keys=True)
+            )
+        out.append(
+            JudgeLabel(
+                i,
+                None if lab is None else (str(lab).lower() if isinstance(lab, bool) else str(lab)),
+                run,
+                order,
+                None if score is None else float(score),
+            )
+        )
     if len(judges) > 1:
-        problems.append(Problem(f"mixes {len(judges)} judge configurations; validate one at a "
-                                "time", str(path), None, "judge"))
+        problems.append(
+            Problem(
+                f"mixes {len(judges)} judge configurations; validate one at a time",
+                str(path),
+                None,
+                "judge",
+            )
+        )
     if problems:
         raise ValidationError(problems, what=str(path))
     return out, (json.loads(judges.pop()) if judges else {})

@@ -30,22 +30,35 @@ from .judges._protocol import Judge, JudgeInfo, JudgeRequest
 def _claims(data: Mapping[str, Any]) -> tuple[float, str, dict[str, Any]]:
     claims = data.get("claims")
     if not isinstance(claims, list) or not all(
-            isinstance(c, Mapping) and isinstance(c.get("supported"), bool) for c in claims):
+        isinstance(c, Mapping) and isinstance(c.get("supported"), bool) for c in claims
+    ):
         raise ValueError("expected {'claims': [{'claim': ..., 'supported': true|false}]}")
     if not claims:
         return 1.0, "supported", {"claims": []}
     n_ok = sum(c["supported"] for c in claims)
-    return n_ok / len(claims), "supported" if n_ok == len(claims) else "unsupported", \
-        {"claims": [{"claim": str(c.get("claim", "")), "supported": c["supported"]} for c in claims]}
+    return (
+        n_ok / len(claims),
+        "supported" if n_ok == len(claims) else "unsupported",
+        {
+            "claims": [
+                {"claim": str(c.get("claim", "")), "supported": c["supported"]} for c in claims
+            ]
+        },
+    )
 
 
-def _verdict(options: Mapping[str, float], key: str = "verdict") -> Callable[[Mapping[str, Any]], tuple[float, str, dict[str, Any]]]:
+def _verdict(
+    options: Mapping[str, float], key: str = "verdict"
+) -> Callable[[Mapping[str, Any]], tuple[float, str, dict[str, Any]]]:
     def parse(data: Mapping[str, Any]) -> tuple[float, str, dict[str, Any]]:
         v = str(data.get(key, "")).strip().lower() if data.get(key) is not None else ""
         match = {k.lower(): k for k in options}
         if v not in match:
-            raise ValueError(f"expected '{key}' to be one of {', '.join(options)}, got {data.get(key)!r}")
+            raise ValueError(
+                f"expected '{key}' to be one of {', '.join(options)}, got {data.get(key)!r}"
+            )
         return options[match[v]], match[v], {}
+
     return parse
 
 
@@ -63,27 +76,47 @@ class JudgeMetric:
 INPUTS = {
     "question": "the question text (from the golden set)",
     "answer": "the generated answer (from the answers file)",
-    "context": "the passages in the prompt (answers' \"context\" chunk ids plus the chunks)",
-    "reference": "the reference answer (the golden set's \"answer\")",
+    "context": 'the passages in the prompt (answers\' "context" chunk ids plus the chunks)',
+    "reference": 'the reference answer (the golden set\'s "answer")',
     "answer_a": "the first answer of the pair",
     "answer_b": "the second answer of the pair",
 }
 
-JUDGE_METRICS: dict[str, JudgeMetric] = {m.name: m for m in (
-    JudgeMetric("faithfulness", ("question", "answer", "context"),
-                "claim-level support of the answer by its context", _claims),
-    JudgeMetric("context_relevance", ("question", "context"),
-                "is the retrieved context focused on the question",
-                _verdict({"yes": 1.0, "partly": 0.5, "no": 0.0})),
-    JudgeMetric("answer_relevance", ("question", "answer"),
-                "does the answer address the question",
-                _verdict({"yes": 1.0, "partly": 0.5, "no": 0.0})),
-    JudgeMetric("correctness", ("question", "answer", "reference"),
-                "does the answer agree with the reference",
-                _verdict({"correct": 1.0, "incorrect": 0.0})),
-    JudgeMetric("pairwise", ("question", "answer_a", "answer_b", "reference"),
-                "which of two answers is better", _verdict({"A": 1.0, "B": 0.0, "tie": 0.5}, "winner")),
-)}
+JUDGE_METRICS: dict[str, JudgeMetric] = {
+    m.name: m
+    for m in (
+        JudgeMetric(
+            "faithfulness",
+            ("question", "answer", "context"),
+            "claim-level support of the answer by its context",
+            _claims,
+        ),
+        JudgeMetric(
+            "context_relevance",
+            ("question", "context"),
+            "is the retrieved context focused on the question",
+            _verdict({"yes": 1.0, "partly": 0.5, "no": 0.0}),
+        ),
+        JudgeMetric(
+            "answer_relevance",
+            ("question", "answer"),
+            "does the answer address the question",
+            _verdict({"yes": 1.0, "partly": 0.5, "no": 0.0}),
+        ),
+        JudgeMetric(
+            "correctness",
+            ("question", "answer", "reference"),
+            "does the answer agree with the reference",
+            _verdict({"correct": 1.0, "incorrect": 0.0}),
+        ),
+        JudgeMetric(
+            "pairwise",
+            ("question", "answer_a", "answer_b", "reference"),
+            "which of two answers is better",
+            _verdict({"A": 1.0, "B": 0.0, "tie": 0.5}, "winner"),
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -107,16 +140,27 @@ class JudgedScore:
         return self.judge.label, f"{self.prompt.get('id')}@{str(self.prompt.get('sha256'))[:12]}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "metric": self.metric, "ok": self.ok, "score": self.score,
-                "label": self.label, "error": self.error, "detail": dict(self.detail),
-                "cached": self.cached, "judge": self.judge.to_dict(), "prompt": dict(self.prompt)}
+        return {
+            "id": self.id,
+            "metric": self.metric,
+            "ok": self.ok,
+            "score": self.score,
+            "label": self.label,
+            "error": self.error,
+            "detail": dict(self.detail),
+            "cached": self.cached,
+            "judge": self.judge.to_dict(),
+            "prompt": dict(self.prompt),
+        }
 
 
 def get_metric(name: str) -> JudgeMetric:
     try:
         return JUDGE_METRICS[name]
     except KeyError:
-        raise UsageError(f"unknown judge metric '{name}'; valid: {', '.join(JUDGE_METRICS)}") from None
+        raise UsageError(
+            f"unknown judge metric '{name}'; valid: {', '.join(JUDGE_METRICS)}"
+        ) from None
 
 
 def missing_inputs(metric: JudgeMetric, items: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
@@ -143,39 +187,64 @@ def judge_metric(
     """
     m = metric if isinstance(metric, JudgeMetric) else get_metric(metric)
     if judge is None or not hasattr(judge, "judge"):
-        raise UsageError(f"{m.name} needs a judge: pass one explicitly (e.g. FakeJudge() for a "
-                         "demo, OpenAIJudge(...) for a model); ragmeter never picks one for you")
+        raise UsageError(
+            f"{m.name} needs a judge: pass one explicitly (e.g. FakeJudge() for a "
+            "demo, OpenAIJudge(...) for a model); ragmeter never picks one for you"
+        )
     gaps = missing_inputs(m, items)
     if gaps:
-        parts = [f"'{name}' ({INPUTS.get(name, name)}) for {len(ids)} item(s): "
-                 f"{', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}" for name, ids in gaps.items()]
-        raise UsageError(f"judge metric {m.name} needs {', '.join(m.inputs)}; missing " +
-                         "; ".join(parts))
+        parts = [
+            f"'{name}' ({INPUTS.get(name, name)}) for {len(ids)} item(s): "
+            f"{', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
+            for name, ids in gaps.items()
+        ]
+        raise UsageError(
+            f"judge metric {m.name} needs {', '.join(m.inputs)}; missing " + "; ".join(parts)
+        )
     p = prompt or load_prompt(m.name)
-    requests = [JudgeRequest(m.name, p.render({k: item[k] for k in p.inputs}),
-                             {k: item[k] for k in m.inputs}) for item in items]
+    requests = [
+        JudgeRequest(
+            m.name, p.render({k: item[k] for k in p.inputs}), {k: item[k] for k in m.inputs}
+        )
+        for item in items
+    ]
     replies = judge.judge(requests)
     if len(replies) != len(requests):
         raise UsageError(f"judge returned {len(replies)} replies for {len(requests)} requests")
     info, pinfo = judge.info, p.to_dict()
     out = []
-    for item, reply in zip(items, replies):
+    for item, reply in zip(items, replies, strict=True):
         qid = str(item["id"])
         if not reply.ok or reply.data is None:
-            out.append(JudgedScore(qid, m.name, False, None, None, info, pinfo,
-                                   reply.error or "judge failed"))
+            out.append(
+                JudgedScore(
+                    qid, m.name, False, None, None, info, pinfo, reply.error or "judge failed"
+                )
+            )
             continue
         try:
             score, label, detail = m.parse(reply.data)
         except ValueError as exc:
-            out.append(JudgedScore(qid, m.name, False, None, None, info, pinfo,
-                                   f"reply does not fit {p.id}: {exc}", cached=reply.cached))
+            out.append(
+                JudgedScore(
+                    qid,
+                    m.name,
+                    False,
+                    None,
+                    None,
+                    info,
+                    pinfo,
+                    f"reply does not fit {p.id}: {exc}",
+                    cached=reply.cached,
+                )
+            )
             continue
         reason = reply.data.get("reason")
         if reason is not None:
             detail = {**detail, "reason": str(reason)}
-        out.append(JudgedScore(qid, m.name, True, score, label, info, pinfo, None, detail,
-                               reply.cached))
+        out.append(
+            JudgedScore(qid, m.name, True, score, label, info, pinfo, None, detail, reply.cached)
+        )
     return out
 
 
@@ -189,8 +258,10 @@ def require_one_config(scores: Iterable[JudgedScore]) -> tuple[str, str] | None:
     if mixed:
         m, cfgs = next(iter(mixed.items()))
         listing = "; ".join(f"{j} with prompt {p}" for j, p in sorted(cfgs))
-        raise UsageError(f"scores for {m} come from {len(cfgs)} judge configurations ({listing}); "
-                         "re-judge everything with one configuration before comparing")
+        raise UsageError(
+            f"scores for {m} come from {len(cfgs)} judge configurations ({listing}); "
+            "re-judge everything with one configuration before comparing"
+        )
     judges = {cfg[0] for _, cfg in configs}
     return (judges.pop(), "") if len(judges) == 1 else None
 
@@ -202,7 +273,7 @@ class PairwiseResult:
     id: str
     ab: str | None  # winner when a was shown first: "a", "b", "tie" or None (failed)
     ba: str | None  # winner when b was shown first, mapped back to "a"/"b"
-    flipped: bool   # both orders succeeded and disagree
+    flipped: bool  # both orders succeeded and disagree
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "ab": self.ab, "ba": self.ba, "flipped": self.flipped}
@@ -213,13 +284,15 @@ def judge_pairwise(judge: Judge, items: Sequence[Mapping[str, Any]]) -> list[Pai
 
     A flip is a pair whose preferred answer changes with the order shown (position bias).
     """
-    swapped = [{**it, "answer_a": it.get("answer_b"), "answer_b": it.get("answer_a")} for it in items]
+    swapped = [
+        {**it, "answer_a": it.get("answer_b"), "answer_b": it.get("answer_a")} for it in items
+    ]
     first = judge_metric(judge, "pairwise", items)
     second = judge_metric(judge, "pairwise", swapped)
     to_ab = {"A": "a", "B": "b", "tie": "tie"}
     to_ba = {"A": "b", "B": "a", "tie": "tie"}
     out = []
-    for s1, s2 in zip(first, second):
+    for s1, s2 in zip(first, second, strict=True):
         w1 = to_ab[s1.label] if s1.ok and s1.label else None
         w2 = to_ba[s2.label] if s2.ok and s2.label else None
         out.append(PairwiseResult(s1.id, w1, w2, w1 is not None and w2 is not None and w1 != w2))

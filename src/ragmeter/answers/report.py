@@ -87,16 +87,25 @@ class AnswerCheck:
         return bool(self.faithfulness.outside_context)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "answerable": self.answerable, "abstained": self.abstained,
-                "abstained_from": self.abstained_from, "correct": self.correct,
-                "reason": self.reason, "supported": self.supported, "ok": self.ok,
-                "correctness": self.correctness.to_dict() if self.correctness else None,
-                "faithfulness": self.faithfulness.to_dict(),
-                "judged": {k: v.to_dict() for k, v in self.judged.items()},
-                "slices": list(self.slices), "split": self.split,
-                "cited_docs": list(self.cited_docs), "context_from": self.context_from,
-                "support_unknown": self.support_unknown,
-                "cites_outside_context": self.cites_outside_context}
+        return {
+            "id": self.id,
+            "answerable": self.answerable,
+            "abstained": self.abstained,
+            "abstained_from": self.abstained_from,
+            "correct": self.correct,
+            "reason": self.reason,
+            "supported": self.supported,
+            "ok": self.ok,
+            "correctness": self.correctness.to_dict() if self.correctness else None,
+            "faithfulness": self.faithfulness.to_dict(),
+            "judged": {k: v.to_dict() for k, v in self.judged.items()},
+            "slices": list(self.slices),
+            "split": self.split,
+            "cited_docs": list(self.cited_docs),
+            "context_from": self.context_from,
+            "support_unknown": self.support_unknown,
+            "cites_outside_context": self.cites_outside_context,
+        }
 
 
 @dataclass(frozen=True)
@@ -108,15 +117,21 @@ class FaithfulButWrong:
     answer: str
     reference: str | None
     reason: str
-    cited: tuple[Mapping[str, Any], ...]    # {"doc", effective_date?, version?, ...}
+    cited: tuple[Mapping[str, Any], ...]  # {"doc", effective_date?, version?, ...}
     evidence: tuple[Mapping[str, Any], ...]  # the golden evidence documents, same fields
     stale: bool  # a cited document is older than (or a different version of) the evidence
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "question": self.question, "answer": self.answer,
-                "reference": self.reference, "reason": self.reason,
-                "cited": [dict(c) for c in self.cited],
-                "evidence": [dict(e) for e in self.evidence], "stale": self.stale}
+        return {
+            "id": self.id,
+            "question": self.question,
+            "answer": self.answer,
+            "reference": self.reference,
+            "reason": self.reason,
+            "cited": [dict(c) for c in self.cited],
+            "evidence": [dict(e) for e in self.evidence],
+            "stale": self.stale,
+        }
 
 
 @dataclass(frozen=True)
@@ -160,8 +175,10 @@ class AnswerReport:
         vm = [c.value_match for c in answered if c.value_match is not None]
         known = [c for c in scored if c.ok is not None]
         out: dict[str, Any] = {
-            "variant": self.variant, "golden_version": self.golden_version,
-            "n_answers": len(cs), "n_missing": len(self.missing),
+            "variant": self.variant,
+            "golden_version": self.golden_version,
+            "n_answers": len(cs),
+            "n_missing": len(self.missing),
             "n_scored": len(scored),
             "correct": sum(bool(c.correct) for c in scored),
             "correct_rate": _rate(sum(bool(c.correct) for c in scored), len(scored)),
@@ -174,8 +191,10 @@ class AnswerReport:
             "exact_rate": _rate(sum(c.exact for c in answered), len(answered)),
             "mean_f1": _mean([c.f1 for c in answered]),
             "value_match_rate": _rate(sum(vm), len(vm)),
-            "quotes_checked": len(quotes), "quotes_failed": sum(not q.ok for q in quotes),
-            "values_checked": len(values), "values_failed": sum(not v.ok for v in values),
+            "quotes_checked": len(quotes),
+            "quotes_failed": sum(not q.ok for q in quotes),
+            "values_checked": len(values),
+            "values_failed": sum(not v.ok for v in values),
             "supported": sum(c.supported is True for c in cs),
             "unsupported": sum(c.supported is False for c in cs),
             # an abstention claims nothing: its support is not "unknown", it does not apply
@@ -192,9 +211,15 @@ class AnswerReport:
                 judged.setdefault(name, []).append(s)
         if judged:
             out["judge"] = self.judge
-            out["judged"] = {name: {"n": len(v), "failed": sum(not s.ok for s in v),
-                                    "mean": _mean([s.score for s in v if s.ok and s.score is not None]),
-                                    "prompt": dict(v[0].prompt)} for name, v in judged.items()}
+            out["judged"] = {
+                name: {
+                    "n": len(v),
+                    "failed": sum(not s.ok for s in v),
+                    "mean": _mean([s.score for s in v if s.ok and s.score is not None]),
+                    "prompt": dict(v[0].prompt),
+                }
+                for name, v in judged.items()
+            }
         return out
 
     def by_slice(self) -> dict[str, dict[str, Any]]:
@@ -208,15 +233,22 @@ class AnswerReport:
         for name in sorted(groups):
             g = [c for c in groups[name] if c.correct is not None]
             known = [c for c in g if c.ok is not None]
-            out[name] = {"n": len(g), "correct_rate": _rate(sum(bool(c.correct) for c in g), len(g)),
-                         "ok_rate": _rate(sum(c.ok is True for c in known), len(known)),
-                         "support_unknown": len(g) - len(known)}
+            out[name] = {
+                "n": len(g),
+                "correct_rate": _rate(sum(bool(c.correct) for c in g), len(g)),
+                "ok_rate": _rate(sum(c.ok is True for c in known), len(known)),
+                "support_unknown": len(g) - len(known),
+            }
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary(), "slices": self.by_slice(),
-                "faithful_but_wrong": [f.to_dict() for f in self.faithful_but_wrong],
-                "missing": list(self.missing), "answers": [c.to_dict() for c in self.checks]}
+        return {
+            "summary": self.summary(),
+            "slices": self.by_slice(),
+            "faithful_but_wrong": [f.to_dict() for f in self.faithful_but_wrong],
+            "missing": list(self.missing),
+            "answers": [c.to_dict() for c in self.checks],
+        }
 
 
 def _rate(k: int, n: int) -> float | None:
@@ -239,12 +271,18 @@ def _is_stale(cited: Sequence[Mapping[str, Any]], evidence: Sequence[Mapping[str
     for c in cited:
         if c["doc"] in ev_docs:
             continue
-        if "superseded_by" in c or str(c.get("status", "")).lower() in ("superseded", "stale",
-                                                                         "expired", "archived"):
+        if "superseded_by" in c or str(c.get("status", "")).lower() in (
+            "superseded",
+            "stale",
+            "expired",
+            "archived",
+        ):
             return True
         if ev_dates and "effective_date" in c and str(c["effective_date"]) < max(ev_dates):
             return True
-        if any("version" in e and "version" in c and e["version"] != c["version"] for e in evidence):
+        if any(
+            "version" in e and "version" in c and e["version"] != c["version"] for e in evidence
+        ):
             return True
     return False
 
@@ -274,19 +312,26 @@ def check_answers(
     questions = {q.id: q for q in golden.questions}
     unknown = [a.id for a in answers.answers if a.id not in questions]
     if unknown:
-        raise UsageError(f"{answers.path or answers.variant}: {len(unknown)} answer id(s) are not "
-                         f"golden questions: {', '.join(unknown[:5])}")
+        raise UsageError(
+            f"{answers.path or answers.variant}: {len(unknown)} answer id(s) are not "
+            f"golden questions: {', '.join(unknown[:5])}"
+        )
     index = PassageIndex(corpus, chunks)
     problems = index.check(answers)
     if problems:
         raise ValidationError(problems, what=answers.path or answers.variant)
     if judge_metrics and judge is None:
-        raise UsageError(f"judge metrics {', '.join(judge_metrics)} need a judge: pass one "
-                         "explicitly (FakeJudge() for a demo, OpenAIJudge(...) for a model)")
+        raise UsageError(
+            f"judge metrics {', '.join(judge_metrics)} need a judge: pass one "
+            "explicitly (FakeJudge() for a demo, OpenAIJudge(...) for a model)"
+        )
     finder = _Finder(index)
     ctx_of = _contexts(answers, contexts)
-    judged = (_run_judges(answers, questions, index, judge, judge_metrics, ctx_of)
-              if judge_metrics else {})
+    judged = (
+        _run_judges(answers, questions, index, judge, judge_metrics, ctx_of)
+        if judge_metrics
+        else {}
+    )
 
     checks, fbw = [], []
     for a in answers.answers:
@@ -303,19 +348,47 @@ def check_answers(
                 verdict, reason = corr.correct, corr.reason
         cited_docs = tuple(dict.fromkeys(index.cited(c).doc or "" for c in a.citations))
         check = AnswerCheck(
-            a.id, q.answerable, abstained, "field" if a.abstained is not None else "text",
-            verdict, reason, corr, check_faithfulness(a, index, finder, ctx_of.get(a.id)),
-            judged.get(a.id, {}), tuple(q.slices), q.split, tuple(d for d in cited_docs if d),
-            "answer" if a.context is not None else ("run" if a.id in ctx_of else None))
+            a.id,
+            q.answerable,
+            abstained,
+            "field" if a.abstained is not None else "text",
+            verdict,
+            reason,
+            corr,
+            check_faithfulness(a, index, finder, ctx_of.get(a.id)),
+            judged.get(a.id, {}),
+            tuple(q.slices),
+            q.split,
+            tuple(d for d in cited_docs if d),
+            "answer" if a.context is not None else ("run" if a.id in ctx_of else None),
+        )
         checks.append(check)
         if not abstained and q.answerable and check.supported is True and check.correct is False:
             cited = tuple(_doc_fields(index, d) for d in check.cited_docs)
-            evidence = tuple(_doc_fields(index, d) for d in dict.fromkeys(e.doc for e in q.evidence))
-            fbw.append(FaithfulButWrong(a.id, q.question, a.answer, q.answer, reason, cited,
-                                        evidence, _is_stale(cited, evidence)))
+            evidence = tuple(
+                _doc_fields(index, d) for d in dict.fromkeys(e.doc for e in q.evidence)
+            )
+            fbw.append(
+                FaithfulButWrong(
+                    a.id,
+                    q.question,
+                    a.answer,
+                    q.answer,
+                    reason,
+                    cited,
+                    evidence,
+                    _is_stale(cited, evidence),
+                )
+            )
     missing = tuple(qid for qid in questions if qid not in answers.by_id)
-    return AnswerReport(answers.variant, golden_version_of(golden), tuple(checks), missing,
-                        tuple(fbw), judge.info.label if (judge is not None and judge_metrics) else None)
+    return AnswerReport(
+        answers.variant,
+        golden_version_of(golden),
+        tuple(checks),
+        missing,
+        tuple(fbw),
+        judge.info.label if (judge is not None and judge_metrics) else None,
+    )
 
 
 def golden_version_of(golden: Any) -> str | None:
@@ -327,8 +400,9 @@ def golden_version_of(golden: Any) -> str | None:
     return None if v is None else str(v)
 
 
-def _contexts(answers: AnswerSet, contexts: Mapping[str, Sequence[str]] | None
-              ) -> dict[str, Sequence[str]]:
+def _contexts(
+    answers: AnswerSet, contexts: Mapping[str, Sequence[str]] | None
+) -> dict[str, Sequence[str]]:
     """Each answer's prompt context: its own ``context``, else the run's (absent: unknown)."""
     out: dict[str, Sequence[str]] = {}
     for a in answers.answers:
@@ -339,24 +413,37 @@ def _contexts(answers: AnswerSet, contexts: Mapping[str, Sequence[str]] | None
     return out
 
 
-def _run_judges(answers: AnswerSet, questions: Mapping[str, Any], index: PassageIndex,
-                judge: Judge | None, metrics: Sequence[str],
-                contexts: Mapping[str, Sequence[str]]) -> dict[str, dict[str, JudgedScore]]:
+def _run_judges(
+    answers: AnswerSet,
+    questions: Mapping[str, Any],
+    index: PassageIndex,
+    judge: Judge | None,
+    metrics: Sequence[str],
+    contexts: Mapping[str, Sequence[str]],
+) -> dict[str, dict[str, JudgedScore]]:
     items = []
     for a in answers.answers:
         q = questions[a.id]
         ctx = index.context(contexts.get(a.id) or [])
-        items.append({"id": a.id, "question": q.question, "answer": a.answer,
-                      "reference": q.answer,
-                      "context": "\n\n".join(f"[{i + 1}] {p.text}" for i, p in enumerate(ctx))
-                      if ctx else None})
+        items.append(
+            {
+                "id": a.id,
+                "question": q.question,
+                "answer": a.answer,
+                "reference": q.answer,
+                "context": "\n\n".join(f"[{i + 1}] {p.text}" for i, p in enumerate(ctx))
+                if ctx
+                else None,
+            }
+        )
     out: dict[str, dict[str, JudgedScore]] = {}
     all_scores: list[JudgedScore] = []
     for name in metrics:
         metric = get_metric(name)
         # an unanswerable question has no reference by design: not a missing input
-        use = [it for it in items if "reference" not in metric.inputs
-               or questions[it["id"]].answerable]
+        use = [
+            it for it in items if "reference" not in metric.inputs or questions[it["id"]].answerable
+        ]
         scores = judge_metric(judge, metric, use)  # type: ignore[arg-type]
         all_scores += scores
         for s in scores:

@@ -194,8 +194,10 @@ class SentenceChunker(Chunker):
 
     def split(self, text: str, enc: Encoded) -> list[Range]:
         sents = split_sentences(text)
-        return [(sents[i][0], sents[min(i + self.n, len(sents)) - 1][1])
-                for i in range(0, len(sents), self.n)]
+        return [
+            (sents[i][0], sents[min(i + self.n, len(sents)) - 1][1])
+            for i in range(0, len(sents), self.n)
+        ]
 
 
 @dataclass(frozen=True, repr=False)
@@ -225,10 +227,9 @@ class SectionChunker(Chunker):
         counts = np.asarray(enc.count_in(starts, ends)).tolist()
         out: list[Range] = []
         cur: list[int] | None = None  # [start, end, tokens]
-        for (a, b), n in zip(pieces, counts):
+        for (a, b), n in zip(pieces, counts, strict=True):
             heading = _HEADING_AT.match(text, a) is not None
-            if cur is not None and (heading or n > self.max_tokens
-                                    or cur[2] + n > self.max_tokens):
+            if cur is not None and (heading or n > self.max_tokens or cur[2] + n > self.max_tokens):
                 out.append((cur[0], cur[1]))
                 cur = None
             if n > self.max_tokens:
@@ -285,11 +286,12 @@ class RecursiveChunker(Chunker):
         pieces = _pieces(text, a, b, self._gaps(text, a, b, level))
         if len(pieces) <= 1:
             return self._split(text, enc, a, b, level + 1)
-        counts = np.asarray(enc.count_in(np.array([p[0] for p in pieces]),
-                                         np.array([p[1] for p in pieces]))).tolist()
+        counts = np.asarray(
+            enc.count_in(np.array([p[0] for p in pieces]), np.array([p[1] for p in pieces]))
+        ).tolist()
         out: list[Range] = []
         good: list[tuple[int, int, int]] = []
-        for (pa, pb), n in zip(pieces, counts):
+        for (pa, pb), n in zip(pieces, counts, strict=True):
             if n <= self.size:
                 good.append((pa, pb, n))
                 continue
@@ -339,14 +341,15 @@ class DocumentChunker(Chunker):
 
 
 CHUNKERS: dict[str, type[Chunker]] = {
-    c.kind: c for c in (TokenChunker, SentenceChunker, SectionChunker, RecursiveChunker,
-                        DocumentChunker)
+    c.kind: c
+    for c in (TokenChunker, SentenceChunker, SectionChunker, RecursiveChunker, DocumentChunker)
 }
 
 
 def _valid_forms() -> str:
-    return "; ".join(c.form if c.form == c.example else f"{c.form} (e.g. {c.example})"
-                     for c in CHUNKERS.values())
+    return "; ".join(
+        c.form if c.form == c.example else f"{c.form} (e.g. {c.example})" for c in CHUNKERS.values()
+    )
 
 
 def make_chunker(name: str | Chunker) -> Chunker:

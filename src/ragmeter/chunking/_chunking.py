@@ -97,8 +97,14 @@ class Chunking:
             yield self[i]
 
     def __getitem__(self, i: int) -> Chunk:
-        return Chunk(self.ids[i], self.doc[i], int(self.start[i]), int(self.end[i]), self.text[i],
-                     int(self.n_tokens[i]))
+        return Chunk(
+            self.ids[i],
+            self.doc[i],
+            int(self.start[i]),
+            int(self.end[i]),
+            self.text[i],
+            int(self.n_tokens[i]),
+        )
 
     @property
     def chunks(self) -> list[Chunk]:
@@ -187,7 +193,7 @@ def index_texts(chunking: Chunking, corpus: Any) -> list[str]:
     if not joins:
         return list(chunking.text)
     titles = _titles_of(corpus)
-    return [f"{t} {x}" if (t := titles.get(d)) else x for d, x in zip(chunking.doc, chunking.text)]
+    return [f"{t} {x}" if (t := titles.get(d)) else x for d, x in zip(chunking.doc, chunking.text, strict=True)]
 
 
 def _titles_of(corpus: Any) -> dict[str, str]:
@@ -233,12 +239,12 @@ def chunk_corpus(
     counts: list[np.ndarray] = []
     done = 0
     for batch in _batches(docs):
-        for (doc_id, text), enc in zip(batch, tok.encode([t for _, t in batch])):
+        for (doc_id, text), enc in zip(batch, tok.encode([t for _, t in batch]), strict=True):
             s, e, n = finalize(enc, ch.split(text, enc))
             sl, el = s.tolist(), e.tolist()
-            ids.extend(f"{doc_id}#{a}-{b}" for a, b in zip(sl, el))
+            ids.extend(f"{doc_id}#{a}-{b}" for a, b in zip(sl, el, strict=True))
             doc_col.extend([doc_id] * len(sl))
-            texts.extend(text[a:b] for a, b in zip(sl, el))
+            texts.extend(text[a:b] for a, b in zip(sl, el, strict=True))
             starts.append(s)
             ends.append(e)
             counts.append(n)
@@ -249,8 +255,16 @@ def chunk_corpus(
     def cat(parts: list[np.ndarray]) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
-    return Chunking(name=ch.name, tokenizer=tok.name, ids=ids, doc=doc_col, start=cat(starts),
-                    end=cat(ends), text=texts, n_tokens=cat(counts))
+    return Chunking(
+        name=ch.name,
+        tokenizer=tok.name,
+        ids=ids,
+        doc=doc_col,
+        start=cat(starts),
+        end=cat(ends),
+        text=texts,
+        n_tokens=cat(counts),
+    )
 
 
 def _batches(docs: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:

@@ -42,12 +42,27 @@ def to_arrow(chunking: Chunking) -> pa.Table:
 
     meta = {"name": chunking.name, "tokenizer": chunking.tokenizer, "format": FORMAT}
     schema = pa.schema(
-        [("id", pa.string()), ("doc", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
-         ("text", pa.string()), ("n_tokens", pa.int64())],
+        [
+            ("id", pa.string()),
+            ("doc", pa.string()),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+            ("text", pa.string()),
+            ("n_tokens", pa.int64()),
+        ],
         metadata={META_KEY: json.dumps(meta).encode("utf-8")},
     )
-    return pa.table([chunking.ids, chunking.doc, chunking.start, chunking.end, chunking.text,
-                     chunking.n_tokens], schema=schema)
+    return pa.table(
+        [
+            chunking.ids,
+            chunking.doc,
+            chunking.start,
+            chunking.end,
+            chunking.text,
+            chunking.n_tokens,
+        ],
+        schema=schema,
+    )
 
 
 def save_chunking(chunking: Chunking, path: str | os.PathLike[str]) -> Path:
@@ -62,10 +77,16 @@ def save_chunking(chunking: Chunking, path: str | os.PathLike[str]) -> Path:
 
     def rows() -> Iterator[str]:
         for i in range(len(chunking)):
-            row = {"id": chunking.ids[i], "doc": chunking.doc[i],
-                   "start": int(chunking.start[i]), "end": int(chunking.end[i]),
-                   "text": chunking.text[i], "n_tokens": int(chunking.n_tokens[i]),
-                   "chunking": chunking.name, "tokenizer": chunking.tokenizer}
+            row = {
+                "id": chunking.ids[i],
+                "doc": chunking.doc[i],
+                "start": int(chunking.start[i]),
+                "end": int(chunking.end[i]),
+                "text": chunking.text[i],
+                "n_tokens": int(chunking.n_tokens[i]),
+                "chunking": chunking.name,
+                "tokenizer": chunking.tokenizer,
+            }
             yield json.dumps(row, ensure_ascii=False)
 
     return write_text_lines(path, rows())

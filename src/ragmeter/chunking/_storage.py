@@ -45,10 +45,17 @@ def load_chunking(
     if corpus is not None:
         problems += _check_texts(cols, lines, where, corpus)
     _raise(problems, where)
-    return Chunking(name=meta.get("name") or name or path.stem,
-                    tokenizer=meta.get("tokenizer") or UNKNOWN_TOKENIZER,
-                    ids=cols["id"], doc=cols["doc"], start=cols["start"], end=cols["end"],
-                    text=cols["text"], n_tokens=cols["n_tokens"], source=where)
+    return Chunking(
+        name=meta.get("name") or name or path.stem,
+        tokenizer=meta.get("tokenizer") or UNKNOWN_TOKENIZER,
+        ids=cols["id"],
+        doc=cols["doc"],
+        start=cols["start"],
+        end=cols["end"],
+        text=cols["text"],
+        n_tokens=cols["n_tokens"],
+        source=where,
+    )
 
 
 def _raise(problems: list[Problem], where: str) -> None:
@@ -70,8 +77,12 @@ def _read_parquet(path: Path) -> tuple[dict[str, list[Any]], list[int], dict[str
         raise InputError(f"not a readable Parquet file ({exc})", path=path) from None
     missing = [c for c in COLUMNS if c not in table.column_names]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}; a chunk table has columns "
-                         f"{', '.join(COLUMNS)}", path=path, field=missing[0])
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}; a chunk table has columns "
+            f"{', '.join(COLUMNS)}",
+            path=path,
+            field=missing[0],
+        )
     cols: dict[str, list[Any]] = {}
     for col, kind in zip(COLUMNS, ("string", "string", "int", "int", "string", "int"), strict=True):
         arr = table.column(col)
@@ -82,8 +93,9 @@ def _read_parquet(path: Path) -> tuple[dict[str, list[Any]], list[int], dict[str
             raise InputError(f"column has type {arr.type}, expected {kind}", path=path, field=col)
         if arr.null_count:
             row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0]) + 1
-            raise InputError(f"{arr.null_count} empty value(s), first in row {row}", path=path,
-                             field=col)
+            raise InputError(
+                f"{arr.null_count} empty value(s), first in row {row}", path=path, field=col
+            )
         cols[col] = arr.to_pylist() if kind == "string" else arr.to_numpy().astype(np.int64)
     meta: dict[str, Any] = {}
     raw = (table.schema.metadata or {}).get(META_KEY)
@@ -144,8 +156,11 @@ def _check_rows(cols: dict[str, Any], lines: list[int], where: str) -> list[Prob
     checks = (
         (start < 0, "start", lambda i: f"must be >= 0, got {start[i]}"),
         (end <= start, "end", lambda i: f"must be greater than start ({start[i]}), got {end[i]}"),
-        ((end > start) & (tlen != end - start), "text",
-         lambda i: f"has {tlen[i]} characters but end - start = {end[i] - start[i]}"),
+        (
+            (end > start) & (tlen != end - start),
+            "text",
+            lambda i: f"has {tlen[i]} characters but end - start = {end[i] - start[i]}",
+        ),
         (ntok < 0, "n_tokens", lambda i: f"must be >= 0, got {ntok[i]}"),
     )
     for bad, field, msg in checks:
@@ -154,8 +169,14 @@ def _check_rows(cols: dict[str, Any], lines: list[int], where: str) -> list[Prob
     first: dict[str, int] = {}
     for i, cid in enumerate(cols["id"]):
         if cid in first:
-            problems.append(Problem(f"duplicate chunk id {cid!r} (first at line "
-                                    f"{lines[first[cid]]})", where, lines[i], "id"))
+            problems.append(
+                Problem(
+                    f"duplicate chunk id {cid!r} (first at line {lines[first[cid]]})",
+                    where,
+                    lines[i],
+                    "id",
+                )
+            )
         else:
             first[cid] = i
     return problems
@@ -164,16 +185,24 @@ def _check_rows(cols: dict[str, Any], lines: list[int], where: str) -> list[Prob
 def _check_texts(cols: dict[str, Any], lines: list[int], where: str, corpus: Any) -> list[Problem]:
     texts = dict(documents_of(corpus))
     problems: list[Problem] = []
-    for i, (doc, a, b, text) in enumerate(zip(cols["doc"], cols["start"], cols["end"],
-                                              cols["text"], strict=True)):
+    for i, (doc, a, b, text) in enumerate(
+        zip(cols["doc"], cols["start"], cols["end"], cols["text"], strict=True)
+    ):
         src = texts.get(doc)
         if src is None:
             problems.append(Problem(f"unknown document {doc!r}", where, lines[i], "doc"))
         elif b > len(src):
-            problems.append(Problem(f"end {b} is past the document's end ({len(src)})", where,
-                                    lines[i], "end"))
+            problems.append(
+                Problem(f"end {b} is past the document's end ({len(src)})", where, lines[i], "end")
+            )
         elif src[a:b] != text:
-            problems.append(Problem("text differs from the document's characters start:end "
-                                    "(was the corpus edited after chunking?)", where, lines[i],
-                                    "text"))
+            problems.append(
+                Problem(
+                    "text differs from the document's characters start:end "
+                    "(was the corpus edited after chunking?)",
+                    where,
+                    lines[i],
+                    "text",
+                )
+            )
     return problems

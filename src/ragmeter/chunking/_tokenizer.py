@@ -141,10 +141,12 @@ class WordPieceTokenizer(Tokenizer):
         out: list[Encoded] = []
         for enc in self._tok.encode_batch(list(texts), add_special_tokens=False):
             n = len(enc.ids)
-            flat = np.fromiter((x for pair in enc.offsets for x in pair), dtype=np.int64,
-                               count=2 * n)
-            words = np.fromiter((-1 if w is None else w for w in enc.word_ids), dtype=np.int64,
-                                count=n)
+            flat = np.fromiter(
+                (x for pair in enc.offsets for x in pair), dtype=np.int64, count=2 * n
+            )
+            words = np.fromiter(
+                (-1 if w is None else w for w in enc.word_ids), dtype=np.int64, count=n
+            )
             out.append(Encoded(flat[0::2].copy(), flat[1::2].copy(), words))
         return out
 
@@ -168,8 +170,9 @@ class RegexWordTokenizer(Tokenizer):
         return out
 
     def count_batch(self, texts: Sequence[str]) -> np.ndarray:
-        return np.fromiter((len(_REGEX_TOKEN.findall(t)) for t in texts), dtype=np.int64,
-                           count=len(texts))
+        return np.fromiter(
+            (len(_REGEX_TOKEN.findall(t)) for t in texts), dtype=np.int64, count=len(texts)
+        )
 
 
 @functools.cache

@@ -47,13 +47,21 @@ def from_ranges(
             problems.append(Problem(f"{where}: unknown document {doc!r}", field="doc"))
             continue
         if any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in (start, end)):
-            problems.append(Problem(f"{where}: offsets must be integers, got ({start!r}, "
-                                    f"{end!r})", field="start"))
+            problems.append(
+                Problem(
+                    f"{where}: offsets must be integers, got ({start!r}, {end!r})", field="start"
+                )
+            )
             continue
         start, end = int(start), int(end)
         if start < 0 or end <= start or end > len(src):
-            problems.append(Problem(f"{where}: range {start}:{end} is not inside document "
-                                    f"{doc!r} (length {len(src)}) or is empty", field="end"))
+            problems.append(
+                Problem(
+                    f"{where}: range {start}:{end} is not inside document "
+                    f"{doc!r} (length {len(src)}) or is empty",
+                    field="end",
+                )
+            )
             continue
         rows[(str(doc), start, end)] = None
     if problems:
@@ -81,26 +89,37 @@ def from_langchain(
     problems: list[Problem] = []
     rows: dict[tuple[str, int, int], str] = {}
     for i, item in enumerate(documents, start=1):
-        content = item.get("page_content") if isinstance(item, Mapping) else getattr(
-            item, "page_content", None)
-        meta = item.get("metadata") if isinstance(item, Mapping) else getattr(
-            item, "metadata", None)
+        content = (
+            item.get("page_content")
+            if isinstance(item, Mapping)
+            else getattr(item, "page_content", None)
+        )
+        meta = (
+            item.get("metadata") if isinstance(item, Mapping) else getattr(item, "metadata", None)
+        )
         where = f"item {i}"
         if not isinstance(content, str) or not isinstance(meta, Mapping):
             problems.append(Problem(f"{where}: expected page_content (str) and metadata (dict)"))
             continue
         start = meta.get("start_index")
         if not isinstance(start, int) or isinstance(start, bool) or start < 0:
-            problems.append(Problem(
-                f"{where}: metadata['start_index'] is {start!r}; create the splitter with "
-                "add_start_index=True (LangChain records -1 for a chunk it could not locate)",
-                field="metadata.start_index"))
+            problems.append(
+                Problem(
+                    f"{where}: metadata['start_index'] is {start!r}; create the splitter with "
+                    "add_start_index=True (LangChain records -1 for a chunk it could not locate)",
+                    field="metadata.start_index",
+                )
+            )
             continue
         doc = meta.get(doc_key)
         if doc is None:
-            problems.append(Problem(f"{where}: metadata has no {doc_key!r}; pass "
-                                    f"doc_key= the metadata key holding the document id",
-                                    field=f"metadata.{doc_key}"))
+            problems.append(
+                Problem(
+                    f"{where}: metadata has no {doc_key!r}; pass "
+                    f"doc_key= the metadata key holding the document id",
+                    field=f"metadata.{doc_key}",
+                )
+            )
             continue
         end = start + len(content)
         if texts is not None:
@@ -109,8 +128,13 @@ def from_langchain(
                 problems.append(Problem(f"{where}: unknown document {doc!r}", field=doc_key))
                 continue
             if src[start:end] != content:
-                problems.append(Problem(f"{where}: page_content is not the text of document "
-                                        f"{doc!r} at {start}:{end}", field="page_content"))
+                problems.append(
+                    Problem(
+                        f"{where}: page_content is not the text of document "
+                        f"{doc!r} at {start}:{end}",
+                        field="page_content",
+                    )
+                )
                 continue
         if end > start:
             rows[(str(doc), start, end)] = content
@@ -134,7 +158,12 @@ def _build(
     keys = [keys[i] for i in order]
     chunk_texts = [chunk_texts[i] for i in order]
     return Chunking(
-        name=name, tokenizer=tok.name, ids=[chunk_id(d, a, b) for d, a, b in keys],
-        doc=[d for d, _, _ in keys], start=[a for _, a, _ in keys], end=[b for _, _, b in keys],
-        text=chunk_texts, n_tokens=tok.count_batch(chunk_texts) if keys else [],
+        name=name,
+        tokenizer=tok.name,
+        ids=[chunk_id(d, a, b) for d, a, b in keys],
+        doc=[d for d, _, _ in keys],
+        start=[a for _, a, _ in keys],
+        end=[b for _, _, b in keys],
+        text=chunk_texts,
+        n_tokens=tok.count_batch(chunk_texts) if keys else [],
     )

@@ -12,8 +12,9 @@ import typer
 from .._errors import UsageError
 from ._common import Format, console, err_console, handle_errors, print_json
 
-answers_app = typer.Typer(help="Check generated answers: correctness, abstention, quotes, judges.",
-                          no_args_is_help=True)
+answers_app = typer.Typer(
+    help="Check generated answers: correctness, abstention, quotes, judges.", no_args_is_help=True
+)
 judge_app = typer.Typer(help="Validate a model judge against human labels.", no_args_is_help=True)
 
 
@@ -36,26 +37,44 @@ def _load_inputs(golden: Path, corpus: Path | None, chunks: Path | None) -> tupl
     return gold, corp, chk
 
 
-def _make_judge(kind: str, url: str | None, model: str | None, key_env: str | None,
-                cache: Path | None, timeout: float, retries: int, concurrency: int,
-                price_prompt: float | None, price_completion: float | None) -> Any:
+def _make_judge(
+    kind: str,
+    url: str | None,
+    model: str | None,
+    key_env: str | None,
+    cache: Path | None,
+    timeout: float,
+    retries: int,
+    concurrency: int,
+    price_prompt: float | None,
+    price_completion: float | None,
+) -> Any:
     if kind == "none":
         return None
     if kind == "fake":
         from ..answers.judges.fake import FakeJudge
 
-        err_console.print("[yellow]FAKE JUDGE: rule-based stand-in, not a model; its scores are "
-                          "not evidence[/yellow]")
+        err_console.print(
+            "[yellow]FAKE JUDGE: rule-based stand-in, not a model; its scores are "
+            "not evidence[/yellow]"
+        )
         return FakeJudge()
     if kind == "openai":
         if not url or not model:
             raise UsageError("--judge openai needs --judge-url and --judge-model")
         from ..answers.judges.openai import OpenAIJudge
 
-        return OpenAIJudge(base_url=url, model=model, api_key_env=key_env, timeout=timeout,
-                           max_retries=retries, concurrency=concurrency, cache_dir=cache,
-                           price_per_1k_prompt=price_prompt,
-                           price_per_1k_completion=price_completion)
+        return OpenAIJudge(
+            base_url=url,
+            model=model,
+            api_key_env=key_env,
+            timeout=timeout,
+            max_retries=retries,
+            concurrency=concurrency,
+            cache_dir=cache,
+            price_per_1k_prompt=price_prompt,
+            price_per_1k_completion=price_completion,
+        )
     raise UsageError(f"--judge must be none, fake or openai, got '{kind}'")
 
 
@@ -68,21 +87,28 @@ def check_cmd(
     chunks: Path | None = typer.Option(None, help="Chunking: resolves chunk citations, context."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
     per_answer: bool = typer.Option(False, "--per-answer", help="Also list every answer."),
-    run: Path | None = typer.Option(None, help="Retrieval run (TREC or JSONL) of chunk ids: the "
-                                    "prompt context of answers that carry no 'context' (needs "
-                                    "--chunks and --k or --budget)."),
+    run: Path | None = typer.Option(
+        None,
+        help="Retrieval run (TREC or JSONL) of chunk ids: the "
+        "prompt context of answers that carry no 'context' (needs "
+        "--chunks and --k or --budget).",
+    ),
     k: int | None = typer.Option(None, "--k", help="Prompt k: the run's top k is the context."),
     budget: int | None = typer.Option(None, help="Prompt token budget instead of --k."),
     judge: str = typer.Option("none", help="none, fake (rule-based, for demos) or openai."),
     judge_metrics: str = typer.Option(
-        "faithfulness", help="Judge metrics: faithfulness, context_relevance, answer_relevance, "
-        "correctness (comma-separated)."),
-    judge_url: str | None = typer.Option(None, help="OpenAI-compatible base URL, e.g. "
-                                            "http://127.0.0.1:8000/v1"),
+        "faithfulness",
+        help="Judge metrics: faithfulness, context_relevance, answer_relevance, "
+        "correctness (comma-separated).",
+    ),
+    judge_url: str | None = typer.Option(
+        None, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1"
+    ),
     judge_model: str | None = typer.Option(None, help="Judge model name."),
     judge_key_env: str | None = typer.Option(None, help="Name of the env var holding the API key."),
-    judge_cache: Path | None = typer.Option(Path(".ragmeter-cache/judge"),
-                                               help="Disk cache of judge replies."),
+    judge_cache: Path | None = typer.Option(
+        Path(".ragmeter-cache/judge"), help="Disk cache of judge replies."
+    ),
     judge_timeout: float = typer.Option(60.0, help="Seconds per request."),
     judge_retries: int = typer.Option(3, help="Retries on 429/5xx/timeouts/malformed replies."),
     judge_concurrency: int = typer.Option(4, help="Requests in flight at once."),
@@ -92,13 +118,23 @@ def check_cmd(
     """Score answers: correctness, abstention, quote/value faithfulness, faithful-but-wrong.
 
     Exit code 1 when a judge was used and any judgement failed (the failures are listed)."""
-    from ._render_answers import print_report
     from ..answers._schema import load_answers
     from ..answers.report import check_answers
+    from ._render_answers import print_report
 
     gold, corp, chk = _load_inputs(golden, corpus, chunks)
-    j = _make_judge(judge, judge_url, judge_model, judge_key_env, judge_cache, judge_timeout,
-                    judge_retries, judge_concurrency, price_prompt, price_completion)
+    j = _make_judge(
+        judge,
+        judge_url,
+        judge_model,
+        judge_key_env,
+        judge_cache,
+        judge_timeout,
+        judge_retries,
+        judge_concurrency,
+        price_prompt,
+        price_completion,
+    )
     metrics = [m.strip() for m in judge_metrics.split(",") if m.strip()] if j is not None else []
     contexts = None
     if run is not None:
@@ -109,8 +145,18 @@ def check_cmd(
         contexts = prompt_contexts(str(run), chk, k=k, budget=budget)
     elif k is not None or budget is not None:
         raise UsageError("--k and --budget cut a retrieval run: pass --run too")
-    reports = [check_answers(load_answers(p, golden=gold), gold, corpus=corp, chunks=chk,
-                             judge=j, judge_metrics=metrics, contexts=contexts) for p in answers]
+    reports = [
+        check_answers(
+            load_answers(p, golden=gold),
+            gold,
+            corpus=corp,
+            chunks=chk,
+            judge=j,
+            judge_metrics=metrics,
+            contexts=contexts,
+        )
+        for p in answers
+    ]
     failed = sum(1 for r in reports for c in r.checks for s in c.judged.values() if not s.ok)
     usage = getattr(j, "usage", None)
     if fmt == Format.json:
@@ -121,27 +167,56 @@ def check_cmd(
         print_json(objs[0] if len(objs) == 1 else objs)
     elif fmt == Format.csv:
         w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(["variant", "id", "answerable", "abstained", "correct", "supported", "ok",
-                    "exact", "f1", "value_match", "quotes_failed", "reason"])
+        w.writerow(
+            [
+                "variant",
+                "id",
+                "answerable",
+                "abstained",
+                "correct",
+                "supported",
+                "ok",
+                "exact",
+                "f1",
+                "value_match",
+                "quotes_failed",
+                "reason",
+            ]
+        )
         for r in reports:
             for c in r.checks:
                 cr = c.correctness
-                w.writerow([r.variant, c.id, c.answerable, c.abstained, c.correct, c.supported,
-                            c.ok, cr.exact if cr else "", f"{cr.f1:.4f}" if cr else "",
-                            cr.value_match if cr else "", len(c.faithfulness.failed_quotes),
-                            c.reason])
+                w.writerow(
+                    [
+                        r.variant,
+                        c.id,
+                        c.answerable,
+                        c.abstained,
+                        c.correct,
+                        c.supported,
+                        c.ok,
+                        cr.exact if cr else "",
+                        f"{cr.f1:.4f}" if cr else "",
+                        cr.value_match if cr else "",
+                        len(c.faithfulness.failed_quotes),
+                        c.reason,
+                    ]
+                )
     else:
         for r in reports:
             print_report(console, r, per_answer=per_answer)
         if usage is not None:
             u = usage.to_dict()
             cost = "" if u["cost"] is None else f", cost {u['cost']:.4f}"
-            console.print(f"judge usage: {u['http_requests']} HTTP requests, {u['cache_hits']} "
-                          f"cache hits, {u['retries']} retries, {u['failures']} failures, "
-                          f"{u['prompt_tokens']}+{u['completion_tokens']} tokens{cost}")
+            console.print(
+                f"judge usage: {u['http_requests']} HTTP requests, {u['cache_hits']} "
+                f"cache hits, {u['retries']} retries, {u['failures']} failures, "
+                f"{u['prompt_tokens']}+{u['completion_tokens']} tokens{cost}"
+            )
     if failed:
-        err_console.print(f"[red]{failed} judgement(s) failed[/red]; they are recorded as failed, "
-                          "not as passes")
+        err_console.print(
+            f"[red]{failed} judgement(s) failed[/red]; they are recorded as failed, not as passes"
+        )
         raise typer.Exit(1)
 
 
@@ -179,15 +254,18 @@ def compare_cmd(
 @judge_app.command("validate")
 @handle_errors
 def validate_cmd(
-    human: Path = typer.Option(..., help="Human labels JSONL: {\"id\", \"label\"}."),
-    judged: Path = typer.Option(..., "--judge", help="Judge labels JSONL: {\"id\", \"label\", "
-                                "\"run\"?, \"order\"?: \"ab\"|\"ba\", \"score\"?, \"ok\"?}."),
+    human: Path = typer.Option(..., help='Human labels JSONL: {"id", "label"}.'),
+    judged: Path = typer.Option(
+        ...,
+        "--judge",
+        help='Judge labels JSONL: {"id", "label", "run"?, "order"?: "ab"|"ba", "score"?, "ok"?}.',
+    ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
 ) -> None:
     """Agreement per class, confusion matrix, Cohen's kappa, order flips, repeat variance and the
     disagreements themselves."""
-    from ._render_answers import print_validation
     from ..answers.judge_validation import load_human_labels, load_judge_labels, validate_judge
+    from ._render_answers import print_validation
 
     labels, info = load_judge_labels(judged)
     v = validate_judge(load_human_labels(human), labels, judge=info)

@@ -34,24 +34,34 @@ def position_cmd(
     answers: Path = typer.Option(..., help="Answers JSONL of the variant the run fed."),
     chunks: Path = typer.Option(..., help="Chunking the run and context ids refer to."),
     corpus: Path | None = typer.Option(None, help="Corpus (citations, chunk text check)."),
-    run: Path | None = typer.Option(None, help="Retrieval run (TREC or JSONL) of chunk ids that "
-                                    "built each prompt; default: the answers' context ids."),
+    run: Path | None = typer.Option(
+        None,
+        help="Retrieval run (TREC or JSONL) of chunk ids that "
+        "built each prompt; default: the answers' context ids.",
+    ),
     k: int | None = typer.Option(None, "--k", help="Prompt k (passages in the prompt)."),
     budget: int | None = typer.Option(None, help="Prompt token budget instead of --k."),
-    evidence: str = typer.Option("first", help="Which evidence span is placed: first (first "
-                                 "found, any grade) or best (first found of the top grade)."),
-    cover: float = typer.Option(0.5, help="Share of a span's characters the context must hold "
-                                "for it to count as found."),
-    per_question: bool = typer.Option(False, "--per-question", help="Also list every placed "
-                                      "question (csv: per-question rows instead)."),
+    evidence: str = typer.Option(
+        "first",
+        help="Which evidence span is placed: first (first "
+        "found, any grade) or best (first found of the top grade).",
+    ),
+    cover: float = typer.Option(
+        0.5, help="Share of a span's characters the context must hold for it to count as found."
+    ),
+    per_question: bool = typer.Option(
+        False,
+        "--per-question",
+        help="Also list every placed question (csv: per-question rows instead).",
+    ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Answer correctness by where the evidence sits in the context: first, middle, last.
 
     Lost in the middle on your answers; small bins give a direction, not proof."""
     from ..answers._schema import load_answers
-    from ..diagnosis._position import EVIDENCE, contexts_run, lost_in_the_middle
     from ..answers.report import check_answers
+    from ..diagnosis._position import EVIDENCE, contexts_run, lost_in_the_middle
     from ._answers import _load_inputs
 
     # argument errors first, before any file is read
@@ -74,11 +84,14 @@ def position_cmd(
     else:
         source = contexts_run(ans)
         if not source:
-            raise UsageError(f"{answers} carries no 'context' chunk ids: give the --run that "
-                             "built the prompts and its --k or --budget")
+            raise UsageError(
+                f"{answers} carries no 'context' chunk ids: give the --run that "
+                "built the prompts and its --k or --budget"
+            )
     report = check_answers(ans, gold, corpus=corp, chunks=chk, contexts=contexts)
-    rep = lost_in_the_middle(gold, chk, source, report, k=k, budget=budget, evidence=evidence,
-                             cover=cover)
+    rep = lost_in_the_middle(
+        gold, chk, source, report, k=k, budget=budget, evidence=evidence, cover=cover
+    )
     if run is None and k is None and budget is None:
         rep = _with_context(rep, "the answers' context ids")
     if fmt == Format.json:
@@ -102,14 +115,35 @@ def _write_csv(rep: Any, per_question: bool) -> None:
         for q in rep.questions:
             w.writerow([q.id, q.position, q.context_len, q.bin, q.grade, q.correct, q.ok])
         return
-    w.writerow(["group", "key", "n", "correct", "ok", "support_unknown", "ok_rate", "ok_ci_low",
-                "ok_ci_high"])
+    w.writerow(
+        [
+            "group",
+            "key",
+            "n",
+            "correct",
+            "ok",
+            "support_unknown",
+            "ok_rate",
+            "ok_ci_low",
+            "ok_ci_high",
+        ]
+    )
     for group, rows in (("bin", rep.bins), ("position", rep.positions)):
         for g in rows:
             ci = g.ok_interval
-            w.writerow([group, g.key, g.n, g.correct, g.ok, g.support_unknown,
-                        "" if g.ok_rate is None else f"{g.ok_rate:.4f}",
-                        "" if ci is None else f"{ci[0]:.4f}", "" if ci is None else f"{ci[1]:.4f}"])
+            w.writerow(
+                [
+                    group,
+                    g.key,
+                    g.n,
+                    g.correct,
+                    g.ok,
+                    g.support_unknown,
+                    "" if g.ok_rate is None else f"{g.ok_rate:.4f}",
+                    "" if ci is None else f"{ci[0]:.4f}",
+                    "" if ci is None else f"{ci[1]:.4f}",
+                ]
+            )
 
 
 def _rate(k: int, n: int) -> str:
@@ -126,9 +160,14 @@ def _table(title: str, key: str, groups: Any) -> Table:
     t.add_column("95% CI", justify="right")
     for g in groups:
         ci = g.ok_interval
-        t.add_row(g.key + (" *" if g.small and g.n else ""), str(g.n), _rate(g.correct, g.n),
-                  _rate(g.ok, g.ok_known), str(g.support_unknown),
-                  f"{ci[0]:.2f}-{ci[1]:.2f}" if ci else "-")
+        t.add_row(
+            g.key + (" *" if g.small and g.n else ""),
+            str(g.n),
+            _rate(g.correct, g.n),
+            _rate(g.ok, g.ok_known),
+            str(g.support_unknown),
+            f"{ci[0]:.2f}-{ci[1]:.2f}" if ci else "-",
+        )
     return t
 
 
@@ -139,16 +178,20 @@ def print_positions(out: Console, rep: Any, *, per_question: bool = False) -> No
     who = escape(rep.variant or "answers")
     version = f", golden {escape(rep.golden_version)}" if rep.golden_version else ""
     out.print(f"[bold]Answer outcomes by evidence position[/bold] ({who}{version})")
-    out.print(f"Context: {escape(rep.context)}; placed: the {rep.evidence} evidence span found; "
-              "first = position 1, last = the context's last chunk, middle = the rest. "
-              "Correct and supported: over the answers whose support is known; 95% CI: its "
-              "Wilson interval.")
+    out.print(
+        f"Context: {escape(rep.context)}; placed: the {rep.evidence} evidence span found; "
+        "first = position 1, last = the context's last chunk, middle = the rest. "
+        "Correct and supported: over the answers whose support is known; 95% CI: its "
+        "Wilson interval."
+    )
     out.print(_table("by bin", "bin", rep.bins))
     out.print(_table("by position in the context", "position", rep.positions))
     ex = rep.excluded
-    out.print(f"{rep.n} question(s) placed; left out: {ex['not_in_context']} evidence not in "
-              f"the context, {ex['unanswerable']} unanswerable, {ex['no_answer']} without an "
-              f"answer, {ex['not_scored']} without a reference answer.")
+    out.print(
+        f"{rep.n} question(s) placed; left out: {ex['not_in_context']} evidence not in "
+        f"the context, {ex['unanswerable']} unanswerable, {ex['no_answer']} without an "
+        f"answer, {ex['not_scored']} without a reference answer."
+    )
     if any(g.small and g.n for g in (*rep.bins, *rep.positions)):
         out.print(f"* under {MIN_BIN} known verdicts: a direction, not proof.")
     for note in rep.notes:
@@ -159,9 +202,15 @@ def print_positions(out: Console, rep: Any, *, per_question: bool = False) -> No
         for col in ("id", "position", "of", "bin", "grade", "correct", "ok"):
             t.add_column(col, justify="left" if col in ("id", "bin") else "right")
         for q in rep.questions:
-            t.add_row(escape(q.id), str(q.position), str(q.context_len), q.bin,
-                      "-" if q.grade is None else str(q.grade), _yes(q.correct),
-                      "unknown" if q.ok is None else _yes(q.ok))
+            t.add_row(
+                escape(q.id),
+                str(q.position),
+                str(q.context_len),
+                q.bin,
+                "-" if q.grade is None else str(q.grade),
+                _yes(q.correct),
+                "unknown" if q.ok is None else _yes(q.ok),
+            )
         out.print(t)
 
 

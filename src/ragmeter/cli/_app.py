@@ -8,7 +8,7 @@ import sys
 import typer
 
 from .._errors import RagmeterError
-from ._common import err_console, escape
+from ._common import err_console, line
 
 app = typer.Typer(
     name="ragmeter",
@@ -45,5 +45,5 @@ def main() -> None:
     try:
         app(standalone_mode=True)
     except RagmeterError as exc:  # pragma: no cover - typer catches inside commands already
-        err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        err_console.print(line(("error:", "red"), f" {exc}"), soft_wrap=True)
         sys.exit(2)

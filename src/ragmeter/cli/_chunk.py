@@ -12,8 +12,10 @@ from rich.table import Table
 from .._errors import UsageError
 from ._common import TITLE, Format, console, err_console, handle_errors, lit, print_json
 
-CHUNKER_HELP = ("tokens:SIZE:OVERLAP, sentences:N, sections:MAX_TOKENS, recursive:SIZE:OVERLAP "
-                "or document (one chunk per document), e.g. tokens:300:50")
+CHUNKER_HELP = (
+    "tokens:SIZE:OVERLAP, sentences:N, sections:MAX_TOKENS, recursive:SIZE:OVERLAP "
+    "or document (one chunk per document), e.g. tokens:300:50"
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -30,8 +32,13 @@ def chunk_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Chunk every document; one row per chunk: id, doc, start, end, text, n_tokens."""
-    from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     from ..chunking import chunk_corpus, get_tokenizer, make_chunker
     from ..chunking._format import suffix_of
@@ -44,12 +51,17 @@ def chunk_cmd(
         raise UsageError(f"{output} exists; pass --force to overwrite it")
     docs = load_corpus(corpus)
     # markup=False: the chunker name (tokens:100:0) is printed as written, never as markup/emoji
-    columns = (TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(),
-               TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=err_console, transient=True) as bar:
         task = bar.add_task(f"chunking {spec.name}", total=len(docs))
-        chunking = chunk_corpus(docs, spec, tokenizer=tok,
-                                progress=lambda done, _: bar.update(task, completed=done))
+        chunking = chunk_corpus(
+            docs, spec, tokenizer=tok, progress=lambda done, _: bar.update(task, completed=done)
+        )
     chunking.save(output)
     stats = dict(chunking.stats(), path=str(output))
     if fmt == Format.json:
@@ -62,6 +74,12 @@ def chunk_cmd(
         t = Table(title=lit(f"{chunking.name} -> {output}", TITLE))
         for col in ("chunks", "documents", "tokens min", "median", "max", "tokenizer"):
             t.add_column(col, justify="right")
-        t.add_row(f"{stats['n_chunks']:,}", f"{stats['n_docs']:,}", str(stats["tokens_min"]),
-                  f"{stats['tokens_median']:g}", str(stats["tokens_max"]), lit(stats["tokenizer"]))
+        t.add_row(
+            f"{stats['n_chunks']:,}",
+            f"{stats['n_docs']:,}",
+            str(stats["tokens_min"]),
+            f"{stats['tokens_median']:g}",
+            str(stats["tokens_max"]),
+            lit(stats["tokenizer"]),
+        )
         console.print(t)

@@ -6,15 +6,16 @@ import functools
 import json
 import os
 import sys
+from collections.abc import Callable
 from enum import Enum
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console, ConsoleDimensions
-from rich.markup import escape
 
 from .._errors import RagmeterError
 from .._literal import CAPTION, TITLE, line, lit  # noqa: F401  (re-exported for the commands)
+
 
 class _Console(Console):
     """A rich console whose width follows ``$COLUMNS`` when it is set at print time.

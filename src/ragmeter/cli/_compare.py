@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from .._errors import InputError, RagmeterWarning, UsageError
-from ._common import (TITLE, Format, console, err_console, handle_errors, line, lit,
-                      print_json)
+from .._errors import RagmeterWarning, UsageError
+from ._common import TITLE, Format, console, err_console, handle_errors, line, lit, print_json
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
-    from ..paired import Comparison, Sweep
     from ..metrics._evaluation import Evaluation
+    from ..paired import Comparison, Sweep
 
 
 def register(app: typer.Typer) -> None:
@@ -40,31 +39,48 @@ def _read_evaluation(spec: str) -> Evaluation:
     return Evaluation.load(path, run=run)
 
 
-def _score_runs(specs: list[str], metrics: str, qrels: Path | None, golden: Path | None,
-                chunks: list[Path], cover: float) -> list[Evaluation]:
+def _score_runs(
+    specs: list[str],
+    metrics: str,
+    qrels: Path | None,
+    golden: Path | None,
+    chunks: list[Path],
+    cover: float,
+) -> list[Evaluation]:
     if golden is not None or chunks:
         if golden is None or not chunks:
             raise UsageError("span-level scoring needs both --golden and --chunks")
         if len(chunks) not in (1, len(specs)):
-            raise UsageError("give --chunks once for both runs, or twice (baseline's chunking "
-                             "first, then the candidate's)")
+            raise UsageError(
+                "give --chunks once for both runs, or twice (baseline's chunking "
+                "first, then the candidate's)"
+            )
         from ..labels import evaluate_spans_files
 
         per_run = chunks * len(specs) if len(chunks) == 1 else chunks
-        return [evaluate_spans_files([Path(s)], metrics=metrics, golden=golden, chunks=c,
-                                   cover=cover)[0] for s, c in zip(specs, per_run)]
+        return [
+            evaluate_spans_files([Path(s)], metrics=metrics, golden=golden, chunks=c, cover=cover)[
+                0
+            ]
+            for s, c in zip(specs, per_run, strict=True)
+        ]
     from ..metrics._engine import evaluate
 
     out = []
     for s in specs:
-        out.append(evaluate(qrels, Path(s), metrics, run_name=s,
-                            config={"qrels": str(qrels)}))
+        out.append(evaluate(qrels, Path(s), metrics, run_name=s, config={"qrels": str(qrels)}))
     return out
 
 
-def load_pair(base: str, cand: str, metric: str | None, qrels: Path | None,
-              golden: Path | None, chunks: list[Path] | None,
-              cover: float) -> tuple[Evaluation, Evaluation]:
+def load_pair(
+    base: str,
+    cand: str,
+    metric: str | None,
+    qrels: Path | None,
+    golden: Path | None,
+    chunks: list[Path] | None,
+    cover: float,
+) -> tuple[Evaluation, Evaluation]:
     """Two Evaluations: read from ``eval`` JSON, or scored here from run files."""
     if qrels is not None and (golden is not None or chunks):
         raise UsageError("give --qrels (item labels) or --golden/--chunks (span labels), not both")
@@ -79,8 +95,15 @@ def load_pair(base: str, cand: str, metric: str | None, qrels: Path | None,
 def _run_compare(base: str, cand: str, metric: str | None, opts: dict[str, Any]) -> Comparison:
     from ..paired import compare
 
-    a, b = load_pair(base, cand, metric, opts.pop("qrels"), opts.pop("golden"),
-                     opts.pop("chunks"), opts.pop("cover"))
+    a, b = load_pair(
+        base,
+        cand,
+        metric,
+        opts.pop("qrels"),
+        opts.pop("golden"),
+        opts.pop("chunks"),
+        opts.pop("cover"),
+    )
     with warnings.catch_warnings(), err_console.status("resampling questions..."):
         warnings.simplefilter("ignore", RagmeterWarning)  # printed below from c.warnings
         c = compare(a, b, metric, **opts)
@@ -101,8 +124,11 @@ def comparison_table(c: Comparison, width: int | None = None) -> Table:
     from rich import box
 
     narrow = width is not None and width < 112
-    t = Table(title=lit(f"{c.candidate} vs {c.baseline} on {c.metric}", TITLE),
-              box=box.SIMPLE_HEAD, pad_edge=False)
+    t = Table(
+        title=lit(f"{c.candidate} vs {c.baseline} on {c.metric}", TITLE),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     t.add_column("questions", no_wrap=not narrow, overflow="fold")
     for col in ("n", "diff") if narrow else ("n", "base", "cand", "diff"):
         t.add_column(col, justify="right", no_wrap=True)
@@ -117,8 +143,14 @@ def comparison_table(c: Comparison, width: int | None = None) -> Table:
     def row(label: str, s: Any, holm: float | None = None) -> None:
         # label: literal, never markup
         means = [] if narrow else [f"{s.baseline_mean:.3f}", f"{s.candidate_mean:.3f}"]
-        cells = [lit(label), str(s.n), *means, f"{s.mean_delta:+.3f}", lit(_ci(s.ci)),
-                 f"{s.wins}/{s.losses}/{s.ties}"]
+        cells = [
+            lit(label),
+            str(s.n),
+            *means,
+            f"{s.mean_delta:+.3f}",
+            lit(_ci(s.ci)),
+            f"{s.wins}/{s.losses}/{s.ties}",
+        ]
         if c.binary:
             cells.append(f"{s.fixed}/{s.broken}")
         cells.append(f"{s.sign_test_p:.3g}")
@@ -131,8 +163,10 @@ def comparison_table(c: Comparison, width: int | None = None) -> Table:
         row(f"split {name}" + (" (held out)" if name == "heldout" else ""), sr.stats)
     for name, sr in c.slices.items():
         row(f"slice {name}" + (" *" if sr.small else ""), sr.stats, sr.p_adjusted)
-    t.caption = (f"paired percentile bootstrap, {c.n_resamples} resamples, seed {c.seed} "
-                 f"({c.bootstrap_method}); exact two-sided sign test, ties dropped")
+    t.caption = (
+        f"paired percentile bootstrap, {c.n_resamples} resamples, seed {c.seed} "
+        f"({c.bootstrap_method}); exact two-sided sign test, ties dropped"
+    )
     return t
 
 
@@ -143,8 +177,11 @@ def movers_table(c: Comparison) -> Table | None:
     ranks = any(m.rank_before is not None or m.rank_after is not None for m in movers)
     from rich import box
 
-    t = Table(title="biggest movers" + (" (fixed and broken)" if c.binary else ""),
-              box=box.SIMPLE_HEAD, pad_edge=False)
+    t = Table(
+        title="biggest movers" + (" (fixed and broken)" if c.binary else ""),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     t.add_column("question", overflow="fold")
     t.add_column("change")
     t.add_column("baseline", justify="right")
@@ -174,9 +211,13 @@ def print_comparison(c: Comparison) -> None:
 
         console.print(f"* under {SMALL_SLICE} questions: {SMALL_NOTE}.")
     lo, hi = c.ci
-    console.print(lit(f"Verdict: {c.verdict}. Difference {c.mean_delta:+.4f}, "
-                      f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p = "
-                      f"{c.sign_test_p:.2f}."))
+    console.print(
+        lit(
+            f"Verdict: {c.verdict}. Difference {c.mean_delta:+.4f}, "
+            f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p = "
+            f"{c.sign_test_p:.2f}."
+        )
+    )
     if c.randomisation is not None:
         r = c.randomisation
         how = "exact" if r.exact else f"{r.n_resamples} random sign flips"
@@ -187,9 +228,13 @@ def print_comparison(c: Comparison) -> None:
     if c.changes:
         console.print(lit(f"Changes ({len(c.changes)}): " + "; ".join(map(str, c.changes))))
     if c.n_variants_tried is not None:
-        console.print(lit(f"Selection: {c.n_variants_tried} variant(s) tried on golden set "
-                          f"{c.golden_version or '(unversioned)'}"
-                          + (f"; {c.selection.describe()}." if c.selection else ".")))
+        console.print(
+            lit(
+                f"Selection: {c.n_variants_tried} variant(s) tried on golden set "
+                f"{c.golden_version or '(unversioned)'}"
+                + (f"; {c.selection.describe()}." if c.selection else ".")
+            )
+        )
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -198,65 +243,111 @@ _SCORE_HELP = "Score run files (BASE and CAND) against these qrels instead of re
 
 @handle_errors
 def compare_cmd(
-    base: str = typer.Argument(..., metavar="BASE", help="Baseline: 'ragmeter eval --per-query --format json' "
-                               "output (PATH or PATH#RUN), or a run file with --qrels."),
+    base: str = typer.Argument(
+        ...,
+        metavar="BASE",
+        help="Baseline: 'ragmeter eval --per-query --format json' "
+        "output (PATH or PATH#RUN), or a run file with --qrels.",
+    ),
     cand: str = typer.Argument(..., metavar="CAND", help="Candidate, in the same form as BASE."),
-    metric: str | None = typer.Option(None, "--metric", "-m", help="Metric at the prompt k "
-                                         "or budget, e.g. 'Hit@5', 'nDCG(gain=exp)@3'."),
+    metric: str | None = typer.Option(
+        None,
+        "--metric",
+        "-m",
+        help="Metric at the prompt k or budget, e.g. 'Hit@5', 'nDCG(gain=exp)@3'.",
+    ),
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Seed for numpy.random.default_rng."),
     confidence: float = typer.Option(0.95, "--confidence", help="Interval coverage."),
-    randomisation: bool = typer.Option(False, "--randomisation",
-                                       help="Also run the paired randomisation test."),
-    strict: bool = typer.Option(False, "--strict", help="Refuse runs with different context "
-                                "budgets or effective k instead of warning."),
-    intersect: bool = typer.Option(False, "--intersect", help="Compare only the questions both "
-                                   "runs have (default: refuse runs on different questions)."),
+    randomisation: bool = typer.Option(
+        False, "--randomisation", help="Also run the paired randomisation test."
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Refuse runs with different context budgets or effective k instead of warning.",
+    ),
+    intersect: bool = typer.Option(
+        False,
+        "--intersect",
+        help="Compare only the questions both "
+        "runs have (default: refuse runs on different questions).",
+    ),
     movers: int = typer.Option(10, "--movers", help="Biggest movers shown each way."),
-    ledger: Path = typer.Option(Path(".ragmeter/ledger.jsonl"), "--ledger",
-                                help="Selection ledger counting comparisons per golden version."),
+    ledger: Path = typer.Option(
+        Path(".ragmeter/ledger.jsonl"),
+        "--ledger",
+        help="Selection ledger counting comparisons per golden version.",
+    ),
     no_ledger: bool = typer.Option(False, "--no-ledger", help="Do not count this comparison."),
     qrels: Path | None = typer.Option(None, "--qrels", help=_SCORE_HELP),
-    golden: Path | None = typer.Option(None, "--golden", help="Span-labelled golden set "
-                                          "(with --chunks) to score run files against."),
-    chunks: list[Path] | None = typer.Option(None, "--chunks", help="Chunking the runs "
-                                                "refer to (once, or baseline's then candidate's)."),
+    golden: Path | None = typer.Option(
+        None,
+        "--golden",
+        help="Span-labelled golden set (with --chunks) to score run files against.",
+    ),
+    chunks: list[Path] | None = typer.Option(
+        None, "--chunks", help="Chunking the runs refer to (once, or baseline's then candidate's)."
+    ),
     cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Compare two scored runs question by question: interval, sign test, slices, movers."""
-    c = _run_compare(base, cand, metric, {
-        "n_resamples": resamples, "seed": seed, "confidence": confidence,
-        "randomisation": randomisation, "strict": strict, "intersect": intersect,
-        "max_movers": movers, "ledger": None if no_ledger else ledger, "qrels": qrels,
-        "golden": golden, "chunks": chunks, "cover": cover})
+    c = _run_compare(
+        base,
+        cand,
+        metric,
+        {
+            "n_resamples": resamples,
+            "seed": seed,
+            "confidence": confidence,
+            "randomisation": randomisation,
+            "strict": strict,
+            "intersect": intersect,
+            "max_movers": movers,
+            "ledger": None if no_ledger else ledger,
+            "qrels": qrels,
+            "golden": golden,
+            "chunks": chunks,
+            "cover": cover,
+        },
+    )
     if fmt == Format.json:
         print_json(c.to_dict())
     elif fmt == Format.csv:
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(["question", "baseline", "candidate", "delta"])
         for q, row in c.per_question.items():
-            w.writerow([q, f"{row['baseline']:.6f}", f"{row['candidate']:.6f}",
-                        f"{row['delta']:+.6f}"])
+            w.writerow(
+                [q, f"{row['baseline']:.6f}", f"{row['candidate']:.6f}", f"{row['delta']:+.6f}"]
+            )
     else:
         print_comparison(c)
 
 
 @handle_errors
 def gate_cmd(
-    base: str = typer.Argument(..., metavar="BASE", help="Baseline (eval JSON, PATH#RUN, or a run with --qrels)."),
+    base: str = typer.Argument(
+        ..., metavar="BASE", help="Baseline (eval JSON, PATH#RUN, or a run with --qrels)."
+    ),
     cand: str = typer.Argument(..., metavar="CAND", help="Candidate, in the same form as BASE."),
     metric: str | None = typer.Option(None, "--metric", "-m", help="e.g. 'AllR@budget=1200'."),
-    max_broken: int | None = typer.Option(None, "--max-broken",
-                                             help="Fail when more questions than this break."),
-    min_delta: float | None = typer.Option(None, "--min-delta",
-                                              help="Fail when the mean difference is below this."),
+    max_broken: int | None = typer.Option(
+        None, "--max-broken", help="Fail when more questions than this break."
+    ),
+    min_delta: float | None = typer.Option(
+        None, "--min-delta", help="Fail when the mean difference is below this."
+    ),
     require_ci_above: float | None = typer.Option(
-        None, "--require-ci-above", help="Fail when the interval's lower end is below this."),
+        None, "--require-ci-above", help="Fail when the interval's lower end is below this."
+    ),
     per_slice: bool = typer.Option(False, "--per-slice", help="Apply the rule in every slice too."),
-    min_slice: int = typer.Option(10, "--min-slice", "--min-slice-size",
-                                  help="With --per-slice, skip slices with fewer questions "
-                                  "(a direction, not a result)."),
+    min_slice: int = typer.Option(
+        10,
+        "--min-slice",
+        "--min-slice-size",
+        help="With --per-slice, skip slices with fewer questions (a direction, not a result).",
+    ),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write a markdown summary."),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples."),
@@ -266,17 +357,22 @@ def gate_cmd(
     ledger: Path | None = typer.Option(None, "--ledger", help="Count this comparison here."),
     qrels: Path | None = typer.Option(None, "--qrels", help=_SCORE_HELP),
     golden: Path | None = typer.Option(None, "--golden", help="Span-labelled golden set."),
-    chunks: list[Path] | None = typer.Option(None, "--chunks", help="Chunking the runs "
-                                                "refer to (once, or baseline's then candidate's)."),
+    chunks: list[Path] | None = typer.Option(
+        None, "--chunks", help="Chunking the runs refer to (once, or baseline's then candidate's)."
+    ),
     cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
 ) -> None:
     """Exit 1 when the candidate regresses by the rule given, 0 otherwise (CI gate)."""
     from ..paired import GateRule, gate
 
-    rule = GateRule(max_broken=max_broken, min_delta=min_delta,
-                    require_ci_above=require_ci_above, per_slice=per_slice,
-                    min_slice=min_slice)
+    rule = GateRule(
+        max_broken=max_broken,
+        min_delta=min_delta,
+        require_ci_above=require_ci_above,
+        per_slice=per_slice,
+        min_slice=min_slice,
+    )
     if metric is not None:  # the rule is stated before any number is computed
         from ..metrics import parse
 
@@ -286,10 +382,23 @@ def gate_cmd(
             shown = metric
         if fmt != Format.json:
             console.print(lit(f"Rule: {rule.statement(shown)}"))
-    c = _run_compare(base, cand, metric, {
-        "n_resamples": resamples, "seed": seed, "confidence": 0.95, "strict": strict,
-        "intersect": intersect, "ledger": ledger, "qrels": qrels, "golden": golden,
-        "chunks": chunks, "cover": cover})
+    c = _run_compare(
+        base,
+        cand,
+        metric,
+        {
+            "n_resamples": resamples,
+            "seed": seed,
+            "confidence": 0.95,
+            "strict": strict,
+            "intersect": intersect,
+            "ledger": ledger,
+            "qrels": qrels,
+            "golden": golden,
+            "chunks": chunks,
+            "cover": cover,
+        },
+    )
     result = gate(c, rule)
     if markdown is not None:
         _write(markdown, result.to_markdown())
@@ -302,8 +411,12 @@ def gate_cmd(
             console.print(lit(f"Rule: {result.statement}"))
         print_comparison(c)
         if result.adjustment_line:
-            console.print(lit(f"{result.adjustment_line}: a slice fails only when its change "
-                              f"is beyond chance (adjusted p < {rule.alpha:g})."))
+            console.print(
+                lit(
+                    f"{result.adjustment_line}: a slice fails only when its change "
+                    f"is beyond chance (adjusted p < {rule.alpha:g})."
+                )
+            )
         for ch in result.checks:
             console.print(lit(ch.describe()))
         for skip in result.skip_lines():
@@ -324,18 +437,33 @@ def _write(path: Path, text: str) -> None:
 def sweep_cmd(
     runs: list[Path] = typer.Argument(..., metavar="RUN...", help="Run files (TREC or JSONL)."),
     qrels: Path | None = typer.Option(None, "--qrels", help="Item qrels (rank-level sweep)."),
-    golden: Path | None = typer.Option(None, "--golden", help="Span-labelled golden set: "
-                                          "sweeps ranks or token budgets of chunk runs."),
-    chunks: list[Path] | None = typer.Option(None, "--chunks", help="Chunking of the runs "
-                                                "(once for all, or once per run in order)."),
-    metrics: str = typer.Option("R,RR", "--metric", "-m", help="Metrics without a cutoff, "
-                                "comma-separated, e.g. 'R,RR' or 'nDCG(gain=exp)'."),
-    ks: str | None = typer.Option(None, "--k", help="Rank cutoffs: '1..20' (the default "
-                                     "without --budget), '1,3,5,10' or a mix."),
-    budgets: str | None = typer.Option(None, "--budget", help="Token budgets (with "
-                                          "--golden), e.g. '400..2000:400' or '600,1200'."),
-    headroom_k: int = typer.Option(100, "--headroom-k", help="Recall at this k is shown as "
-                                   "pool headroom, never as quality (0: leave out)."),
+    golden: Path | None = typer.Option(
+        None,
+        "--golden",
+        help="Span-labelled golden set: sweeps ranks or token budgets of chunk runs.",
+    ),
+    chunks: list[Path] | None = typer.Option(
+        None, "--chunks", help="Chunking of the runs (once for all, or once per run in order)."
+    ),
+    metrics: str = typer.Option(
+        "R,RR",
+        "--metric",
+        "-m",
+        help="Metrics without a cutoff, comma-separated, e.g. 'R,RR' or 'nDCG(gain=exp)'.",
+    ),
+    ks: str | None = typer.Option(
+        None,
+        "--k",
+        help="Rank cutoffs: '1..20' (the default without --budget), '1,3,5,10' or a mix.",
+    ),
+    budgets: str | None = typer.Option(
+        None, "--budget", help="Token budgets (with --golden), e.g. '400..2000:400' or '600,1200'."
+    ),
+    headroom_k: int = typer.Option(
+        100,
+        "--headroom-k",
+        help="Recall at this k is shown as pool headroom, never as quality (0: leave out).",
+    ),
     cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
@@ -360,43 +488,61 @@ def sweep_cmd(
             for j, (kind, cutoffs) in enumerate(kinds):
                 head = (headroom_k or None) if i == j == 0 else None  # headroom printed once
                 if golden is not None:
-                    sweeps.append(_span_sweep(golden, chunks or [], runs, names, m, cutoffs,
-                                              kind, head, cover))
+                    sweeps.append(
+                        _span_sweep(
+                            golden, chunks or [], runs, names, m, cutoffs, kind, head, cover
+                        )
+                    )
                 else:
                     from ..paired._sweep import sweep
 
-                    sweeps.append(sweep(qrels, dict(zip(names, runs)), m, cutoffs,
-                                        headroom_k=head))
+                    sweeps.append(sweep(qrels, dict(zip(names, runs, strict=True)), m, cutoffs, headroom_k=head))
     if fmt == Format.json:
         print_json([s.to_dict() for s in sweeps])
     elif fmt == Format.csv:
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(["metric", "run", "cutoff", "value"])
         for s in sweeps:
-            for r, row in zip(s.runs, s.values):
-                for k, v in zip(s.cutoffs, row):
+            for r, row in zip(s.runs, s.values, strict=True):
+                for k, v in zip(s.cutoffs, row, strict=True):
                     w.writerow([s.label, r, k, f"{v:.6f}"])
     else:
         for s in sweeps:
             _print_sweep(s)
 
 
-def _span_sweep(golden: Path, chunks: list[Path], runs: list[Path], names: list[str],
-                metric: str, cutoffs: list[int], kind: str, headroom_k: int | None,
-                cover: float) -> Sweep:
+def _span_sweep(
+    golden: Path,
+    chunks: list[Path],
+    runs: list[Path],
+    names: list[str],
+    metric: str,
+    cutoffs: list[int],
+    kind: str,
+    headroom_k: int | None,
+    cover: float,
+) -> Sweep:
     from ..chunking import load_chunking
+    from ..data.golden import load_golden
     from ..io import to_run
     from ..paired._sweep import sweep_spans
-    from ..data.golden import load_golden
 
     if len(chunks) not in (1, len(runs)):
-        raise UsageError(f"give --chunks once for all runs or once per run ({len(runs)}); "
-                         f"got {len(chunks)}")
+        raise UsageError(
+            f"give --chunks once for all runs or once per run ({len(runs)}); got {len(chunks)}"
+        )
     per_run = chunks * len(runs) if len(chunks) == 1 else chunks
     loaded = {p: load_chunking(p) for p in dict.fromkeys(per_run)}
-    pairs = {n: (loaded[c], to_run(r)) for n, c, r in zip(names, per_run, runs)}
-    return sweep_spans(load_golden(golden), pairs, metric, cutoffs, kind=kind,  # type: ignore[arg-type]
-                       headroom_k=headroom_k, cover=cover)
+    pairs = {n: (loaded[c], to_run(r)) for n, c, r in zip(names, per_run, runs, strict=True)}
+    return sweep_spans(
+        load_golden(golden),
+        pairs,
+        metric,
+        cutoffs,
+        kind=kind,  # type: ignore[arg-type]
+        headroom_k=headroom_k,
+        cover=cover,
+    )
 
 
 def _split_metrics(text: str) -> list[str]:
@@ -414,17 +560,24 @@ def _split_metrics(text: str) -> list[str]:
 
 def _print_sweep(s: Sweep) -> None:
     what = "k" if s.kind == "k" else "budget"
-    t = Table(title=lit(f"{s.label} by {what}"
-                        + (f" ({s.n_queries} queries)" if s.n_queries else ""), TITLE))
+    t = Table(
+        title=lit(
+            f"{s.label} by {what}" + (f" ({s.n_queries} queries)" if s.n_queries else ""), TITLE
+        )
+    )
     t.add_column(what, justify="right")
     for r in s.runs:
         t.add_column(lit(r), justify="right")
     t.add_column("leader")
-    for j, (k, lead) in enumerate(zip(s.cutoffs, s.leaders)):
+    for j, (k, lead) in enumerate(zip(s.cutoffs, s.leaders, strict=True)):
         t.add_row(str(k), *(f"{v:.4f}" for v in s.values[:, j]), lit(lead or "tie"))
     console.print(t)
     console.print(lit(s.summary() + "."))
     if s.headroom:
         vals = ", ".join(f"{r} {v:.3f}" for r, v in s.headroom.items())
-        console.print(lit(f"Pool headroom, R@{s.headroom_k} (not quality: the evidence is in the "
-                          f"candidate pool, not in the prompt): {vals}."))
+        console.print(
+            lit(
+                f"Pool headroom, R@{s.headroom_k} (not quality: the evidence is in the "
+                f"candidate pool, not in the prompt): {vals}."
+            )
+        )

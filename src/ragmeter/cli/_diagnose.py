@@ -47,27 +47,33 @@ def diagnose_cmd(
     k: int | None = typer.Option(None, "--k", help="Prompt k (passages in the prompt)."),
     budget: int | None = typer.Option(None, help="Prompt token budget instead of --k."),
     large_k: int = typer.Option(50, help="Large k for the headroom check."),
-    eval_json: Path | None = typer.Option(None, "--eval", help="Evaluation JSON from "
-                                             "'ragmeter eval --per-query --format json' (span AllR)."),
+    eval_json: Path | None = typer.Option(
+        None,
+        "--eval",
+        help="Evaluation JSON from 'ragmeter eval --per-query --format json' (span AllR).",
+    ),
     prompt_metric: str | None = typer.Option(None, help="Metric at the prompt k, e.g. AllR@3."),
     headroom_metric: str | None = typer.Option(None, help="Metric at a large k, e.g. AllR@50."),
-    table: Path | None = typer.Option(None, help="Per-question booleans JSONL: {\"id\", "
-                                         "\"evidence_in_context\", \"answer_ok\"}."),
-    counts: str | None = typer.Option(None, help="The table as counts: working,"
-                                         "generation_failure,from_memory,retrieval_failure"
-                                         "[,cites_outside_context[,support_unknown]] "
-                                         "(e.g. 41,9,6,14)."),
+    table: Path | None = typer.Option(
+        None, help='Per-question booleans JSONL: {"id", "evidence_in_context", "answer_ok"}.'
+    ),
+    counts: str | None = typer.Option(
+        None,
+        help="The table as counts: working,"
+        "generation_failure,from_memory,retrieval_failure"
+        "[,cites_outside_context[,support_unknown]] "
+        "(e.g. 41,9,6,14).",
+    ),
     split: str = typer.Option("tune", help="Split named in the experiment's comparison."),
     headroom_threshold: float = typer.Option(0.90, help="Recall at a large k counted high."),
-    prompt_threshold: float = typer.Option(0.90, help="Recall at the prompt k counted high "
-                                                  "(the same bar as at a large k)."),
+    prompt_threshold: float = typer.Option(
+        0.90, help="Recall at the prompt k counted high (the same bar as at a large k)."
+    ),
     answer_threshold: float = typer.Option(0.80, help="Correct-and-supported rate counted high."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
 ) -> None:
     """Walk recall at a large k -> recall at the prompt k -> faithful and correct -> slices, and
     print the failing link with ONE next experiment and its refutation rule."""
-    from ._render_answers import print_report
-    from ._render_diagnosis import print_answer_table, print_diagnosis
     from ..diagnosis._diagnose import (
         Thresholds,
         diagnose,
@@ -75,9 +81,14 @@ def diagnose_cmd(
         recall_from_evaluation,
     )
     from ..diagnosis._table import table_from_counts, table_from_file, table_from_report
+    from ._render_answers import print_report
+    from ._render_diagnosis import print_answer_table, print_diagnosis
 
-    thresholds = Thresholds(headroom_recall=headroom_threshold, prompt_recall=prompt_threshold,
-                            answer_ok=answer_threshold)
+    thresholds = Thresholds(
+        headroom_recall=headroom_threshold,
+        prompt_recall=prompt_threshold,
+        answer_ok=answer_threshold,
+    )
     gold = corp = chk = None
     if golden is not None:
         from ._answers import _load_inputs
@@ -105,16 +116,18 @@ def diagnose_cmd(
         from ..answers._schema import load_answers
         from ..answers.report import check_answers
 
-        report = check_answers(load_answers(answers, golden=gold), gold, corpus=corp, chunks=chk,
-                               contexts=contexts)
+        report = check_answers(
+            load_answers(answers, golden=gold), gold, corpus=corp, chunks=chk, contexts=contexts
+        )
     prompt = _pick(evals, prompt_metric, "prompt") if evals else None
     headroom = _pick(evals, headroom_metric, "headroom") if evals else None
     pr = recall_from_evaluation(*prompt) if prompt else None
     hr = recall_from_evaluation(*headroom) if headroom else None
     from ..answers.report import golden_version_of
 
-    version = (golden_version_of(gold) if gold is not None else None) or \
-        next((e.golden_version for e in evals if e.golden_version), None)
+    version = (golden_version_of(gold) if gold is not None else None) or next(
+        (e.golden_version for e in evals if e.golden_version), None
+    )
 
     tab = None
     if counts is not None:
@@ -123,18 +136,31 @@ def diagnose_cmd(
             if not 4 <= len(nums) <= 6:
                 raise ValueError
         except ValueError:
-            raise UsageError("--counts takes four to six integers: working,generation_failure,"
-                             "from_memory,retrieval_failure[,cites_outside_context"
-                             "[,support_unknown]]") from None
-        extra = dict(zip(("cites_outside_context", "support_unknown"), nums[4:]))
+            raise UsageError(
+                "--counts takes four to six integers: working,generation_failure,"
+                "from_memory,retrieval_failure[,cites_outside_context"
+                "[,support_unknown]]"
+            ) from None
+        optional = ("cites_outside_context", "support_unknown")[: len(nums) - 4]
+        extra = dict(zip(optional, nums[4:], strict=True))
         tab = table_from_counts(*nums[:4], **extra)
     elif table is not None:
         tab = table_from_file(table)
     elif prompt is not None and report is not None:
-        tab = table_from_report(evidence_from_evaluation(*prompt), report,
-                                evidence_label=f"evidence in the prompt context ({prompt[1]} = 1)")
-    d = diagnose(table=tab, prompt_recall=pr, headroom_recall=hr, report=report,
-                 golden_version=version, split=split, thresholds=thresholds)
+        tab = table_from_report(
+            evidence_from_evaluation(*prompt),
+            report,
+            evidence_label=f"evidence in the prompt context ({prompt[1]} = 1)",
+        )
+    d = diagnose(
+        table=tab,
+        prompt_recall=pr,
+        headroom_recall=hr,
+        report=report,
+        golden_version=version,
+        split=split,
+        thresholds=thresholds,
+    )
     if fmt == Format.json:
         out = d.to_dict()
         if report is not None:
@@ -149,8 +175,9 @@ def diagnose_cmd(
     print_diagnosis(console, d)
 
 
-def _score_run(gold: Any, chk: Any, run: Path, k: int | None, budget: int | None,
-               large_k: int) -> Any:
+def _score_run(
+    gold: Any, chk: Any, run: Path, k: int | None, budget: int | None, large_k: int
+) -> Any:
     if (k is None) == (budget is None):
         raise UsageError("give the prompt's --k or its --budget (exactly one)")
     from ..labels import evaluate_spans

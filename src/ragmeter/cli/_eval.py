@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -26,28 +25,42 @@ def eval_cmd(
     paths: list[Path] = typer.Argument(
         ..., help="QRELS RUN [RUN ...]; with --golden, only runs (of chunk ids)."
     ),
-    metrics: Optional[str] = typer.Option(
-        None, "-m", "--metrics",
+    metrics: str | None = typer.Option(
+        None,
+        "-m",
+        "--metrics",
         help=f"Comma-separated metrics. Default: '{DEFAULT_METRICS}' on qrels; 'R,Hit,AllR,RR' at "
-        "every --k/--budget on span labels."),
+        "every --k/--budget on span labels.",
+    ),
     per_query: bool = typer.Option(False, "--per-query", help="Also output per-query values."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
-    missing: str = typer.Option("zero", help="Queries absent from a run: 'zero' (trec_eval -c) or 'skip'."),
-    ties: str = typer.Option("trec", help="'trec': score desc then id desc (float32); 'given': file order."),
-    duplicates: str = typer.Option("best", help="Duplicate item in one query: 'best' (keep, warn) or 'error'."),
-    golden: Optional[Path] = typer.Option(None, help="Span-labelled golden set (JSONL)."),
-    chunks: Optional[Path] = typer.Option(None, help="Chunking the runs' chunk ids refer to."),
-    corpus: Optional[Path] = typer.Option(None, help="Corpus (to check span labels against)."),
-    k: Optional[str] = typer.Option(
-        None, "--k", help="Prompt k(s) for span metrics given without a cutoff, e.g. '3' or '1,3'."),
-    budget: Optional[str] = typer.Option(
-        None, help="Token budget(s) for span metrics given without a cutoff, e.g. '1200,3600'."),
-    cover: float = typer.Option(0.5, help="Share of a span the retrieved chunks must cover to count it found."),
+    missing: str = typer.Option(
+        "zero", help="Queries absent from a run: 'zero' (trec_eval -c) or 'skip'."
+    ),
+    ties: str = typer.Option(
+        "trec", help="'trec': score desc then id desc (float32); 'given': file order."
+    ),
+    duplicates: str = typer.Option(
+        "best", help="Duplicate item in one query: 'best' (keep, warn) or 'error'."
+    ),
+    golden: Path | None = typer.Option(None, help="Span-labelled golden set (JSONL)."),
+    chunks: Path | None = typer.Option(None, help="Chunking the runs' chunk ids refer to."),
+    corpus: Path | None = typer.Option(None, help="Corpus (to check span labels against)."),
+    k: str | None = typer.Option(
+        None, "--k", help="Prompt k(s) for span metrics given without a cutoff, e.g. '3' or '1,3'."
+    ),
+    budget: str | None = typer.Option(
+        None, help="Token budget(s) for span metrics given without a cutoff, e.g. '1200,3600'."
+    ),
+    cover: float = typer.Option(
+        0.5, help="Share of a span the retrieved chunks must cover to count it found."
+    ),
 ) -> None:
     """Score runs. Metric keys in every output are canonical metric strings."""
     if golden is not None or chunks is not None:
-        evals = _span_evals(paths, metrics, golden, chunks, corpus, k, budget, cover, missing,
-                            ties, duplicates)
+        evals = _span_evals(
+            paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates
+        )
     else:
         if k is not None or budget is not None:
             raise UsageError("--k and --budget apply to span labels; give --golden and --chunks")
@@ -64,19 +77,40 @@ def eval_cmd(
         for p in paths[1:]:
             with err_console.status(lit(f"reading and scoring {p}")):
                 run = to_run(p, duplicates=duplicates)
-                evals.append(evaluate(qrels, run, metrics or DEFAULT_METRICS, missing=missing,  # type: ignore[arg-type]
-                                      ties=ties, run_name=str(p), config={"qrels": str(paths[0])}))
+                evals.append(
+                    evaluate(
+                        qrels,
+                        run,
+                        metrics or DEFAULT_METRICS,
+                        missing=missing,  # type: ignore[arg-type]
+                        ties=ties,
+                        run_name=str(p),
+                        config={"qrels": str(paths[0])},
+                    )
+                )
     output(evals, fmt, per_query)
 
 
-def _span_evals(paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates):
+def _span_evals(
+    paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates
+):
     if golden is None or chunks is None:
         raise UsageError("span-level scoring needs both --golden and --chunks")
     from ..labels import evaluate_spans_files
 
-    return evaluate_spans_files(paths, metrics=metrics, golden=golden, chunks=chunks, corpus=corpus,
-                              k=k, budget=budget, cover=cover, missing=missing, ties=ties,
-                              duplicates=duplicates)
+    return evaluate_spans_files(
+        paths,
+        metrics=metrics,
+        golden=golden,
+        chunks=chunks,
+        corpus=corpus,
+        k=k,
+        budget=budget,
+        cover=cover,
+        missing=missing,
+        ties=ties,
+        duplicates=duplicates,
+    )
 
 
 def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
@@ -124,10 +158,14 @@ def table(evals: list[Evaluation], title: str | None = None) -> Table:
         if e.golden_version:
             notes.append(f"{e.run}: golden set {e.golden_version}")
         for budget, eff in (e.config.get("effective_k") or {}).items():
-            notes.append(f"{e.run}: effective k at budget {budget}: min {eff.get('min')}, "
-                         f"median {eff.get('median')}, max {eff.get('max')}")
-    t.caption = lit("\n".join(notes) if notes else
-                    "no missing queries; no query without relevant items", CAPTION)
+            notes.append(
+                f"{e.run}: effective k at budget {budget}: min {eff.get('min')}, "
+                f"median {eff.get('median')}, max {eff.get('max')}"
+            )
+    t.caption = lit(
+        "\n".join(notes) if notes else "no missing queries; no query without relevant items",
+        CAPTION,
+    )
     return t
 
 

@@ -42,8 +42,9 @@ class Output(str, Enum):
 
 
 GoldenArg = Annotated[Path, typer.Argument(help="Golden set (JSONL, one question a line).")]
-CorpusOpt = Annotated[Path, typer.Option("--corpus", "-c",
-                                         help="Corpus: JSONL file or folder of .txt/.md files.")]
+CorpusOpt = Annotated[
+    Path, typer.Option("--corpus", "-c", help="Corpus: JSONL file or folder of .txt/.md files.")
+]
 FormatOpt = Annotated[Output, typer.Option("--format", "-f", help="Output format.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing files.")]
 
@@ -77,8 +78,9 @@ def _out(line: str) -> None:
 def import_(
     kind: Annotated[Source, typer.Argument(help="Source format.")],
     src: Annotated[Path, typer.Argument(help="BEIR folder or SQuAD JSON file.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for corpus.jsonl and "
-                                      "golden.jsonl.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for corpus.jsonl and golden.jsonl.")
+    ],
     split: Annotated[str, typer.Option(help="BEIR qrels split (qrels/SPLIT.tsv).")] = "test",
     force: ForceOpt = False,
 ) -> None:
@@ -95,17 +97,24 @@ def import_(
     write_corpus(corpus, corpus_file)
     write_golden(golden, golden_file)
     stats = golden.stats()
-    _out(f"wrote {len(corpus)} documents to {corpus_file} and {len(golden)} questions "
-         f"({stats['spans']} spans) to {golden_file}; version {stats['version']}")
+    _out(
+        f"wrote {len(corpus)} documents to {corpus_file} and {len(golden)} questions "
+        f"({stats['spans']} spans) to {golden_file}; version {stats['version']}"
+    )
 
 
 @golden_app.command("validate")
 @handle_errors
 def validate(
     golden: GoldenArg,
-    corpus: Annotated[Path | None, typer.Option(
-        "--corpus", "-c", help="Corpus the spans point into; without it, document checks are "
-        "skipped.")] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            "-c",
+            help="Corpus the spans point into; without it, document checks are skipped.",
+        ),
+    ] = None,
     format: FormatOpt = Output.table,
 ) -> None:
     """Check every label; list every problem with line and field (exit 2), or summarise (0)."""
@@ -127,20 +136,32 @@ def validate(
     stats = gold.stats()
     frozen = _frozen_note(golden, docs) if docs is not None else None
     if format is Output.json:
-        print_json({"ok": True, "problems": [], "questions": stats["questions"],
-                    "answerable": stats["answerable"], "unanswerable": stats["unanswerable"],
-                    "spans": stats["spans"], "documents_referenced": stats["documents_referenced"],
-                    "version": stats["version"], "frozen": frozen})
+        print_json(
+            {
+                "ok": True,
+                "problems": [],
+                "questions": stats["questions"],
+                "answerable": stats["answerable"],
+                "unanswerable": stats["unanswerable"],
+                "spans": stats["spans"],
+                "documents_referenced": stats["documents_referenced"],
+                "version": stats["version"],
+                "frozen": frozen,
+            }
+        )
         return
     checked = "" if docs is not None else " (no --corpus: document checks skipped)"
-    _out(f"ok: {golden}: {stats['questions']} questions ({stats['answerable']} answerable, "
-         f"{stats['unanswerable']} unanswerable), {stats['spans']} spans over "
-         f"{stats['documents_referenced']} documents, 0 problems{checked}")
+    _out(
+        f"ok: {golden}: {stats['questions']} questions ({stats['answerable']} answerable, "
+        f"{stats['unanswerable']} unanswerable), {stats['spans']} spans over "
+        f"{stats['documents_referenced']} documents, 0 problems{checked}"
+    )
     if stats["version"]:
         _out(f"version: {stats['version']}")
     if frozen is not None and not frozen["ok"]:
-        err_console.print(lit(f"warning: changed since frozen ({frozen['lock']}): "
-                              f"{'; '.join(frozen['changes'])}"))
+        err_console.print(
+            lit(f"warning: changed since frozen ({frozen['lock']}): {'; '.join(frozen['changes'])}")
+        )
 
 
 def _frozen_note(golden: Path, corpus: Corpus) -> dict[str, Any] | None:
@@ -150,9 +171,13 @@ def _frozen_note(golden: Path, corpus: Corpus) -> dict[str, Any] | None:
     if not lock_path_for(golden).exists():
         return None
     check = check_frozen(golden, corpus)
-    return {"lock": str(check.lock_path), "locked_version": check.locked_version,
-            "current_version": check.current_version, "ok": check.ok,
-            "changes": check.describe()}
+    return {
+        "lock": str(check.lock_path),
+        "locked_version": check.locked_version,
+        "current_version": check.current_version,
+        "ok": check.ok,
+        "changes": check.describe(),
+    }
 
 
 @golden_app.command("freeze")
@@ -160,10 +185,15 @@ def _frozen_note(golden: Path, corpus: Corpus) -> dict[str, Any] | None:
 def freeze(
     golden: GoldenArg,
     corpus: CorpusOpt,
-    force: Annotated[bool, typer.Option("--force", help="Replace a lock that records another "
-                                        "version.")] = False,
-    check: Annotated[bool, typer.Option("--check", help="Only compare with the existing lock; "
-                                        "exit 1 when something changed.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a lock that records another version.")
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Only compare with the existing lock; exit 1 when something changed."
+        ),
+    ] = False,
     format: FormatOpt = Output.table,
 ) -> None:
     """Record the golden set's version in GOLDEN.lock.json (never replaced silently)."""
@@ -175,10 +205,15 @@ def freeze(
     if check:
         result = check_frozen(golden, docs)
         if format is Output.json:
-            print_json({"lock": str(result.lock_path), "ok": result.ok,
-                        "locked_version": result.locked_version,
-                        "current_version": result.current_version,
-                        "changes": result.describe()})
+            print_json(
+                {
+                    "lock": str(result.lock_path),
+                    "ok": result.ok,
+                    "locked_version": result.locked_version,
+                    "current_version": result.current_version,
+                    "changes": result.describe(),
+                }
+            )
         else:
             if result.ok:
                 _out(f"unchanged since frozen: {result.locked_version} ({result.lock_path})")
@@ -199,17 +234,24 @@ def freeze(
         done = freeze(golden, docs, force=True)
     lock = done.lock
     if format is Output.json:
-        print_json({"lock": str(done.lock_path), "written": done.written,
-                    "previous_version": done.previous_version, **{
-                        k: lock[k] for k in ("version", "counts", "corpus", "frozen_at")}})
+        print_json(
+            {
+                "lock": str(done.lock_path),
+                "written": done.written,
+                "previous_version": done.previous_version,
+                **{k: lock[k] for k in ("version", "counts", "corpus", "frozen_at")},
+            }
+        )
         return
     if not done.written:
         _out(f"already frozen at {lock['version']} ({done.lock_path}); nothing to do")
         return
     replaced = f" (replaced {done.previous_version})" if done.previous_version else ""
     c = lock["counts"]
-    _out(f"froze {golden} at {lock['version']}{replaced} -> {done.lock_path}: "
-         f"{c['questions']} questions, {c['spans']} spans, {c['documents_referenced']} documents")
+    _out(
+        f"froze {golden} at {lock['version']}{replaced} -> {done.lock_path}: "
+        f"{c['questions']} questions, {c['spans']} spans, {c['documents_referenced']} documents"
+    )
 
 
 @golden_app.command("relocate")
@@ -217,8 +259,9 @@ def freeze(
 def relocate(
     golden: GoldenArg,
     corpus: CorpusOpt,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the re-anchored "
-                                      "golden set.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Where to write the re-anchored golden set.")
+    ],
     force: ForceOpt = False,
     format: FormatOpt = Output.table,
 ) -> None:
@@ -232,17 +275,36 @@ def relocate(
     report = run_relocate(load_golden(golden), docs)
     write_golden(report.golden, out)
     if format is Output.json:
-        print_json({
-            "output": str(out), "ok": report.ok, "unchanged": report.unchanged,
-            "unchecked": report.unchecked,
-            "moved": [{"question": m.question, "evidence": m.index, "doc": m.doc,
-                       "old": list(m.old), "new": list(m.new), "method": m.method}
-                      for m in report.moved],
-            "unresolved": [{"question": u.question, "evidence": u.index, "doc": u.doc,
-                            "span": list(u.span), "reason": u.reason}
-                           for u in report.unresolved],
-            "problems": [_problem_dict(p) for p in report.problems],
-        })
+        print_json(
+            {
+                "output": str(out),
+                "ok": report.ok,
+                "unchanged": report.unchanged,
+                "unchecked": report.unchecked,
+                "moved": [
+                    {
+                        "question": m.question,
+                        "evidence": m.index,
+                        "doc": m.doc,
+                        "old": list(m.old),
+                        "new": list(m.new),
+                        "method": m.method,
+                    }
+                    for m in report.moved
+                ],
+                "unresolved": [
+                    {
+                        "question": u.question,
+                        "evidence": u.index,
+                        "doc": u.doc,
+                        "span": list(u.span),
+                        "reason": u.reason,
+                    }
+                    for u in report.unresolved
+                ],
+                "problems": [_problem_dict(p) for p in report.problems],
+            }
+        )
     else:
         for m in report.moved:
             _out(f"moved: {m}")
@@ -259,8 +321,9 @@ def relocate(
 @handle_errors
 def stats(
     golden: GoldenArg,
-    corpus: Annotated[Path | None, typer.Option(
-        "--corpus", "-c", help="Corpus, to compute the version.")] = None,
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", "-c", help="Corpus, to compute the version.")
+    ] = None,
     format: FormatOpt = Output.table,
 ) -> None:
     """Questions, spans, grades, slices (warning under 10), splits, documents and version."""
@@ -273,8 +336,12 @@ def stats(
     else:
         _stats_table(s)
     for name in s["small_slices"]:
-        err_console.print(lit(f"warning: slice {name!r} has {s['slices'][name]} "
-                              f"question(s), under {SMALL_SLICE}: a direction, not proof"))
+        err_console.print(
+            lit(
+                f"warning: slice {name!r} has {s['slices'][name]} "
+                f"question(s), under {SMALL_SLICE}: a direction, not proof"
+            )
+        )
 
 
 def _stats_table(s: dict[str, Any]) -> None:
@@ -287,10 +354,14 @@ def _stats_table(s: dict[str, Any]) -> None:
     table.add_column("what")
     table.add_column("value", justify="right")
     rows = [
-        ("questions", s["questions"]), ("answerable", s["answerable"]),
-        ("unanswerable", s["unanswerable"]), ("spans", s["spans"]),
-        ("spans per answerable question (min / median / mean / max)",
-         f"{spq['min']} / {spq['median']:g} / {spq['mean']:g} / {spq['max']}"),
+        ("questions", s["questions"]),
+        ("answerable", s["answerable"]),
+        ("unanswerable", s["unanswerable"]),
+        ("spans", s["spans"]),
+        (
+            "spans per answerable question (min / median / mean / max)",
+            f"{spq['min']} / {spq['median']:g} / {spq['mean']:g} / {spq['max']}",
+        ),
         ("required spans (AllR)", s["required_spans"]),
         ("grades", ", ".join(f"{g}: {n}" for g, n in s["grades"].items()) or "-"),
         ("tune / heldout", f"{s['splits']['tune']} / {s['splits']['heldout']}"),

@@ -44,16 +44,31 @@ def add_agree(golden_app: typer.Typer) -> None:
 
 @handle_errors
 def agree(
-    a: Annotated[Path, typer.Argument(help="First labeller's golden file, the reference: "
-                                      "precision = |A∩B| / |B|, recall = |A∩B| / |A|.")],
+    a: Annotated[
+        Path,
+        typer.Argument(
+            help="First labeller's golden file, the reference: "
+            "precision = |A∩B| / |B|, recall = |A∩B| / |A|."
+        ),
+    ],
     b: Annotated[Path, typer.Argument(help="Second labeller's golden file (same question ids).")],
-    corpus: Annotated[Path | None, typer.Option(
-        "--corpus", "-c", help="Corpus the spans point into: checks every span and shows its "
-        "text (without it, the text recorded in the labels is shown).")] = None,
-    worst: Annotated[int, typer.Option(
-        "--worst", "-n", min=0, help="How many of the worst disagreements to list.")] = 10,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="table, json or csv "
-                                        "(csv: one row per question).")] = Format.table,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            "-c",
+            help="Corpus the spans point into: checks every span and shows its "
+            "text (without it, the text recorded in the labels is shown).",
+        ),
+    ] = None,
+    worst: Annotated[
+        int,
+        typer.Option("--worst", "-n", min=0, help="How many of the worst disagreements to list."),
+    ] = 10,
+    fmt: Annotated[
+        Format,
+        typer.Option("--format", "-f", help="table, json or csv (csv: one row per question)."),
+    ] = Format.table,
 ) -> None:
     """Two labellers' span overlap (A is the reference), kappa on grades, worst disagreements."""
     from ..data.agreement import label_agreement
@@ -73,41 +88,79 @@ def agree(
 
 def _warn(r: LabelAgreement) -> None:
     if r.only_in_a:
-        err_console.print(lit(f"warning: {len(r.only_in_a)} question(s) only in {r.source_a} "
-                              f"(left out): {_ids(r.only_in_a)}"))
+        err_console.print(
+            lit(
+                f"warning: {len(r.only_in_a)} question(s) only in {r.source_a} "
+                f"(left out): {_ids(r.only_in_a)}"
+            )
+        )
     if r.only_in_b:
-        err_console.print(lit(f"warning: {len(r.only_in_b)} question(s) only in {r.source_b} "
-                              f"(left out): {_ids(r.only_in_b)}"))
+        err_console.print(
+            lit(
+                f"warning: {len(r.only_in_b)} question(s) only in {r.source_b} "
+                f"(left out): {_ids(r.only_in_b)}"
+            )
+        )
     if r.text_differs:
-        err_console.print(lit(f"warning: the question text differs for {len(r.text_differs)} "
-                              f"id(s): {_ids(r.text_differs)}; were both files labelled from the "
-                              "same golden-set version?"))
+        err_console.print(
+            lit(
+                f"warning: the question text differs for {len(r.text_differs)} "
+                f"id(s): {_ids(r.text_differs)}; were both files labelled from the "
+                "same golden-set version?"
+            )
+        )
     if not r.questions:
         err_console.print("warning: the two files share no question id: nothing to compare")
 
 
 def _write_csv(r: LabelAgreement) -> None:
     w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(["question", "found", "chars_a", "chars_b", "chars_both", "precision", "recall",
-                "f1", "grade_pairs", "grade_mismatches"])
+    w.writerow(
+        [
+            "question",
+            "found",
+            "chars_a",
+            "chars_b",
+            "chars_both",
+            "precision",
+            "recall",
+            "f1",
+            "grade_pairs",
+            "grade_mismatches",
+        ]
+    )
     for q in r.questions:
-        w.writerow([q.question, q.found, q.chars_a, q.chars_b, q.chars_both,
-                    "" if q.precision is None else repr(q.precision),
-                    "" if q.recall is None else repr(q.recall), repr(q.f1),
-                    " ".join(f"{x}:{y}" for x, y in q.grade_pairs), q.grade_mismatches])
+        w.writerow(
+            [
+                q.question,
+                q.found,
+                q.chars_a,
+                q.chars_b,
+                q.chars_both,
+                "" if q.precision is None else repr(q.precision),
+                "" if q.recall is None else repr(q.recall),
+                repr(q.f1),
+                " ".join(f"{x}:{y}" for x, y in q.grade_pairs),
+                q.grade_mismatches,
+            ]
+        )
 
 
 def _print_table(r: LabelAgreement, docs: Corpus | None, worst: int) -> None:
     from rich.table import Table
 
-    table = Table(title=lit(f"labeller agreement: {r.source_a} (A, reference) vs "
-                            f"{r.source_b} (B)", TITLE), show_header=False)
+    table = Table(
+        title=lit(f"labeller agreement: {r.source_a} (A, reference) vs {r.source_b} (B)", TITLE),
+        show_header=False,
+    )
     table.add_column("what", overflow="fold")
     table.add_column("value", justify="right", overflow="fold")
     found = " / ".join(str(r.count(k)) for k in ("both", "neither", "only_a", "only_b"))
     rows: list[tuple[str, Any]] = [
-        ("questions in both files", f"{len(r.questions)} (only in A: {len(r.only_in_a)}, "
-                                    f"only in B: {len(r.only_in_b)})"),
+        (
+            "questions in both files",
+            f"{len(r.questions)} (only in A: {len(r.only_in_a)}, only in B: {len(r.only_in_b)})",
+        ),
         ("evidence found by both / neither / only A / only B", found),
         ("characters A / B / both", f"{r.chars_a} / {r.chars_b} / {r.chars_both}"),
         ("precision |A∩B| / |B|", _num(r.precision)),
@@ -116,8 +169,10 @@ def _print_table(r: LabelAgreement, docs: Corpus | None, worst: int) -> None:
         ("F1 (mean per question)", _num(r.macro_f1)),
         ("grade pairs (overlapping spans)", len(r.grade_pairs)),
         ("same grade", _num(r.grade_agreement)),
-        ("Cohen's kappa: unweighted / linear / quadratic",
-         " / ".join(_num(r.kappa(w)) for w in ("none", "linear", "quadratic"))),
+        (
+            "Cohen's kappa: unweighted / linear / quadratic",
+            " / ".join(_num(r.kappa(w)) for w in ("none", "linear", "quadratic")),
+        ),
     ]
     for what, value in rows:
         table.add_row(what, lit(value))
@@ -151,23 +206,27 @@ def _span_line(who: str, view: dict[str, Any]) -> Text:
     else:
         flat = " ".join(text.split())
         shown = repr(flat if len(flat) <= SNIPPET else flat[: SNIPPET - 1] + "…")
-    return lit(f"  {who}: {view['doc']} {view['start']}-{view['end']} grade {view['grade']} "
-               f"{shown}")
+    return lit(
+        f"  {who}: {view['doc']} {view['start']}-{view['end']} grade {view['grade']} {shown}"
+    )
 
 
 def _print_worst(rows: list[QuestionAgreement], docs: Corpus | None) -> None:
     from ..data.agreement import span_view
 
     if not rows:
-        console.print("no disagreement: every shared question has the same characters and "
-                      "grades")
+        console.print("no disagreement: every shared question has the same characters and grades")
         return
     console.print(f"\nworst disagreements ({len(rows)}; F1 ascending):")
     for q in rows:
         mismatch = f", {q.grade_mismatches} grade mismatch(es)" if q.grade_mismatches else ""
-        console.print(lit(f"{q.question}  F1 {q.f1:.3f}  precision {_num(q.precision)}  "
-                          f"recall {_num(q.recall)}  found: {FOUND[q.found]}"
-                          f"{mismatch}"))
+        console.print(
+            lit(
+                f"{q.question}  F1 {q.f1:.3f}  precision {_num(q.precision)}  "
+                f"recall {_num(q.recall)}  found: {FOUND[q.found]}"
+                f"{mismatch}"
+            )
+        )
         for who, spans in (("A", q.spans_a), ("B", q.spans_b)):
             if not spans:
                 console.print(f"  {who}: no evidence (unanswerable)")

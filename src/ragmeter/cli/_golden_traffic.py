@@ -20,11 +20,18 @@ from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.traffic import TrafficComparison, TrafficSample
 
-LogArg = Annotated[Path, typer.Argument(help="Question log: JSONL, one {\"question\": ..., "
-                                        "<metadata>} object a line.")]
+LogArg = Annotated[
+    Path,
+    typer.Argument(help='Question log: JSONL, one {"question": ..., <metadata>} object a line.'),
+]
 #: a status → the flag shown in the table.
-FLAGS = {"over": "over", "under": "under", "ok": "",
-         "not in golden": "not in golden", "not in log": "not in log"}
+FLAGS = {
+    "over": "over",
+    "under": "under",
+    "ok": "",
+    "not in golden": "not in golden",
+    "not in log": "not in log",
+}
 
 
 def add_traffic(golden_app: typer.Typer) -> None:
@@ -35,18 +42,32 @@ def add_traffic(golden_app: typer.Typer) -> None:
 @handle_errors
 def sample(
     logs: LogArg,
-    n: Annotated[int, typer.Option("-n", "--size", help="How many distinct questions to draw "
-                                   "(repeats, same text ignoring case and whitespace, are "
-                                   "dropped first).")],
-    by: Annotated[str | None, typer.Option(
-        "--by", help="Log field to stratify by (one string per line; lines without it form "
-        "their own stratum). Without it: a simple random sample.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed; the same seed draws the "
-                                      "same sample.")] = 0,
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Write the sampled lines here instead of stdout.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")]
-    = False,
+    n: Annotated[
+        int,
+        typer.Option(
+            "-n",
+            "--size",
+            help="How many distinct questions to draw "
+            "(repeats, same text ignoring case and whitespace, are "
+            "dropped first).",
+        ),
+    ],
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help="Log field to stratify by (one string per line; lines without it form "
+            "their own stratum). Without it: a simple random sample.",
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Random seed; the same seed draws the same sample.")
+    ] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the sampled lines here instead of stdout."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
 ) -> None:
     """Seeded sample of distinct logged questions to label, stratified (proportional)."""
     from ..data.corpus import write_lines
@@ -69,13 +90,18 @@ def _print_summary(s: TrafficSample, logs: Path, out: Path | None) -> None:
 
     distinct = s.read - s.duplicates
     where = "stdout" if out is None else str(out)
-    err_console.print(lit(
-        f"read {s.read} lines from {logs}; dropped {s.duplicates} repeated "
-        f"question(s) (same text ignoring case and whitespace); sampled {len(s.lines)} of "
-        f"{distinct} distinct (seed {s.seed}) -> {where}"))
+    err_console.print(
+        lit(
+            f"read {s.read} lines from {logs}; dropped {s.duplicates} repeated "
+            f"question(s) (same text ignoring case and whitespace); sampled {len(s.lines)} of "
+            f"{distinct} distinct (seed {s.seed}) -> {where}"
+        )
+    )
     if s.requested > distinct:
-        err_console.print(f"warning: asked for {s.requested} but the log has only {distinct} "
-                          "distinct questions: all of them were taken")
+        err_console.print(
+            f"warning: asked for {s.requested} but the log has only {distinct} "
+            "distinct questions: all of them were taken"
+        )
     if s.by is None:
         return
     table = Table(title=lit(f"strata by {s.by!r} (proportional, largest remainder)", TITLE))
@@ -86,27 +112,44 @@ def _print_summary(s: TrafficSample, logs: Path, out: Path | None) -> None:
     table.add_column("sampled", justify="right")
     for st in s.strata:
         name = f"(no {s.by})" if st.name is None else st.name
-        table.add_row(lit(name), str(st.lines), f"{st.lines / distinct:.1%}",
-                      f"{st.expected:.2f}", str(st.sampled))
+        table.add_row(
+            lit(name),
+            str(st.lines),
+            f"{st.lines / distinct:.1%}",
+            f"{st.expected:.2f}",
+            str(st.sampled),
+        )
     err_console.print(table)
     empty = [st for st in s.strata if st.sampled == 0]
     if empty:
-        err_console.print(f"note: {len(empty)} stratum(s) got no question at this size; a larger "
-                          "-n reaches them")
+        err_console.print(
+            f"note: {len(empty)} stratum(s) got no question at this size; a larger -n reaches them"
+        )
 
 
 @handle_errors
 def compare_traffic(
     golden: Annotated[Path, typer.Argument(help="Golden set (JSONL, one question a line).")],
     logs: LogArg,
-    field: Annotated[str, typer.Option(
-        "--field", help="Log field holding the slice name (a string or a list of strings), "
-        "matched against the golden questions' slices.")] = "slice",
-    factor: Annotated[float, typer.Option(
-        "--factor", help="Flag a slice whose golden share is more than FACTOR times its share of "
-        "the log, or less than 1/FACTOR times.")] = 2.0,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="table, json or csv.")]
-    = Format.table,
+    field: Annotated[
+        str,
+        typer.Option(
+            "--field",
+            help="Log field holding the slice name (a string or a list of strings), "
+            "matched against the golden questions' slices.",
+        ),
+    ] = "slice",
+    factor: Annotated[
+        float,
+        typer.Option(
+            "--factor",
+            help="Flag a slice whose golden share is more than FACTOR times its share of "
+            "the log, or less than 1/FACTOR times.",
+        ),
+    ] = 2.0,
+    fmt: Annotated[
+        Format, typer.Option("--format", "-f", help="table, json or csv.")
+    ] = Format.table,
 ) -> None:
     """Per slice: golden share vs traffic share; flags over-, under- and unrepresented slices."""
     from ..data.golden import load_golden
@@ -120,8 +163,17 @@ def compare_traffic(
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(["slice", "golden", "golden_share", "log", "log_share", "ratio", "status"])
         for s in result.slices:
-            w.writerow([s.name, s.golden, repr(s.golden_share), s.log, repr(s.log_share),
-                        "" if s.ratio is None else repr(s.ratio), s.status(factor)])
+            w.writerow(
+                [
+                    s.name,
+                    s.golden,
+                    repr(s.golden_share),
+                    s.log,
+                    repr(s.log_share),
+                    "" if s.ratio is None else repr(s.ratio),
+                    s.status(factor),
+                ]
+            )
     else:
         _print_comparison(result, golden, logs)
 
@@ -139,11 +191,21 @@ def _print_comparison(r: TrafficComparison, golden: Path, logs: Path) -> None:
     table.add_column("flag", overflow="fold")
     for s in r.slices:
         ratio = "-" if s.ratio is None else f"{s.ratio:.2f}"
-        table.add_row(lit(s.name), str(s.golden), f"{s.golden_share:.1%}", str(s.log),
-                      f"{s.log_share:.1%}", ratio, FLAGS[s.status(r.factor)])
-    table.caption = lit(f"ratio = golden share ÷ log share; over: above {r.factor:g}, under: "
-                        f"below 1/{r.factor:g}; shares of {r.golden_questions} golden questions "
-                        f"and {r.log_lines} log lines (repeats counted)", CAPTION)
+        table.add_row(
+            lit(s.name),
+            str(s.golden),
+            f"{s.golden_share:.1%}",
+            str(s.log),
+            f"{s.log_share:.1%}",
+            ratio,
+            FLAGS[s.status(r.factor)],
+        )
+    table.caption = lit(
+        f"ratio = golden share ÷ log share; over: above {r.factor:g}, under: "
+        f"below 1/{r.factor:g}; shares of {r.golden_questions} golden questions "
+        f"and {r.log_lines} log lines (repeats counted)",
+        CAPTION,
+    )
     console.print(table)
     lines = [
         ("over-represented in the golden set", r.with_status("over")),
@@ -155,7 +217,11 @@ def _print_comparison(r: TrafficComparison, golden: Path, logs: Path) -> None:
         if rows:
             console.print(lit(f"{what}: {', '.join(s.name for s in rows)}"))
     if r.log_unsliced:
-        console.print(lit(f"{r.log_unsliced} log line(s) have no {r.field!r} field; "
-                          f"{r.golden_unsliced} golden question(s) have no slice"))
+        console.print(
+            lit(
+                f"{r.log_unsliced} log line(s) have no {r.field!r} field; "
+                f"{r.golden_unsliced} golden question(s) have no slice"
+            )
+        )
     elif r.golden_unsliced:
         console.print(f"{r.golden_unsliced} golden question(s) have no slice")

@@ -29,9 +29,12 @@ def export_cmd(
     golden: Path = typer.Option(..., "--golden", help="Span-labelled golden set (JSONL)."),
     chunks: Path = typer.Option(..., "--chunks", help="Chunk file (.parquet or .jsonl)."),
     output: Path = typer.Option(..., "-o", "--output", help="TREC qrels file to write."),
-    cover: float = typer.Option(0.5, help="A chunk is labelled with a span's grade when it holds "
-                                          "this share of the span, or the span fills this share "
-                                          "of the chunk."),
+    cover: float = typer.Option(
+        0.5,
+        help="A chunk is labelled with a span's grade when it holds "
+        "this share of the span, or the span fills this share "
+        "of the chunk.",
+    ),
     corpus: Path | None = typer.Option(None, help="Corpus to check the chunk texts against."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
 ) -> None:
@@ -59,8 +62,12 @@ def export_cmd(
         err_console.print(line(("warning:", "yellow"), f" {w.message}"))
     write_chunk_qrels(qrels, output)
     n_q = len(set(qrels.qid.to_pylist()))
-    err_console.print(lit(f"wrote {len(qrels):,} chunk judgements for {n_q:,} questions "
-                          f"(chunking {chunking.name}, cover {cover:g}) to {output}"))
+    err_console.print(
+        lit(
+            f"wrote {len(qrels):,} chunk judgements for {n_q:,} questions "
+            f"(chunking {chunking.name}, cover {cover:g}) to {output}"
+        )
+    )
 
 
 @labels_app.command("budget")
@@ -69,33 +76,56 @@ def budget_cmd(
     variants: list[str] = typer.Argument(
         ..., help="CHUNK_TOKENSxK per variant, the first is the baseline, e.g. 300x4 900x4 300x12."
     ),
-    tolerance: float = typer.Option(0.10, help="Largest relative difference of context tokens "
-                                               "for a fair comparison."),
+    tolerance: float = typer.Option(
+        0.10, help="Largest relative difference of context tokens for a fair comparison."
+    ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Context tokens per variant (chunk tokens x k) and which comparisons are fair."""
     from ..labels import budget_table
 
     rows = budget_table(variants, tolerance)
-    records = [{"variant": r.variant.name, "chunk_tokens": r.variant.chunk_tokens,
-                "k": r.variant.k, "context_tokens": r.context_tokens,
-                "ratio_to_baseline": round(r.ratio_to_baseline, 6),
-                "fair_with_baseline": r.fair_with_baseline, "fair_with": list(r.fair_with),
-                "verdict": r.verdict} for r in rows]
+    records = [
+        {
+            "variant": r.variant.name,
+            "chunk_tokens": r.variant.chunk_tokens,
+            "k": r.variant.k,
+            "context_tokens": r.context_tokens,
+            "ratio_to_baseline": round(r.ratio_to_baseline, 6),
+            "fair_with_baseline": r.fair_with_baseline,
+            "fair_with": list(r.fair_with),
+            "verdict": r.verdict,
+        }
+        for r in rows
+    ]
     if fmt == Format.json:
         print_json({"tolerance": tolerance, "variants": records})
     elif fmt == Format.csv:
         w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(["variant", "chunk_tokens", "k", "context_tokens", "ratio_to_baseline",
-                    "verdict"])
+        w.writerow(
+            ["variant", "chunk_tokens", "k", "context_tokens", "ratio_to_baseline", "verdict"]
+        )
         for rec in records:
-            w.writerow([rec["variant"], rec["chunk_tokens"], rec["k"], rec["context_tokens"],
-                        rec["ratio_to_baseline"], rec["verdict"]])
+            w.writerow(
+                [
+                    rec["variant"],
+                    rec["chunk_tokens"],
+                    rec["k"],
+                    rec["context_tokens"],
+                    rec["ratio_to_baseline"],
+                    rec["verdict"],
+                ]
+            )
     else:
         t = Table(title=f"context budgets (fair: within {tolerance:.0%})")
         for col in ("chunk size", "k", "context tokens", "vs baseline", "fair comparison?"):
             t.add_column(col, justify="right" if col != "fair comparison?" else "left")
         for r in rows:
-            t.add_row(f"{r.variant.chunk_tokens:g} tokens", str(r.variant.k),
-                      f"{r.context_tokens:,.0f}", f"{r.ratio_to_baseline:.2f}x", lit(r.verdict))
+            t.add_row(
+                f"{r.variant.chunk_tokens:g} tokens",
+                str(r.variant.k),
+                f"{r.context_tokens:,.0f}",
+                f"{r.ratio_to_baseline:.2f}x",
+                lit(r.verdict),
+            )
         console.print(t)

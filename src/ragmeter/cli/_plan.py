@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from .._errors import RagmeterWarning, UsageError
-from ._common import Format, console, err_console, escape, handle_errors, print_json
+from ._common import Format, console, err_console, handle_errors, print_json
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
     from ..paired import SizePlan
@@ -31,8 +31,9 @@ def parse_sizes(text: str) -> list[int]:
         try:
             n = int(piece)
         except ValueError:
-            raise UsageError(f"--n takes question counts such as 50,100,200,500; cannot read "
-                             f"'{piece}'") from None
+            raise UsageError(
+                f"--n takes question counts such as 50,100,200,500; cannot read '{piece}'"
+            ) from None
         if n < 1:
             raise UsageError(f"--n: a golden set needs at least 1 question, got {n}")
         out.append(n)
@@ -41,16 +42,31 @@ def parse_sizes(text: str) -> list[int]:
     return out
 
 
-def _spread_source(base: str | None, cand: str | None, metric: str | None, source: Path | None,
-                   rates: dict[str, float | None], intersect: bool,
-                   confidence: float | None) -> dict[str, Any]:
+def _spread_source(
+    base: str | None,
+    cand: str | None,
+    metric: str | None,
+    source: Path | None,
+    rates: dict[str, float | None],
+    intersect: bool,
+    confidence: float | None,
+) -> dict[str, Any]:
     """The keyword arguments of ``plan_size`` for the one input mode the options name."""
     given_rates = any(v is not None for v in rates.values())
-    modes = [m for m, on in (("two evaluations", base is not None),
-                             ("--from", source is not None), ("rates", given_rates)) if on]
+    modes = [
+        m
+        for m, on in (
+            ("two evaluations", base is not None),
+            ("--from", source is not None),
+            ("rates", given_rates),
+        )
+        if on
+    ]
     if len(modes) > 1:
-        raise UsageError(f"give one input: rates (--baseline-rate, --discordance), --from "
-                         f"COMPARISON.json, or two evaluations; got {' and '.join(modes)}")
+        raise UsageError(
+            f"give one input: rates (--baseline-rate, --discordance), --from "
+            f"COMPARISON.json, or two evaluations; got {' and '.join(modes)}"
+        )
     if metric is not None and base is None:
         raise UsageError("--metric picks the column of two evaluations BASE CAND; give them too")
     if base is not None:
@@ -62,15 +78,21 @@ def _spread_source(base: str | None, cand: str | None, metric: str | None, sourc
 
         return {"comparison": read_comparison(source)}
     if rates["baseline_rate"] is None:
-        raise UsageError("give --baseline-rate and --discordance (the share of questions "
-                         "expected to change outcome), --from COMPARISON.json, or two "
-                         "evaluations BASE CAND with --metric")
-    return {"baseline_rate": rates["baseline_rate"], "discordance": rates["discordance"],
-            "difference": 0.0 if rates["difference"] is None else rates["difference"]}
+        raise UsageError(
+            "give --baseline-rate and --discordance (the share of questions "
+            "expected to change outcome), --from COMPARISON.json, or two "
+            "evaluations BASE CAND with --metric"
+        )
+    return {
+        "baseline_rate": rates["baseline_rate"],
+        "discordance": rates["discordance"],
+        "difference": 0.0 if rates["difference"] is None else rates["difference"],
+    }
 
 
-def _compare_evaluations(base: str, cand: str, metric: str | None, intersect: bool,
-                         confidence: float | None) -> Any:
+def _compare_evaluations(
+    base: str, cand: str, metric: str | None, intersect: bool, confidence: float | None
+) -> Any:
     """The two evaluations compared as 'ragmeter compare' would (5,000 resamples, seed 0)."""
     from ..paired import compare
     from ._compare import load_pair
@@ -78,8 +100,14 @@ def _compare_evaluations(base: str, cand: str, metric: str | None, intersect: bo
     a, b = load_pair(base, cand, metric, None, None, None, 0.5)
     with warnings.catch_warnings(), err_console.status("resampling questions..."):
         warnings.simplefilter("ignore", RagmeterWarning)  # the plan needs only the spread
-        return compare(a, b, metric, intersect=intersect, ledger=None,
-                       confidence=0.95 if confidence is None else confidence)
+        return compare(
+            a,
+            b,
+            metric,
+            intersect=intersect,
+            ledger=None,
+            confidence=0.95 if confidence is None else confidence,
+        )
 
 
 # -- rendering -------------------------------------------------------------------------------------
@@ -99,16 +127,16 @@ def describe_inputs(plan: SizePlan) -> str:
     if s.source == "rates":
         parts = [f"baseline rate {s.baseline_mean:.3f}"]
     else:
-        parts = [f"past comparison of {s.observed_n} questions: baseline {what} "
-                 f"{s.baseline_mean:.3f}"]
+        parts = [
+            f"past comparison of {s.observed_n} questions: baseline {what} {s.baseline_mean:.3f}"
+        ]
     if s.changed is not None:
         head = f"{_pct(s.changed)} of questions change"
         if s.fixed is not None and s.broken is not None:
             head += f" ({_pct(s.fixed)} fixed, {_pct(s.broken)} broken)"
         parts.append(head)
     if s.source != "rates" or s.changed is not None or s.difference != 0.0:
-        parts.append(f"{'expected ' if s.source == 'rates' else ''}difference "
-                     f"{s.difference:+.3f}")
+        parts.append(f"{'expected ' if s.source == 'rates' else ''}difference {s.difference:+.3f}")
     if s.var_diff is not None:
         parts.append(f"Var(d) = {s.var_diff:.4f}")
     return "Inputs: " + "; ".join(parts) + "."
@@ -129,8 +157,14 @@ def plan_table(plan: SizePlan, notes: dict[int, str]) -> Table:
         t.add_column(col, justify="left" if col == "note" else "right")
     for r in plan.rows:
         changed = "-" if r.expected_changed is None else f"{r.expected_changed:.1f}"
-        t.add_row(str(r.n), changed, _hw(r.paired), _hw(r.one_rate), _hw(r.two_averages),
-                  notes.get(r.n, ""))
+        t.add_row(
+            str(r.n),
+            changed,
+            _hw(r.paired),
+            _hw(r.one_rate),
+            _hw(r.two_averages),
+            notes.get(r.n, ""),
+        )
     return t
 
 
@@ -138,73 +172,120 @@ def print_plan(plan: SizePlan, notes: dict[int, str]) -> None:
     console.print(describe_inputs(plan))
     console.print(plan_table(plan, notes))
     if plan.spread.var_diff is None:
-        console.print("The paired width needs --discordance: the share of questions expected "
-                      "to change outcome (fixed plus broken).")
+        console.print(
+            "The paired width needs --discordance: the share of questions expected "
+            "to change outcome (fixed plus broken)."
+        )
     else:
         what = "outcome" if plan.spread.binary else "value"
         one = "one rate" if plan.spread.binary else "one mean"
-        console.print(f"changes: questions expected to change {what}; the paired width tracks "
-                      "this count, not n.")
-        console.print("paired: the interval 'ragmeter compare' reports (paired bootstrap over "
-                      "questions).")
-        console.print(f"{one}: one variant's score alone. two averages: the same difference "
-                      "with the pairing thrown away.")
+        console.print(
+            f"changes: questions expected to change {what}; the paired width tracks "
+            "this count, not n."
+        )
+        console.print(
+            "paired: the interval 'ragmeter compare' reports (paired bootstrap over questions)."
+        )
+        console.print(
+            f"{one}: one variant's score alone. two averages: the same difference "
+            "with the pairing thrown away."
+        )
     if plan.target is not None:
         need = plan.n_for(plan.target)
         one = "one rate" if plan.spread.binary else "one mean"
-        lead = ("" if need["paired"] is None
-                else f"{need['paired']} questions for the paired difference; ")
-        console.print(f"Target ±{plan.target:g}: {lead}{need['one_rate']} for {one} alone, "
-                      f"{need['two_averages']} for two averages.")
+        lead = (
+            ""
+            if need["paired"] is None
+            else f"{need['paired']} questions for the paired difference; "
+        )
+        console.print(
+            f"Target ±{plan.target:g}: {lead}{need['one_rate']} for {one} alone, "
+            f"{need['two_averages']} for two averages."
+        )
     obs = plan.observed
     if obs is not None:
         lo, hi = obs["ci"]
-        console.print(f"This comparison: {obs['n']} questions, interval [{lo:+.3f}, {hi:+.3f}] "
-                      f"({_hw(obs['half_width'])}); predicted at {obs['n']}: "
-                      f"{_hw(obs['predicted_half_width'])}.")
+        console.print(
+            f"This comparison: {obs['n']} questions, interval [{lo:+.3f}, {hi:+.3f}] "
+            f"({_hw(obs['half_width'])}); predicted at {obs['n']}: "
+            f"{_hw(obs['predicted_half_width'])}."
+        )
     if any(r.rough for r in plan.rows):
-        console.print("rough: under 5 questions are expected to change; the interval moves in "
-                      "steps of one question and is usually narrower than predicted.")
+        console.print(
+            "rough: under 5 questions are expected to change; the interval moves in "
+            "steps of one question and is usually narrower than predicted."
+        )
 
 
 def write_csv(plan: SizePlan, notes: dict[int, str]) -> None:
     w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(["n", "expected_changed", "paired_half_width", "one_rate_half_width",
-                "two_averages_half_width", "rough", "note"])
+    w.writerow(
+        [
+            "n",
+            "expected_changed",
+            "paired_half_width",
+            "one_rate_half_width",
+            "two_averages_half_width",
+            "rough",
+            "note",
+        ]
+    )
 
     def num(x: float | None) -> str:
         return "" if x is None else f"{x:.6f}"
 
     for r in plan.rows:
-        w.writerow([r.n, num(r.expected_changed), num(r.paired), num(r.one_rate),
-                    num(r.two_averages), str(r.rough).lower(), notes.get(r.n, "")])
+        w.writerow(
+            [
+                r.n,
+                num(r.expected_changed),
+                num(r.paired),
+                num(r.one_rate),
+                num(r.two_averages),
+                str(r.rough).lower(),
+                notes.get(r.n, ""),
+            ]
+        )
 
 
 # -- the command -----------------------------------------------------------------------------------
 @handle_errors
 def plan_cmd(
-    base: str | None = typer.Argument(None, metavar="BASE", help="Baseline: 'ragmeter eval "
-                                      "--per-query --format json' output (PATH or PATH#RUN)."),
-    cand: str | None = typer.Argument(None, metavar="CAND", help="Candidate, in the same form "
-                                      "as BASE."),
-    metric: str | None = typer.Option(None, "--metric", "-m", help="Metric of BASE and CAND to "
-                                         "plan for, e.g. 'Hit@5'."),
-    source: Path | None = typer.Option(None, "--from", help="A past comparison: the output of "
-                                          "'ragmeter compare --format json'."),
-    baseline_rate: float | None = typer.Option(None, "--baseline-rate",
-                                                  help="Share of questions the baseline gets "
-                                                  "right, e.g. 0.75."),
-    discordance: float | None = typer.Option(None, "--discordance", help="Share of questions "
-                                                "expected to change outcome (fixed plus broken)."),
-    difference: float | None = typer.Option(None, "--difference", help="Expected difference, "
-                                               "fixed minus broken (default 0)."),
+    base: str | None = typer.Argument(
+        None,
+        metavar="BASE",
+        help="Baseline: 'ragmeter eval --per-query --format json' output (PATH or PATH#RUN).",
+    ),
+    cand: str | None = typer.Argument(
+        None, metavar="CAND", help="Candidate, in the same form as BASE."
+    ),
+    metric: str | None = typer.Option(
+        None, "--metric", "-m", help="Metric of BASE and CAND to plan for, e.g. 'Hit@5'."
+    ),
+    source: Path | None = typer.Option(
+        None, "--from", help="A past comparison: the output of 'ragmeter compare --format json'."
+    ),
+    baseline_rate: float | None = typer.Option(
+        None, "--baseline-rate", help="Share of questions the baseline gets right, e.g. 0.75."
+    ),
+    discordance: float | None = typer.Option(
+        None,
+        "--discordance",
+        help="Share of questions expected to change outcome (fixed plus broken).",
+    ),
+    difference: float | None = typer.Option(
+        None, "--difference", help="Expected difference, fixed minus broken (default 0)."
+    ),
     sizes: str = typer.Option("50,100,200,500", "--n", help="Golden-set sizes, comma-separated."),
-    target: float | None = typer.Option(None, "--target", help="Half-width wanted, e.g. 0.05: "
-                                           "adds the questions needed."),
-    confidence: float | None = typer.Option(None, "--confidence", help="Interval coverage "
-                                               "(default: the comparison's, else 0.95)."),
-    intersect: bool = typer.Option(False, "--intersect", help="With BASE CAND: use only the "
-                                   "questions both runs have."),
+    target: float | None = typer.Option(
+        None, "--target", help="Half-width wanted, e.g. 0.05: adds the questions needed."
+    ),
+    confidence: float | None = typer.Option(
+        None, "--confidence", help="Interval coverage (default: the comparison's, else 0.95)."
+    ),
+    intersect: bool = typer.Option(
+        False, "--intersect", help="With BASE CAND: use only the questions both runs have."
+    ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """How many questions a paired comparison needs: the expected interval half-width at each
@@ -212,9 +293,15 @@ def plan_cmd(
     from ..paired import plan_size
 
     ns = parse_sizes(sizes)  # before any file is read: a bad --n fails at once
-    kwargs = _spread_source(base, cand, metric, source, {
-        "baseline_rate": baseline_rate, "discordance": discordance, "difference": difference},
-        intersect, confidence)
+    kwargs = _spread_source(
+        base,
+        cand,
+        metric,
+        source,
+        {"baseline_rate": baseline_rate, "discordance": discordance, "difference": difference},
+        intersect,
+        confidence,
+    )
     plan = plan_size(**kwargs, sizes=ns, confidence=confidence, target=target)
     notes: dict[int, str] = {}
     if plan.target is not None:
@@ -224,8 +311,9 @@ def plan_cmd(
         assert n_t is not None
         notes[n_t] = "target"
         if n_t not in plan.sizes:
-            plan = plan_size(**kwargs, sizes=[*ns, n_t], confidence=plan.confidence,
-                             target=plan.target)
+            plan = plan_size(
+                **kwargs, sizes=[*ns, n_t], confidence=plan.confidence, target=plan.target
+            )
     notes = _notes(plan, notes)
     if fmt == Format.json:
         print_json({**plan.to_dict(), "notes": {str(k): v for k, v in notes.items()}})

@@ -24,14 +24,21 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
     """The summary table, the by-slice table and one table per kind of failure found."""
     s = report.summary()
     # lit: ids, answers, quotes, variant and slice names print as written (never markup/emoji)
-    t = Table(title=lit(f"answers: {report.variant}"
-                        + (f" (golden {report.golden_version})" if report.golden_version else ""),
-                        TITLE))
+    t = Table(
+        title=lit(
+            f"answers: {report.variant}"
+            + (f" (golden {report.golden_version})" if report.golden_version else ""),
+            TITLE,
+        )
+    )
     t.add_column("check")
     t.add_column("value", justify="right")
     rows = [
         ("answers / missing", f"{s['n_answers']} / {s['n_missing']}"),
-        ("correct (combined rule)", f"{s['correct']} of {s['n_scored']} = {_pct(s['correct_rate'])}"),
+        (
+            "correct (combined rule)",
+            f"{s['correct']} of {s['n_scored']} = {_pct(s['correct_rate'])}",
+        ),
         ("correct and supported", f"{s['ok']} of {s['ok_known']} = {_pct(s['ok_rate'])}"),
         ("correct, support unknown (not counted)", str(s["correct_support_unknown"])),
         ("exact match rate", _pct(s["exact_rate"])),
@@ -39,19 +46,31 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
         ("value match rate", _pct(s["value_match_rate"])),
         ("quotes checked / failed", f"{s['quotes_checked']} / {s['quotes_failed']}"),
         ("values checked / failed", f"{s['values_checked']} / {s['values_failed']}"),
-        ("supported / unsupported / unknown",
-         f"{s['supported']} / {s['unsupported']} / {s['support_unknown']}"),
-        ("cites a passage outside its context",
-         str(s["cites_outside_context"]) if s["context_known"] else "context not known"),
+        (
+            "supported / unsupported / unknown",
+            f"{s['supported']} / {s['unsupported']} / {s['support_unknown']}",
+        ),
+        (
+            "cites a passage outside its context",
+            str(s["cites_outside_context"]) if s["context_known"] else "context not known",
+        ),
         ("faithful but wrong", str(s["faithful_but_wrong"])),
     ]
     ab = s["abstention"]
     if ab["n_unanswerable"]:
-        rows.append(("abstained on unanswerable",
-                     f"{ab['abstained_unanswerable']} of {ab['n_unanswerable']}"))
-    rows.append(("abstained on answerable", f"{ab['abstained_answerable']} of {ab['n_answerable']}"))
+        rows.append(
+            (
+                "abstained on unanswerable",
+                f"{ab['abstained_unanswerable']} of {ab['n_unanswerable']}",
+            )
+        )
+    rows.append(
+        ("abstained on answerable", f"{ab['abstained_answerable']} of {ab['n_answerable']}")
+    )
     for name, j in (s.get("judged") or {}).items():
-        rows.append((f"judge {name} (mean, failed)", f"{_pct(j['mean'])}, {j['failed']} of {j['n']}"))
+        rows.append(
+            (f"judge {name} (mean, failed)", f"{_pct(j['mean'])}, {j['failed']} of {j['n']}")
+        )
     for what, value in rows:
         t.add_row(lit(what), lit(value))
     caption = f"correct: {s['rule']}" + (f"\njudge: {s['judge']}" if s.get("judge") else "")
@@ -73,8 +92,12 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
         for col in ("question", "quote", "checked", "found elsewhere"):
             ft.add_column(col, overflow="fold")
         for qid, q in failed:
-            ft.add_row(lit(qid), lit(q.quote), lit(", ".join(q.checked) or q.reason),
-                       lit(", ".join(q.found_elsewhere) or "nowhere"))
+            ft.add_row(
+                lit(qid),
+                lit(q.quote),
+                lit(", ".join(q.checked) or q.reason),
+                lit(", ".join(q.found_elsewhere) or "nowhere"),
+            )
         console.print(ft)
     fv = [(c.id, v) for c in report.checks for v in c.faithfulness.failed_values]
     if fv:
@@ -82,27 +105,39 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
         for col in ("question", "value", "checked", "found elsewhere"):
             vt.add_column(col, overflow="fold")
         for qid, v in fv:
-            vt.add_row(lit(qid), lit(v.value), lit(", ".join(v.checked) or "no citation"),
-                       lit(", ".join(v.found_elsewhere) or "nowhere"))
+            vt.add_row(
+                lit(qid),
+                lit(v.value),
+                lit(", ".join(v.checked) or "no citation"),
+                lit(", ".join(v.found_elsewhere) or "nowhere"),
+            )
         console.print(vt)
     outside = [c for c in report.checks if c.cites_outside_context]
     if outside:
-        ot = Table(title="citations outside the prompt context (a pipeline bug or a leak from "
-                         "memory; never counted as supported)")
+        ot = Table(
+            title="citations outside the prompt context (a pipeline bug or a leak from "
+            "memory; never counted as supported)"
+        )
         for col in ("question", "cited outside the context", "context from"):
             ot.add_column(col, overflow="fold")
         for c in outside:
-            ot.add_row(lit(c.id), lit(", ".join(c.faithfulness.outside_context)),
-                       lit(c.context_from or ""))
+            ot.add_row(
+                lit(c.id), lit(", ".join(c.faithfulness.outside_context)), lit(c.context_from or "")
+            )
         console.print(ot)
     if report.faithful_but_wrong:
         bt = Table(title="faithful but wrong (look at the corpus, not the model)")
         for col in ("question", "answer", "reference", "cited", "evidence", "stale"):
             bt.add_column(col, overflow="fold")
         for f in report.faithful_but_wrong:
-            bt.add_row(lit(f.id), lit(f.answer), lit(f.reference or ""),
-                       lit("; ".join(_doc(c) for c in f.cited)),
-                       lit("; ".join(_doc(e) for e in f.evidence)), "yes" if f.stale else "no")
+            bt.add_row(
+                lit(f.id),
+                lit(f.answer),
+                lit(f.reference or ""),
+                lit("; ".join(_doc(c) for c in f.cited)),
+                lit("; ".join(_doc(e) for e in f.evidence)),
+                "yes" if f.stale else "no",
+            )
         console.print(bt)
     if per_answer:
         pt = Table(title="per answer")
@@ -118,7 +153,6 @@ def _doc(d: dict[str, Any] | Any) -> str:
     return f"{d['doc']}" + (f" ({extra})" if extra else "")
 
 
-
 def print_answer_comparison(console: Console, ac: AnswerComparison) -> None:
     """Means, fixed/broken/net, the paired bootstrap interval, the sign test and the verdict."""
     c = ac.comparison
@@ -126,11 +160,15 @@ def print_answer_comparison(console: Console, ac: AnswerComparison) -> None:
     where = f" ({ac.split} split)" if ac.split else ""
     head = lit(f"{ac.candidate} vs {ac.baseline}", "bold")  # names print as written
     console.print(head.append(f" on {METRIC_LABEL}{where}, {c.n} paired questions"))
-    console.print(f"  baseline {c.baseline_values.mean():.3f}, candidate "
-                  f"{c.candidate_values.mean():.3f}, difference {c.mean_delta:+.3f}")
-    console.print(f"  fixed {c.fixed}, broken {c.broken}, net {c.fixed - c.broken:+d}; "
-                  f"{int(c.confidence * 100)}% paired bootstrap interval [{lo:+.3f}, {hi:+.3f}]; "
-                  f"sign test p = {c.sign_test_p:.2f}")
+    console.print(
+        f"  baseline {c.baseline_values.mean():.3f}, candidate "
+        f"{c.candidate_values.mean():.3f}, difference {c.mean_delta:+.3f}"
+    )
+    console.print(
+        f"  fixed {c.fixed}, broken {c.broken}, net {c.fixed - c.broken:+d}; "
+        f"{int(c.confidence * 100)}% paired bootstrap interval [{lo:+.3f}, {hi:+.3f}]; "
+        f"sign test p = {c.sign_test_p:.2f}"
+    )
     console.print(lit(f"  verdict: {c.verdict}"))
     if c.fixed_ids:
         console.print(lit(f"  fixed: {', '.join(c.fixed_ids[:10])}"))
@@ -155,16 +193,27 @@ def print_validation(console: Console, v: JudgeValidation) -> None:
     for col in ("class", "human", "judge", "agree", "agreement", "precision"):
         pt.add_column(col, justify="left" if col == "class" else "right")
     for lab, row in v.per_class.items():
-        pt.add_row(lit(lab), str(row["n_human"]), str(row["n_judge"]), str(row["agree"]),
-                   _pct(row["agreement"]), _pct(row["precision"]))
-    pt.caption = (f"observed agreement {v.agreement:.3f}; Cohen's kappa {v.kappa:.3f}; "
-                  f"failed judgements {len(v.failed)} (agreement counting them as "
-                  f"disagreements {v.agreement_all:.3f}); not judged {len(v.unlabelled)}")
+        pt.add_row(
+            lit(lab),
+            str(row["n_human"]),
+            str(row["n_judge"]),
+            str(row["agree"]),
+            _pct(row["agreement"]),
+            _pct(row["precision"]),
+        )
+    pt.caption = (
+        f"observed agreement {v.agreement:.3f}; Cohen's kappa {v.kappa:.3f}; "
+        f"failed judgements {len(v.failed)} (agreement counting them as "
+        f"disagreements {v.agreement_all:.3f}); not judged {len(v.unlabelled)}"
+    )
     console.print(pt)
     if v.order_pairs:
-        console.print(lit(f"order effects: {len(v.order_flips)} flip(s) in {v.order_pairs} pair(s) "
-                          f"run in both orders"
-                          + (f": {', '.join(v.order_flips)}" if v.order_flips else "")))
+        console.print(
+            lit(
+                f"order effects: {len(v.order_flips)} flip(s) in {v.order_pairs} pair(s) "
+                f"run in both orders" + (f": {', '.join(v.order_flips)}" if v.order_flips else "")
+            )
+        )
     if v.n_runs > 1:
         var = "" if v.score_variance is None else f"; mean score variance {v.score_variance:.4f}"
         console.print(f"repeats: {v.n_runs} runs; {len(v.unstable)} item(s) changed label{var}")

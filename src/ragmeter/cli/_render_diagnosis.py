@@ -13,27 +13,44 @@ from ..diagnosis._diagnose import Diagnosis
 from ..diagnosis._table import CELLS, OTHER, RetrievalAnswerTable
 
 
-def print_answer_table(console: Console, table: RetrievalAnswerTable, title: str | None = None) -> None:
+def print_answer_table(
+    console: Console, table: RetrievalAnswerTable, title: str | None = None
+) -> None:
     """The 2x2 of evidence in context by answer correct and supported, and what each cell means."""
     t = Table(title=lit(title or "retrieval-by-answer table", TITLE))
     t.add_column(lit(table.evidence_label))
     t.add_column("answer correct and supported", justify="right")
     t.add_column("not", justify="right")
     t.add_column("correct, support unknown", justify="right")
-    t.add_row("in context", str(table.count("working")), str(table.count("generation_failure")),
-              str(table.count("support_unknown")))
-    t.add_row("not in context (split on correct)", str(table.count("from_memory")),
-              str(table.count("retrieval_failure")), "-")
-    t.add_row("cites a passage outside its context", "-",
-              str(table.count("cites_outside_context")), "-")
+    t.add_row(
+        "in context",
+        str(table.count("working")),
+        str(table.count("generation_failure")),
+        str(table.count("support_unknown")),
+    )
+    t.add_row(
+        "not in context (split on correct)",
+        str(table.count("from_memory")),
+        str(table.count("retrieval_failure")),
+        "-",
+    )
+    t.add_row(
+        "cites a passage outside its context", "-", str(table.count("cites_outside_context")), "-"
+    )
     lb = table.largest_bad
     lines = [f"{c.title} ({table.count(c.key)}): {c.reading}" for c in (*CELLS, *OTHER)]
-    ties = "".join(f", tied with {c.title} (ties go down the chain)"
-                   for c in table.tied_with_largest)
-    lines.append(f"largest bad cell: {lb.title} ({table.count(lb.key)} of {table.n}){ties}" if lb
-                 else "no bad cell has any question")
+    ties = "".join(
+        f", tied with {c.title} (ties go down the chain)" for c in table.tied_with_largest
+    )
+    lines.append(
+        f"largest bad cell: {lb.title} ({table.count(lb.key)} of {table.n}){ties}"
+        if lb
+        else "no bad cell has any question"
+    )
     if table.excluded:
-        lines.append(f"{len(table.excluded)} question(s) not in the table (unanswerable or unscored)")
+        lines.append(
+            f"{len(table.excluded)} question(s) not in the table (unanswerable or unscored)"
+        )
     t.caption = lit("\n".join(lines), CAPTION)
     console.print(t)
 
@@ -60,5 +77,3 @@ def print_diagnosis(console: Console, d: Diagnosis) -> None:
         console.print(lit(f"  or instead: {e.alternative}"))
     if e.assumption:
         console.print(lit(f"  assumption: {e.assumption}"))
-
-

@@ -15,8 +15,13 @@ from rich.text import Text
 
 from .._literal import TITLE, lit
 from ..experiments._runner import ExperimentResult
-from ..experiments._table import (HEADROOM_NOTE, column_groups, comparison_rows, headroom_header,
-                                  table_rows)
+from ..experiments._table import (
+    HEADROOM_NOTE,
+    column_groups,
+    comparison_rows,
+    headroom_header,
+    table_rows,
+)
 
 
 def render_experiment(result: ExperimentResult) -> list[Any]:
@@ -27,7 +32,10 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     exp = result.experiment
     budgets = {v.settings.budget for v in result.variants}
     head = headroom_header(result)
-    facts = [f"golden set {result.golden_version}", f"{result.baseline.evaluation.n_queries} questions"]
+    facts = [
+        f"golden set {result.golden_version}",
+        f"{result.baseline.evaluation.n_queries} questions",
+    ]
     if exp.level == "document":
         facts.append("document level: each document at its best chunk's rank")
     if len(budgets) == 1 and None not in budgets:
@@ -38,8 +46,10 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     if len(budgets) > 1:
         setup_keys.insert(5, "budget")
     for key in setup_keys:
-        setup.add_column(key.replace("_", " "), justify="right" if key in ("k", "budget", "ctx_tokens")
-                         else "left")
+        setup.add_column(
+            key.replace("_", " "),
+            justify="right" if key in ("k", "budget", "ctx_tokens") else "left",
+        )
     for row in rows:
         # Text: chunker names such as tokens:100:0 must not become emoji or markup
         setup.add_row(*(Text(_fmt(row[k])) for k in setup_keys))
@@ -52,14 +62,24 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     for keys, title in ((at_k, "at the prompt k"), (at_budget, "at the token budget")):
         if not keys:
             continue
-        t = Table(title=title, title_justify="left",
-                  caption=(f"R@{exp.headroom_k} is {HEADROOM_NOTE}: evidence in the candidate "
-                           "pool that a reranker could lift, not what the generator sees.")
-                  if head in keys else None, caption_justify="left")
+        t = Table(
+            title=title,
+            title_justify="left",
+            caption=(
+                f"R@{exp.headroom_k} is {HEADROOM_NOTE}: evidence in the candidate "
+                "pool that a reranker could lift, not what the generator sees."
+            )
+            if head in keys
+            else None,
+            caption_justify="left",
+        )
         t.add_column("variant", min_width=name_width)
         for key in keys:
-            t.add_column(lit(f"R@{exp.headroom_k} headroom" if key == head else key),
-                         justify="right", style="dim" if key == head else None)
+            t.add_column(
+                lit(f"R@{exp.headroom_k} headroom" if key == head else key),
+                justify="right",
+                style="dim" if key == head else None,
+            )
         for row in rows:
             t.add_row(*(Text(_fmt(row[k])) for k in ["variant", *keys]))
         out.append(t)
@@ -68,9 +88,14 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     if comp:
         shown = {r["metric"] for r in comp if r.get("metric")}
         one = next(iter(shown)) if len(shown) == 1 else None
-        t2 = Table(title=lit(f"{one + ' ' if one else ''}against the baseline, question by "
-                             "question (paired bootstrap 95% CI, wins/losses/ties, sign test)",
-                             TITLE), title_justify="left")
+        t2 = Table(
+            title=lit(
+                f"{one + ' ' if one else ''}against the baseline, question by "
+                "question (paired bootstrap 95% CI, wins/losses/ties, sign test)",
+                TITLE,
+            ),
+            title_justify="left",
+        )
         t2.add_column("variant", min_width=name_width)
         if one is None:
             t2.add_column("metric")
@@ -81,8 +106,13 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
             if r.get("metric") is None:
                 t2.add_row(*lead, "-", lit(r["note"]), "", "")
                 continue
-            t2.add_row(*lead, f"{r['delta']:+.3f}", f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
-                       f"{r['wins']}/{r['losses']}/{r['ties']}", f"{r['sign_p']:.3f}")
+            t2.add_row(
+                *lead,
+                f"{r['delta']:+.3f}",
+                f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
+                f"{r['wins']}/{r['losses']}/{r['ties']}",
+                f"{r['sign_p']:.3f}",
+            )
         out.append(t2)
     return out
 

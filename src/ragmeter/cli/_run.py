@@ -19,11 +19,15 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def run_cmd(
-    experiment: Path = typer.Argument(..., help="Experiment file (TOML): golden set, corpus, "
-                                      "baseline and variants."),
+    experiment: Path = typer.Argument(
+        ..., help="Experiment file (TOML): golden set, corpus, baseline and variants."
+    ),
     cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", help="Cache folder (default: the file's 'cache', else "
-        ".ragmeter-cache/ beside the experiment file)."),
+        None,
+        "--cache-dir",
+        help="Cache folder (default: the file's 'cache', else "
+        ".ragmeter-cache/ beside the experiment file).",
+    ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompute everything; store nothing."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
@@ -36,8 +40,9 @@ def run_cmd(
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagmeterWarning)
-        result = run_experiment(experiment, console=err_console, cache_dir=cache_dir,
-                                use_cache=not no_cache)
+        result = run_experiment(
+            experiment, console=err_console, cache_dir=cache_dir, use_cache=not no_cache
+        )
     for w in caught:
         if issubclass(w.category, RagmeterWarning):
             err_console.print(line(("warning:", "yellow"), f" {w.message}"))
@@ -58,7 +63,10 @@ def run_cmd(
     for renderable in render_experiment(result):
         console.print(renderable)
     calls = result.total_encoder_calls
-    err_console.print(lit(
-        f"{len(result.variants)} variants in {result.seconds:.1f}s; encoder calls: {calls}"
-        f"{' (everything from the cache)' if calls == 0 else ''}; outputs in "
-        f"{result.experiment.output}"))
+    err_console.print(
+        lit(
+            f"{len(result.variants)} variants in {result.seconds:.1f}s; encoder calls: {calls}"
+            f"{' (everything from the cache)' if calls == 0 else ''}; outputs in "
+            f"{result.experiment.output}"
+        )
+    )

@@ -34,8 +34,14 @@ if TYPE_CHECKING:  # pragma: no cover - pyarrow loads only when qrels are asked 
     from ..io._tables import Qrels
 
 __all__ = [
-    "HELDOUT_SHARE", "SMALL_SLICE", "GoldenSet", "assign_split", "golden_stats", "load_golden",
-    "validate_golden", "write_golden",
+    "HELDOUT_SHARE",
+    "SMALL_SLICE",
+    "GoldenSet",
+    "assign_split",
+    "golden_stats",
+    "load_golden",
+    "validate_golden",
+    "write_golden",
 ]
 
 #: share of questions a loader puts in the held-out split by default.
@@ -80,9 +86,12 @@ class GoldenSet:
         by_id: dict[str, Question] = {}
         for i, q in enumerate(self.questions):
             if q.id in by_id:
-                raise InputError(f"duplicate question id {q.id!r}",
-                                 path=source if self.lines is not None else None,
-                                 line=self.line_of(i), field="id")
+                raise InputError(
+                    f"duplicate question id {q.id!r}",
+                    path=source if self.lines is not None else None,
+                    line=self.line_of(i),
+                    field="id",
+                )
             by_id[q.id] = q
         self.by_id: dict[str, Question] = by_id
 
@@ -134,10 +143,17 @@ class GoldenSet:
         """The questions of one split and/or one slice, as a new golden set."""
         if split not in (None, "tune", "heldout"):
             raise UsageError(f"split must be 'tune' or 'heldout', got {split!r}")
-        keep = [i for i, q in enumerate(self.questions)
-                if (split is None or q.split == split) and (slice is None or slice in q.slices)]
-        return GoldenSet([self.questions[i] for i in keep], corpus=self.corpus,
-                         source=self.source, lines=[self.line_of(i) for i in keep])
+        keep = [
+            i
+            for i, q in enumerate(self.questions)
+            if (split is None or q.split == split) and (slice is None or slice in q.slices)
+        ]
+        return GoldenSet(
+            [self.questions[i] for i in keep],
+            corpus=self.corpus,
+            source=self.source,
+            lines=[self.line_of(i) for i in keep],
+        )
 
     @property
     def doc_ids(self) -> list[str]:
@@ -151,8 +167,10 @@ class GoldenSet:
         """An edited copy: each question replaced one for one; source and lines are kept."""
         questions = tuple(questions)
         if len(questions) != len(self.questions):
-            raise UsageError("with_questions replaces questions one for one; got "
-                             f"{len(questions)} for {len(self.questions)}")
+            raise UsageError(
+                "with_questions replaces questions one for one; got "
+                f"{len(questions)} for {len(self.questions)}"
+            )
         return GoldenSet(questions, corpus=self.corpus, source=self.source, lines=self.lines)
 
     # --- versions ----------------------------------------------------------------------------
@@ -165,13 +183,17 @@ class GoldenSet:
         """The full version digest ``V`` over labels and referenced document contents."""
         corpus = corpus if corpus is not None else self.corpus
         if corpus is None:
-            raise UsageError("the golden-set version covers the documents the spans point at: "
-                             "attach the corpus (load_golden(path, corpus=...))")
+            raise UsageError(
+                "the golden-set version covers the documents the spans point at: "
+                "attach the corpus (load_golden(path, corpus=...))"
+            )
         missing = [d for d in self.doc_ids if d not in corpus]
         if missing:
-            raise InputError(f"{len(missing)} referenced document(s) are not in the corpus, "
-                             f"e.g. {missing[0]!r}; run `ragmeter golden validate`",
-                             path=self.source)
+            raise InputError(
+                f"{len(missing)} referenced document(s) are not in the corpus, "
+                f"e.g. {missing[0]!r}; run `ragmeter golden validate`",
+                path=self.source,
+            )
         hashes = {d: corpus.content_hash(d) for d in self.doc_ids}
         return version_digest(self.labels_digest, documents_digest(hashes))
 
@@ -191,10 +213,14 @@ class GoldenSet:
                 lock = read_lock(lock_file)
                 if lock.get("labels_sha256") == self.labels_digest:
                     return str(lock["version"])
-                raise UsageError(f"{self.source} changed since it was frozen ({lock_file}); "
-                                 "pass the corpus to compute its version, or re-freeze it")
-        raise UsageError("the golden-set version covers the documents the spans point at: "
-                         "load the golden set with its corpus (or freeze it first)")
+                raise UsageError(
+                    f"{self.source} changed since it was frozen ({lock_file}); "
+                    "pass the corpus to compute its version, or re-freeze it"
+                )
+        raise UsageError(
+            "the golden-set version covers the documents the spans point at: "
+            "load the golden set with its corpus (or freeze it first)"
+        )
 
     # --- conversions -------------------------------------------------------------------------
     def doc_qrels(self) -> Qrels:
@@ -211,9 +237,12 @@ class GoldenSet:
                 best[key] = max(best.get(key, 0), ev.grade)
         qids = [k[0] for k in best]
         docs = [k[1] for k in best]
-        return Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()),
-                     np.fromiter(best.values(), dtype=np.int64, count=len(best)),
-                     source=self.source or "<golden>")
+        return Qrels(
+            pa.array(qids, pa.string()),
+            pa.array(docs, pa.string()),
+            np.fromiter(best.values(), dtype=np.int64, count=len(best)),
+            source=self.source or "<golden>",
+        )
 
     def stats(self) -> dict[str, Any]:
         return golden_stats(self)
@@ -243,7 +272,7 @@ def _read(path: Path, corpus: Corpus | None) -> tuple[list[Question], list[int],
     problems: list[Problem] = []
     questions, lines = parse_records(path, Question, problems, what="questions")
     problems.extend(check_questions(questions, lines, corpus, str(path)))
-    problems.sort(key=lambda p: (p.line or 0))
+    problems.sort(key=lambda p: p.line or 0)
     return questions, lines, problems
 
 
@@ -283,7 +312,8 @@ def golden_stats(golden: GoldenSet) -> dict[str, Any]:
         "unanswerable": sum(not q.answerable for q in golden.questions),
         "spans": sum(spans),
         "spans_per_question": {
-            "min": min(spans, default=0), "median": statistics.median(spans) if spans else 0,
+            "min": min(spans, default=0),
+            "median": statistics.median(spans) if spans else 0,
             "mean": round(statistics.fmean(spans), 3) if spans else 0,
             "max": max(spans, default=0),
         },

@@ -53,7 +53,7 @@ class Question(BaseModel):
     split: Literal["tune", "heldout"] = "tune"
 
     @model_validator(mode="after")
-    def _answerable_has_evidence(self) -> "Question":
+    def _answerable_has_evidence(self) -> Question:
         if not self.answerable and self.evidence:
             raise ValueError("an unanswerable question (answerable: false) must have no evidence")
         return self

@@ -29,6 +29,7 @@ class Documents(Protocol):
 
     def suggest(self, doc_id: str) -> str: ...
 
+
 #: records one problem of the current question: ``add(message, field)``.
 AddProblem = Callable[[str, "str | None"], None]
 
@@ -69,7 +70,7 @@ def schema_problems(
         if err["type"] not in ("missing", "extra_forbidden") and err["loc"]:
             value = err.get("input")
             shown = quote(value) if isinstance(value, str) else repr(value)
-            message = f"{message} (got {shown[:_QUOTE + 10]})"
+            message = f"{message} (got {shown[: _QUOTE + 10]})"
         problems.append(Problem(message, path, line, field))
     return problems
 
@@ -125,19 +126,24 @@ def check_questions(
         else:
             first_line[q.id] = line
         if q.answerable and not q.evidence:
-            add("answerable question has no evidence spans; add spans or set "
-                "\"answerable\": false", "evidence")
+            add(
+                'answerable question has no evidence spans; add spans or set "answerable": false',
+                "evidence",
+            )
         for i, ev in enumerate(q.evidence):
             _check_span(i, ev, corpus, add, unknown)
         _check_overlaps(q, add)
     return problems
 
 
-def _check_span(i: int, ev: Evidence, corpus: Documents | None, add: AddProblem,
-                unknown: set[str]) -> None:
+def _check_span(
+    i: int, ev: Evidence, corpus: Documents | None, add: AddProblem, unknown: set[str]
+) -> None:
     if ev.start >= ev.end:
-        add(f"empty span: end ({ev.end}) must be greater than start ({ev.start})",
-            f"evidence[{i}].end")
+        add(
+            f"empty span: end ({ev.end}) must be greater than start ({ev.start})",
+            f"evidence[{i}].end",
+        )
         return
     if corpus is None:
         return
@@ -146,26 +152,32 @@ def _check_span(i: int, ev: Evidence, corpus: Documents | None, add: AddProblem,
         # a near-miss search costs a pass over the corpus ids: only for the first few unknown ids
         hint = corpus.suggest(ev.doc) if len(unknown) < _HINTS and ev.doc not in unknown else ""
         unknown.add(ev.doc)
-        add(f"unknown document {ev.doc!r}: not in the corpus{hint}",
-            f"evidence[{i}].doc")
+        add(f"unknown document {ev.doc!r}: not in the corpus{hint}", f"evidence[{i}].doc")
         return
     size = len(doc.text)
     if ev.end > size:
-        add(f"span {ev.start}-{ev.end} is out of bounds: document {ev.doc!r} has {size} "
-            "characters", f"evidence[{i}].end")
+        add(
+            f"span {ev.start}-{ev.end} is out of bounds: document {ev.doc!r} has {size} characters",
+            f"evidence[{i}].end",
+        )
         return
     if ev.text is not None:
-        found = doc.text[ev.start:ev.end]
+        found = doc.text[ev.start : ev.end]
         if found != ev.text:
-            add(f"span text {quote(ev.text)} does not match document {ev.doc!r} at "
+            add(
+                f"span text {quote(ev.text)} does not match document {ev.doc!r} at "
                 f"{ev.start}-{ev.end}, which reads {quote(found)}: the document changed after "
-                "labelling; re-anchor with `ragmeter golden relocate`", f"evidence[{i}].text")
+                "labelling; re-anchor with `ragmeter golden relocate`",
+                f"evidence[{i}].text",
+            )
 
 
 def _check_overlaps(q: Question, add: AddProblem) -> None:
     """Sweep each document's spans in start order; report each span that overlaps an earlier one."""
-    order = sorted(range(len(q.evidence)),
-                   key=lambda i: (q.evidence[i].doc, q.evidence[i].start, q.evidence[i].end, i))
+    order = sorted(
+        range(len(q.evidence)),
+        key=lambda i: (q.evidence[i].doc, q.evidence[i].start, q.evidence[i].end, i),
+    )
     prev: int | None = None  # the span reaching furthest right so far, on the same document
     for i in order:
         ev = q.evidence[i]
@@ -175,8 +187,11 @@ def _check_overlaps(q: Question, add: AddProblem) -> None:
             p = q.evidence[prev]
             if ev.start < p.end:
                 what = "duplicates" if (p.start, p.end) == (ev.start, ev.end) else "overlaps"
-                add(f"span {ev.start}-{ev.end} {what} evidence[{prev}] ({p.start}-{p.end}) on "
-                    f"document {ev.doc!r}; merge them or keep one", f"evidence[{i}]")
+                add(
+                    f"span {ev.start}-{ev.end} {what} evidence[{prev}] ({p.start}-{p.end}) on "
+                    f"document {ev.doc!r}; merge them or keep one",
+                    f"evidence[{i}]",
+                )
             if ev.end <= p.end:
                 continue
         prev = i

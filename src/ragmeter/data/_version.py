@@ -37,8 +37,9 @@ SHORT = 12
 
 def canonical_question(question: Question) -> str:
     """The question as canonical JSON (sorted keys, no spaces, defaults filled in)."""
-    return json.dumps(question.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+    return json.dumps(
+        question.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
 
 
 def question_digest(question: Question) -> str:
@@ -99,6 +100,7 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
     if missing:
         raise InputError(f"not a ragmeter lock file (missing {', '.join(missing)})", path=path)
     if lock["format"] != LOCK_FORMAT:
-        raise InputError(f"lock format {lock['format']!r} is not {LOCK_FORMAT!r}", path=path,
-                         field="format")
+        raise InputError(
+            f"lock format {lock['format']!r} is not {LOCK_FORMAT!r}", path=path, field="format"
+        )
     return lock

@@ -59,8 +59,9 @@ def weighted_kappa(pairs: Iterable[tuple[int, int]], weights: Weights = "none") 
         rows[a] += c
         cols[b] += c
     observed = sum(_weight(a, b, weights) * c for (a, b), c in counts.items()) / n
-    chance = sum(_weight(a, b, weights) * ra * cb
-                 for a, ra in rows.items() for b, cb in cols.items()) / (n * n)
+    chance = sum(
+        _weight(a, b, weights) * ra * cb for a, ra in rows.items() for b, cb in cols.items()
+    ) / (n * n)
     if chance == 0:
         return 1.0  # one grade used by both labellers for every pair: no disagreement possible
     return 1.0 - observed / chance
@@ -116,8 +117,12 @@ def _common(a: dict[str, list[tuple[int, int]]], b: dict[str, list[tuple[int, in
 
 def _grade_pairs(a: Sequence[Evidence], b: Sequence[Evidence]) -> list[tuple[int, int]]:
     """(A's grade, B's grade) for every span pair on one document sharing a character."""
-    return [(x.grade, y.grade) for x in a for y in b
-            if x.doc == y.doc and max(x.start, y.start) < min(x.end, y.end)]
+    return [
+        (x.grade, y.grade)
+        for x in a
+        for y in b
+        if x.doc == y.doc and max(x.start, y.start) < min(x.end, y.end)
+    ]
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -164,10 +169,17 @@ class QuestionAgreement:
         return sum(a != b for a, b in self.grade_pairs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "found": self.found, "chars_a": self.chars_a,
-                "chars_b": self.chars_b, "chars_both": self.chars_both,
-                "precision": self.precision, "recall": self.recall, "f1": self.f1,
-                "grade_pairs": [list(p) for p in self.grade_pairs]}
+        return {
+            "question": self.question,
+            "found": self.found,
+            "chars_a": self.chars_a,
+            "chars_b": self.chars_b,
+            "chars_both": self.chars_both,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "grade_pairs": [list(p) for p in self.grade_pairs],
+        }
 
 
 @dataclass(frozen=True)
@@ -253,33 +265,48 @@ class LabelAgreement:
         """The ``n`` worst disagreements to adjudicate: questions whose characters differ
         (F1 < 1) or whose overlapping spans got different grades; F1 ascending, then more
         grade mismatches first, then question id."""
-        bad = sorted((q for q in self.questions if q.f1 < 1.0 or q.grade_mismatches),
-                     key=lambda q: (q.f1, -q.grade_mismatches, q.question))
+        bad = sorted(
+            (q for q in self.questions if q.f1 < 1.0 or q.grade_mismatches),
+            key=lambda q: (q.f1, -q.grade_mismatches, q.question),
+        )
         return bad if n is None else bad[:n]
 
     def to_dict(self, corpus: Corpus | None = None, worst: int | None = 10) -> dict[str, Any]:
         return {
-            "a": self.source_a, "b": self.source_b, "reference": "a",
+            "a": self.source_a,
+            "b": self.source_b,
+            "reference": "a",
             "questions": len(self.questions),
             "found": {k: self.count(k) for k in ("both", "neither", "only_a", "only_b")},
-            "only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b),
+            "only_in_a": list(self.only_in_a),
+            "only_in_b": list(self.only_in_b),
             "text_differs": list(self.text_differs),
             "chars": {"a": self.chars_a, "b": self.chars_b, "both": self.chars_both},
-            "precision": self.precision, "recall": self.recall, "f1": self.f1,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
             "macro_f1": self.macro_f1,
             "grades": {
-                "pairs": len(self.grade_pairs), "agreement": self.grade_agreement,
-                "kappa": self.kappa("none"), "kappa_linear": self.kappa("linear"),
+                "pairs": len(self.grade_pairs),
+                "agreement": self.grade_agreement,
+                "kappa": self.kappa("none"),
+                "kappa_linear": self.kappa("linear"),
                 "kappa_quadratic": self.kappa("quadratic"),
-                "confusion": [{"a": a, "b": b, "pairs": c}
-                              for (a, b), c in self.grade_confusion.items()],
+                "confusion": [
+                    {"a": a, "b": b, "pairs": c} for (a, b), c in self.grade_confusion.items()
+                ],
             },
-            "evidence_mismatch": [{"question": q.question, "found": q.found}
-                                  for q in self.evidence_mismatch],
-            "worst": [{**q.to_dict(),
-                       "spans_a": [span_view(ev, corpus) for ev in q.spans_a],
-                       "spans_b": [span_view(ev, corpus) for ev in q.spans_b]}
-                      for q in self.worst(worst)],
+            "evidence_mismatch": [
+                {"question": q.question, "found": q.found} for q in self.evidence_mismatch
+            ],
+            "worst": [
+                {
+                    **q.to_dict(),
+                    "spans_a": [span_view(ev, corpus) for ev in q.spans_a],
+                    "spans_b": [span_view(ev, corpus) for ev in q.spans_b],
+                }
+                for q in self.worst(worst)
+            ],
             "per_question": [q.to_dict() for q in self.questions],
         }
 
@@ -290,15 +317,22 @@ def span_view(ev: Evidence, corpus: Corpus | None = None) -> dict[str, Any]:
     if corpus is not None:
         doc = corpus.get(ev.doc)
         if doc is not None and ev.end <= len(doc.text):
-            text = doc.text[ev.start:ev.end]
+            text = doc.text[ev.start : ev.end]
     return {"doc": ev.doc, "start": ev.start, "end": ev.end, "grade": ev.grade, "text": text}
 
 
 def question_agreement(a: Question, b: Question) -> QuestionAgreement:
     """Character overlap and overlapping-span grade pairs of one question labelled twice."""
     ma, mb = _merged(a.evidence), _merged(b.evidence)
-    return QuestionAgreement(a.id, _size(ma), _size(mb), _common(ma, mb), tuple(a.evidence),
-                             tuple(b.evidence), tuple(_grade_pairs(a.evidence, b.evidence)))
+    return QuestionAgreement(
+        a.id,
+        _size(ma),
+        _size(mb),
+        _common(ma, mb),
+        tuple(a.evidence),
+        tuple(b.evidence),
+        tuple(_grade_pairs(a.evidence, b.evidence)),
+    )
 
 
 def label_agreement(a: GoldenSet, b: GoldenSet) -> LabelAgreement:
@@ -309,7 +343,8 @@ def label_agreement(a: GoldenSet, b: GoldenSet) -> LabelAgreement:
     """
     both = [q for q in a.questions if q.id in b]
     return LabelAgreement(
-        source_a=a.source, source_b=b.source,
+        source_a=a.source,
+        source_b=b.source,
         questions=tuple(question_agreement(q, b[q.id]) for q in both),
         only_in_a=tuple(q.id for q in a.questions if q.id not in b),
         only_in_b=tuple(q.id for q in b.questions if q.id not in a),

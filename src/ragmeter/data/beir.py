@@ -36,13 +36,16 @@ def load_beir(
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise InputError("expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)",
-                         path=folder)
+        raise InputError(
+            "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)", path=folder
+        )
     qrels_file = folder / "qrels" / f"{split}.tsv"
     if not qrels_file.is_file():
         found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
-        raise InputError(f"no qrels for split {split!r}; splits found: "
-                         f"{', '.join(found) or 'none'}", path=qrels_file)
+        raise InputError(
+            f"no qrels for split {split!r}; splits found: {', '.join(found) or 'none'}",
+            path=qrels_file,
+        )
     problems: list[Problem] = []
     corpus = _read_corpus(folder / "corpus.jsonl", problems)
     queries = _read_queries(folder / "queries.jsonl", problems)
@@ -52,36 +55,46 @@ def load_beir(
     evidence: dict[str, list[Evidence]] = {}
     for qid, doc_id, score, line in judged:
         if qid not in queries:
-            problems.append(Problem(f"query {qid!r} is not in queries.jsonl", where, line,
-                                    "query-id"))
+            problems.append(
+                Problem(f"query {qid!r} is not in queries.jsonl", where, line, "query-id")
+            )
             continue
         doc = corpus.get(doc_id)
         if doc is None:
-            problems.append(Problem(f"document {doc_id!r} is not in corpus.jsonl", where, line,
-                                    "corpus-id"))
+            problems.append(
+                Problem(f"document {doc_id!r} is not in corpus.jsonl", where, line, "corpus-id")
+            )
             continue
         spans = evidence.setdefault(qid, [])
         if score <= 0:
             continue
         if not doc.text:
-            problems.append(Problem(f"document {doc_id!r} is judged relevant but has no text",
-                                    where, line, "corpus-id"))
+            problems.append(
+                Problem(
+                    f"document {doc_id!r} is judged relevant but has no text",
+                    where,
+                    line,
+                    "corpus-id",
+                )
+            )
             continue
-        spans.append(Evidence(doc=doc_id, start=0, end=len(doc.text), grade=score,
-                              text=doc.text))
+        spans.append(Evidence(doc=doc_id, start=0, end=len(doc.text), grade=score, text=doc.text))
     if problems:
         raise ValidationError(problems, what=f"BEIR folder {folder}")
     questions = [
-        Question(id=qid, question=text, evidence=evidence[qid],
-                 split=assign_split(qid, heldout))
-        for qid, text in queries.items() if evidence.get(qid)
+        Question(id=qid, question=text, evidence=evidence[qid], split=assign_split(qid, heldout))
+        for qid, text in queries.items()
+        if evidence.get(qid)
     ]
     if not questions:
         raise InputError(f"no query has a judgement above 0 in split {split!r}", path=qrels_file)
     skipped = sum(1 for spans in evidence.values() if not spans)
     if skipped:
-        warnings.warn(f"{qrels_file}: {skipped} query(ies) judged only 0 were left out",
-                      RagmeterWarning, stacklevel=2)
+        warnings.warn(
+            f"{qrels_file}: {skipped} query(ies) judged only 0 were left out",
+            RagmeterWarning,
+            stacklevel=2,
+        )
     return corpus, GoldenSet(questions, corpus=corpus, source=str(folder))
 
 
@@ -136,19 +149,32 @@ def _read_qrels(path: Path, problems: list[Problem]) -> list[tuple[str, str, int
         if number == 1 and cols[0].strip().lower() in ("query-id", "query_id", "qid"):
             continue
         if len(cols) != 3:
-            problems.append(Problem(f"expected 3 tab-separated columns (query-id, corpus-id, "
-                                    f"score), got {len(cols)}", where, number))
+            problems.append(
+                Problem(
+                    f"expected 3 tab-separated columns (query-id, corpus-id, "
+                    f"score), got {len(cols)}",
+                    where,
+                    number,
+                )
+            )
             continue
         qid, doc_id, raw = (c.strip() for c in cols)
         try:
             score = int(raw)
         except ValueError:
-            problems.append(Problem(f"score must be an integer, got {raw!r}", where, number,
-                                    "score"))
+            problems.append(
+                Problem(f"score must be an integer, got {raw!r}", where, number, "score")
+            )
             continue
         if (qid, doc_id) in seen:
-            problems.append(Problem(f"duplicate judgement of {doc_id!r} for query {qid!r} "
-                                    f"(first on line {seen[qid, doc_id]})", where, number))
+            problems.append(
+                Problem(
+                    f"duplicate judgement of {doc_id!r} for query {qid!r} "
+                    f"(first on line {seen[qid, doc_id]})",
+                    where,
+                    number,
+                )
+            )
             continue
         seen[qid, doc_id] = number
         rows.append((qid, doc_id, score, number))

@@ -125,8 +125,14 @@ def load_corpus(path: str | os.PathLike[str]) -> Corpus:
             problems.extend(schema_problems(exc, where, number))
             continue
         if doc.id in first_line:
-            problems.append(Problem(f"duplicate document id {doc.id!r} (first on line "
-                                    f"{first_line[doc.id]})", where, number, "id"))
+            problems.append(
+                Problem(
+                    f"duplicate document id {doc.id!r} (first on line {first_line[doc.id]})",
+                    where,
+                    number,
+                    "id",
+                )
+            )
             continue
         first_line[doc.id] = number
         docs.append(doc)
@@ -141,8 +147,10 @@ def _load_folder(folder: Path) -> Corpus:
     problems: list[Problem] = []
     docs: list[Document] = []
     files = sorted(
-        p for p in folder.rglob("*")
-        if p.suffix.lower() in TEXT_SUFFIXES and p.is_file()
+        p
+        for p in folder.rglob("*")
+        if p.suffix.lower() in TEXT_SUFFIXES
+        and p.is_file()
         and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
     for file in files:

@@ -46,8 +46,10 @@ class Moved:
 
     def __str__(self) -> str:
         more = f", nearest of {self.candidates}" if self.candidates > 1 else ""
-        return (f"{self.question} evidence[{self.index}] on {self.doc!r}: "
-                f"{self.old[0]}-{self.old[1]} -> {self.new[0]}-{self.new[1]} ({self.method}{more})")
+        return (
+            f"{self.question} evidence[{self.index}] on {self.doc!r}: "
+            f"{self.old[0]}-{self.old[1]} -> {self.new[0]}-{self.new[1]} ({self.method}{more})"
+        )
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,10 @@ class Unresolved:
     reason: str
 
     def __str__(self) -> str:
-        return (f"{self.question} evidence[{self.index}] on {self.doc!r} "
-                f"({self.span[0]}-{self.span[1]}): {self.reason}")
+        return (
+            f"{self.question} evidence[{self.index}] on {self.doc!r} "
+            f"({self.span[0]}-{self.span[1]}): {self.reason}"
+        )
 
 
 @dataclass
@@ -83,8 +87,10 @@ class RelocateReport:
         return not self.unresolved and not self.problems
 
     def summary(self) -> str:
-        return (f"{len(self.moved)} moved, {self.unchanged} unchanged, {self.unchecked} unchecked "
-                f"(no text recorded), {len(self.unresolved)} not re-anchored")
+        return (
+            f"{len(self.moved)} moved, {self.unchanged} unchanged, {self.unchecked} unchecked "
+            f"(no text recorded), {len(self.unresolved)} not re-anchored"
+        )
 
 
 class _Normalised:
@@ -95,7 +101,7 @@ class _Normalised:
         origin: list[int] = []  # origin[i] = offset in ``text`` of normalised character i
         pos = 0
         for m in _SPACE.finditer(text):
-            parts.append(text[pos:m.start()])
+            parts.append(text[pos : m.start()])
             origin.extend(range(pos, m.start()))
             parts.append(" ")
             origin.append(m.start())
@@ -152,16 +158,21 @@ def relocate(golden: GoldenSet, corpus: Corpus) -> RelocateReport:
         evidence: list[Evidence] = []
         for i, ev in enumerate(q.evidence):
             evidence.append(_relocate_span(q.id, i, ev, corpus, norms, report))
-        changed = any(a is not b for a, b in zip(evidence, q.evidence))
+        changed = any(a is not b for a, b in zip(evidence, q.evidence, strict=True))
         questions.append(q.model_copy(update={"evidence": evidence}) if changed else q)
     report.golden = golden.with_corpus(corpus).with_questions(questions)
-    report.problems = check_questions(report.golden.questions, golden.lines, corpus,
-                                      golden.source)
+    report.problems = check_questions(report.golden.questions, golden.lines, corpus, golden.source)
     return report
 
 
-def _relocate_span(qid: str, i: int, ev: Evidence, corpus: Corpus,
-                   norms: dict[str, _Normalised], report: RelocateReport) -> Evidence:
+def _relocate_span(
+    qid: str,
+    i: int,
+    ev: Evidence,
+    corpus: Corpus,
+    norms: dict[str, _Normalised],
+    report: RelocateReport,
+) -> Evidence:
     doc = corpus.get(ev.doc)
     span = (ev.start, ev.end)
     if doc is None:
@@ -169,13 +180,20 @@ def _relocate_span(qid: str, i: int, ev: Evidence, corpus: Corpus,
         return ev
     if ev.text is None:
         if ev.end > len(doc.text):
-            report.unresolved.append(Unresolved(
-                qid, i, ev.doc, span, f"no text recorded and the span is past the end of the "
-                f"document ({len(doc.text)} characters)"))
+            report.unresolved.append(
+                Unresolved(
+                    qid,
+                    i,
+                    ev.doc,
+                    span,
+                    f"no text recorded and the span is past the end of the "
+                    f"document ({len(doc.text)} characters)",
+                )
+            )
         else:
             report.unchecked += 1
         return ev
-    if doc.text[ev.start:ev.end] == ev.text:
+    if doc.text[ev.start : ev.end] == ev.text:
         report.unchanged += 1
         return ev
     exact = find_exact(doc.text, ev.text, ev.start) if ev.text else None
@@ -191,6 +209,7 @@ def _relocate_span(qid: str, i: int, ev: Evidence, corpus: Corpus,
         start, end, n = loose
         report.moved.append(Moved(qid, i, ev.doc, span, (start, end), "whitespace", n))
         return ev.model_copy(update={"start": start, "end": end, "text": doc.text[start:end]})
-    report.unresolved.append(Unresolved(qid, i, ev.doc, span,
-                                        "text not found in the edited document"))
+    report.unresolved.append(
+        Unresolved(qid, i, ev.doc, span, "text not found in the edited document")
+    )
     return ev

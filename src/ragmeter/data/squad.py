@@ -46,8 +46,9 @@ def load_squad(
     data = read_json(path, hint="not valid SQuAD JSON (one object with a 'data' list)")
     articles = data.get("data") if isinstance(data, dict) else None
     if not isinstance(articles, list):
-        raise InputError("expected an object with a 'data' list of articles", path=path,
-                         field="data")
+        raise InputError(
+            "expected an object with a 'data' list of articles", path=path, field="data"
+        )
     problems: list[Problem] = []
     docs: list[Document] = []
     questions: list[Question] = []
@@ -63,8 +64,9 @@ def load_squad(
             problems.append(Problem(f"article without {exc}", where, field=f"data[{a}]"))
             continue
         if title in seen_docs:
-            problems.append(Problem(f"duplicate article title {title!r}", where,
-                                    field=f"data[{a}].title"))
+            problems.append(
+                Problem(f"duplicate article title {title!r}", where, field=f"data[{a}].title")
+            )
             continue
         seen_docs.add(title)
         text = PARAGRAPH_SEPARATOR.join(contexts)
@@ -77,8 +79,9 @@ def load_squad(
                 if q is None:
                     continue
                 if q.id in seen_questions:
-                    problems.append(Problem(f"duplicate question id {q.id!r}", where,
-                                            field=f"{field}.id"))
+                    problems.append(
+                        Problem(f"duplicate question id {q.id!r}", where, field=f"{field}.id")
+                    )
                     continue
                 seen_questions.add(q.id)
                 questions.append(q)
@@ -91,8 +94,16 @@ def load_squad(
     return corpus, GoldenSet(questions, corpus=corpus, source=where)
 
 
-def _question(qa: Any, title: str, text: str, offset: int, field: str, where: str,
-              heldout: float, problems: list[Problem]) -> Question | None:
+def _question(
+    qa: Any,
+    title: str,
+    text: str,
+    offset: int,
+    field: str,
+    where: str,
+    heldout: float,
+    problems: list[Problem],
+) -> Question | None:
     try:
         qid, question = str(qa["id"]), str(qa["question"])
         answers = qa.get("answers", [])
@@ -101,34 +112,50 @@ def _question(qa: Any, title: str, text: str, offset: int, field: str, where: st
         return None
     split = assign_split(qid, heldout)
     if qa.get("is_impossible") or not answers:
-        return Question(id=qid, question=question, answerable=False, slices=[title],
-                        split=split)
+        return Question(id=qid, question=question, answerable=False, slices=[title], split=split)
     spans: list[tuple[int, int]] = []
     for j, ans in enumerate(answers):
         try:
             start = offset + int(ans["answer_start"])
             answer = str(ans["text"])
         except (KeyError, TypeError, ValueError) as exc:
-            problems.append(Problem(f"answer without a valid {exc}", where,
-                                    field=f"{field}.answers[{j}]"))
+            problems.append(
+                Problem(f"answer without a valid {exc}", where, field=f"{field}.answers[{j}]")
+            )
             return None
         end = start + len(answer)
         if not answer or text[start:end] != answer:
-            problems.append(Problem(
-                f"answer {answer!r} is not at answer_start {start - offset} of its paragraph",
-                where, field=f"{field}.answers[{j}].answer_start"))
+            problems.append(
+                Problem(
+                    f"answer {answer!r} is not at answer_start {start - offset} of its paragraph",
+                    where,
+                    field=f"{field}.answers[{j}].answer_start",
+                )
+            )
             return None
         spans.append((start, end))
     merged = _merge(spans)
     first = spans[0]
     several = len(merged) > 1
     evidence = [
-        Evidence(doc=title, start=s, end=e, grade=ANSWER_GRADE, text=text[s:e],
-                 required=(s <= first[0] and first[1] <= e) if several else None)
+        Evidence(
+            doc=title,
+            start=s,
+            end=e,
+            grade=ANSWER_GRADE,
+            text=text[s:e],
+            required=(s <= first[0] and first[1] <= e) if several else None,
+        )
         for s, e in merged
     ]
-    return Question(id=qid, question=question, evidence=evidence, answer=str(answers[0]["text"]),
-                    slices=[title], split=split)
+    return Question(
+        id=qid,
+        question=question,
+        evidence=evidence,
+        answer=str(answers[0]["text"]),
+        slices=[title],
+        split=split,
+    )
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

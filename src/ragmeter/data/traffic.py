@@ -79,13 +79,19 @@ def read_log(path: str | os.PathLike[str]) -> TrafficLog:
     for number, obj in iter_jsonl(path, problems, what="questions"):
         q = obj.get("question")
         if "question" not in obj:
-            problems.append(Problem("missing required field (each log line is "
-                                    "{\"question\": ..., ...metadata})", str(path), number,
-                                    "question"))
+            problems.append(
+                Problem(
+                    'missing required field (each log line is {"question": ..., ...metadata})',
+                    str(path),
+                    number,
+                    "question",
+                )
+            )
         elif not isinstance(q, str) or not q.strip():
             got = quote(q) if isinstance(q, str) else json.dumps(q)[:70]
-            problems.append(Problem(f"must be a non-empty string (got {got})", str(path), number,
-                                    "question"))
+            problems.append(
+                Problem(f"must be a non-empty string (got {got})", str(path), number, "question")
+            )
         else:
             lines.append(LogLine(number, obj))
     if problems:
@@ -117,8 +123,14 @@ def _scalar(log: TrafficLog, line: LogLine, name: str, problems: list[Problem]) 
     if isinstance(value, (bool, int, float)):
         return json.dumps(value)
     kind = "a list" if isinstance(value, list) else "an object"
-    problems.append(Problem(f"{kind} cannot name one stratum; sample by a field with one string "
-                            "value per line", log.source, line.line, name))
+    problems.append(
+        Problem(
+            f"{kind} cannot name one stratum; sample by a field with one string value per line",
+            log.source,
+            line.line,
+            name,
+        )
+    )
     return None
 
 
@@ -131,8 +143,14 @@ def _names(log: TrafficLog, line: LogLine, name: str, problems: list[Problem]) -
         return [value]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(dict.fromkeys(value))
-    problems.append(Problem(f"expected a string or a list of strings (got "
-                            f"{json.dumps(value)[:70]})", log.source, line.line, name))
+    problems.append(
+        Problem(
+            f"expected a string or a list of strings (got {json.dumps(value)[:70]})",
+            log.source,
+            line.line,
+            name,
+        )
+    )
     return []
 
 
@@ -174,11 +192,24 @@ class TrafficSample:
         return [json.dumps(line.record, ensure_ascii=False) for line in self.lines]
 
     def summary(self) -> dict[str, Any]:
-        return {"read": self.read, "duplicates_dropped": self.duplicates,
-                "distinct": self.read - self.duplicates, "requested": self.requested,
-                "sampled": len(self.lines), "by": self.by, "seed": self.seed,
-                "strata": [{"stratum": s.name, "distinct": s.lines, "expected": s.expected,
-                            "sampled": s.sampled} for s in self.strata]}
+        return {
+            "read": self.read,
+            "duplicates_dropped": self.duplicates,
+            "distinct": self.read - self.duplicates,
+            "requested": self.requested,
+            "sampled": len(self.lines),
+            "by": self.by,
+            "seed": self.seed,
+            "strata": [
+                {
+                    "stratum": s.name,
+                    "distinct": s.lines,
+                    "expected": s.expected,
+                    "sampled": s.sampled,
+                }
+                for s in self.strata
+            ],
+        }
 
 
 def sample_log(log: TrafficLog, n: int, by: str | None = None, seed: int = 0) -> TrafficSample:
@@ -205,8 +236,7 @@ def sample_log(log: TrafficLog, n: int, by: str | None = None, seed: int = 0) ->
         members = groups[key]
         rng = random.Random(f"{seed}:{key}")
         chosen.extend(rng.sample(members, quotas[key]))
-        strata.append(Stratum(key, len(members), min(n, total) * len(members) / total,
-                              quotas[key]))
+        strata.append(Stratum(key, len(members), min(n, total) * len(members) / total, quotas[key]))
     chosen.sort(key=lambda line: line.line)
     return TrafficSample(tuple(chosen), tuple(strata), by, seed, n, len(log), dropped)
 
@@ -265,12 +295,24 @@ class TrafficComparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "field": self.field, "factor": self.factor,
-            "golden_questions": self.golden_questions, "log_lines": self.log_lines,
-            "golden_without_slice": self.golden_unsliced, "log_without_field": self.log_unsliced,
-            "slices": [{"slice": s.name, "golden": s.golden, "golden_share": s.golden_share,
-                        "log": s.log, "log_share": s.log_share, "ratio": s.ratio,
-                        "status": s.status(self.factor)} for s in self.slices],
+            "field": self.field,
+            "factor": self.factor,
+            "golden_questions": self.golden_questions,
+            "log_lines": self.log_lines,
+            "golden_without_slice": self.golden_unsliced,
+            "log_without_field": self.log_unsliced,
+            "slices": [
+                {
+                    "slice": s.name,
+                    "golden": s.golden,
+                    "golden_share": s.golden_share,
+                    "log": s.log,
+                    "log_share": s.log_share,
+                    "ratio": s.ratio,
+                    "status": s.status(self.factor),
+                }
+                for s in self.slices
+            ],
             "over": [s.name for s in self.with_status("over")],
             "under": [s.name for s in self.with_status("under")],
             "not_in_golden": [s.name for s in self.with_status("not in golden")],
@@ -278,8 +320,9 @@ class TrafficComparison:
         }
 
 
-def compare_traffic(golden: GoldenSet, log: TrafficLog, field: str = DEFAULT_FIELD,
-                    factor: float = DEFAULT_FACTOR) -> TrafficComparison:
+def compare_traffic(
+    golden: GoldenSet, log: TrafficLog, field: str = DEFAULT_FIELD, factor: float = DEFAULT_FACTOR
+) -> TrafficComparison:
     """Share of each slice in the golden set (its questions' ``slices``) and in the log (field
     ``field``: a string or a list of strings per line); shares are over all questions / lines,
     so a question in two slices counts in both.
@@ -298,6 +341,12 @@ def compare_traffic(golden: GoldenSet, log: TrafficLog, field: str = DEFAULT_FIE
     ng, nt = len(per_question), len(per_line)
     rows = [SliceShare(name, g[name], t[name], ng, nt) for name in g.keys() | t.keys()]
     rows.sort(key=lambda s: (-s.log, -s.golden, s.name))
-    return TrafficComparison(tuple(rows), field, factor, ng, nt,
-                             sum(not names for names in per_question),
-                             sum(not names for names in per_line))
+    return TrafficComparison(
+        tuple(rows),
+        field,
+        factor,
+        ng,
+        nt,
+        sum(not names for names in per_question),
+        sum(not names for names in per_line),
+    )

@@ -112,20 +112,35 @@ class Diagnosis:
     thresholds: Thresholds = field(default_factory=Thresholds)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"failing_link": self.failing_link,
-                "steps": [asdict(s) for s in self.steps],
-                "experiment": asdict(self.experiment),
-                "table": self.table.to_dict() if self.table else None,
-                "notes": list(self.notes), "thresholds": asdict(self.thresholds)}
+        return {
+            "failing_link": self.failing_link,
+            "steps": [asdict(s) for s in self.steps],
+            "experiment": asdict(self.experiment),
+            "table": self.table.to_dict() if self.table else None,
+            "notes": list(self.notes),
+            "thresholds": asdict(self.thresholds),
+        }
 
 
-def _step(key: str, question: str, value: float | None, threshold: float, what: str,
-          higher_ok: bool = True) -> Step:
+def _step(
+    key: str,
+    question: str,
+    value: float | None,
+    threshold: float,
+    what: str,
+    higher_ok: bool = True,
+) -> Step:
     if value is None:
         return Step(key, question, "unknown", None, threshold, f"{what}: not measured")
     ok = value >= threshold if higher_ok else value <= threshold
-    return Step(key, question, "pass" if ok else "fail", value, threshold,
-                f"{what} = {value:.3f} ({'>=' if ok else '<'} {threshold:.2f})")
+    return Step(
+        key,
+        question,
+        "pass" if ok else "fail",
+        value,
+        threshold,
+        f"{what} = {value:.3f} ({'>=' if ok else '<'} {threshold:.2f})",
+    )
 
 
 def diagnose(
@@ -141,8 +156,10 @@ def diagnose(
     """Walk the path with whatever is given (see module docstring)."""
     t = thresholds or Thresholds()
     if table is None and prompt_recall is None and headroom_recall is None and report is None:
-        raise UsageError("diagnose needs at least one of: a retrieval-by-answer table, a recall "
-                         "at the prompt k, a recall at a large k, or an answers report")
+        raise UsageError(
+            "diagnose needs at least one of: a retrieval-by-answer table, a recall "
+            "at the prompt k, a recall at a large k, or an answers report"
+        )
     version = golden_version or (report.golden_version if report else None) or "<version>"
     on = f"golden {version} {split} split"
     prompt_m = prompt_recall.metric if prompt_recall else None
@@ -152,15 +169,22 @@ def diagnose(
     big_metric = str(big_m)
     notes: list[str] = []
 
-    s1 = _step("headroom", "Recall high at a large k?",
-               headroom_recall.value if headroom_recall else None, t.headroom_recall,
-               str(headroom_recall.metric) if headroom_recall else "recall at a large k")
+    s1 = _step(
+        "headroom",
+        "Recall high at a large k?",
+        headroom_recall.value if headroom_recall else None,
+        t.headroom_recall,
+        str(headroom_recall.metric) if headroom_recall else "recall at a large k",
+    )
     pr_val: float | None
     if prompt_recall is not None:
         pr_val, pr_what = prompt_recall.value, str(prompt_recall.metric)
     elif table is not None:
-        ev = table.count("working") + table.count("generation_failure") + \
-            table.count("support_unknown")
+        ev = (
+            table.count("working")
+            + table.count("generation_failure")
+            + table.count("support_unknown")
+        )
         # an answer citing outside its context left the evidence rows: not in the share
         placed = table.n - table.count("cites_outside_context")
         pr_val = ev / placed if placed else None
@@ -178,33 +202,50 @@ def diagnose(
     else:
         gen_val, gen_what = None, "answer correct and supported"
     s3 = _step("generation", "Faithful and correct?", gen_val, t.answer_ok, gen_what)
-    unknown = (table.count("support_unknown") if table is not None else
-               report.summary()["correct_support_unknown"] if report is not None else 0)
+    unknown = (
+        table.count("support_unknown")
+        if table is not None
+        else report.summary()["correct_support_unknown"]
+        if report is not None
+        else 0
+    )
     if unknown:
-        s3 = Step(s3.key, s3.question, s3.status, s3.value, s3.threshold,
-                  s3.detail + f"; {unknown} correct with support unknown, not counted")
+        s3 = Step(
+            s3.key,
+            s3.question,
+            s3.status,
+            s3.value,
+            s3.threshold,
+            s3.detail + f"; {unknown} correct with support unknown, not counted",
+        )
     s_cite, outside = _citations_step(table, report)
     blind = table is None and s1.status == "unknown" and s2.status == "unknown"
     if blind and s3.status == "fail":
         # without evidence-in-context, a wrong answer may be a retrieval or a generation failure
-        s3 = Step(s3.key, s3.question, "unknown", s3.value, s3.threshold,
-                  s3.detail + "; retrieval not measured, so retrieval and generation failures "
-                  "cannot be told apart")
+        s3 = Step(
+            s3.key,
+            s3.question,
+            "unknown",
+            s3.value,
+            s3.threshold,
+            s3.detail + "; retrieval not measured, so retrieval and generation failures "
+            "cannot be told apart",
+        )
     slice_steps, slice_fail = _slices(report, t)
     steps = (s1, s2, s3, *((s_cite,) if s_cite else ()), *slice_steps)
 
     retrieval_fails = s1.status == "fail" or s2.status == "fail"
     link: str | None
-    worst_bad = (table.count(table.largest_bad.key) if table is not None and table.largest_bad
-                 else 0)
+    worst_bad = table.count(table.largest_bad.key) if table is not None and table.largest_bad else 0
     if outside:
-        notes.append(f"{outside} answer(s) cite a passage outside their prompt context: check "
-                     "that the answers and the retrieval run belong together before trusting "
-                     "the table")
+        notes.append(
+            f"{outside} answer(s) cite a passage outside their prompt context: check "
+            "that the answers and the retrieval run belong together before trusting "
+            "the table"
+        )
     if outside and outside > worst_bad:
         link = "pipeline"
-    elif ((retrieval_fails or s3.status == "fail") and table is not None
-          and table.largest_bad):
+    elif (retrieval_fails or s3.status == "fail") and table is not None and table.largest_bad:
         # "the largest bad cell names the next experiment": once the chain fails anywhere, the
         # table (per question, both links at once) picks the link, not the first step to fail
         lb = table.largest_bad.key
@@ -220,13 +261,18 @@ def diagnose(
         link = None
     if table is not None and table.largest_bad is not None:
         cell = table.largest_bad
-        ties = "".join(f" (tied with {c.title}: ties go down the chain)"
-                       for c in table.tied_with_largest)
-        notes.append(f"largest bad cell: {cell.title} ({table.count(cell.key)} of {table.n})"
-                     f"{ties}: {cell.reading}")
+        ties = "".join(
+            f" (tied with {c.title}: ties go down the chain)" for c in table.tied_with_largest
+        )
+        notes.append(
+            f"largest bad cell: {cell.title} ({table.count(cell.key)} of {table.n})"
+            f"{ties}: {cell.reading}"
+        )
         if table.count("from_memory"):
-            notes.append(f"{table.count('from_memory')} answered from memory: do not credit "
-                         "retrieval for them")
+            notes.append(
+                f"{table.count('from_memory')} answered from memory: do not credit "
+                "retrieval for them"
+            )
 
     if link == "pipeline":
         exp = NextExperiment(
@@ -237,7 +283,8 @@ def diagnose(
             f"the same questions on {on}, answers and run from one pipeline execution",
             "abandon the pipeline-bug reading if the logged contexts still miss the cited "
             "passages: then the model cites from memory, a generation fix (cite only the "
-            "numbered passages given)")
+            "numbered passages given)",
+        )
     elif link == "retrieval":
         if s1.status == "fail":
             link = "retrieval (candidates)"
@@ -248,7 +295,8 @@ def diagnose(
                 f"{k_metric} paired per question on {on}, same context budget",
                 _refute(k_metric),
                 alternative="move the chunk boundaries (size or overlap, same context budget), "
-                "as its own run with the same metric, comparison and rule")
+                "as its own run with the same metric, comparison and rule",
+            )
         else:
             link = "retrieval (ranking)"
             exp = NextExperiment(
@@ -257,54 +305,76 @@ def diagnose(
                 f"{_ndcg_at(prompt_m)} and {k_metric}",
                 f"{k_metric} paired per question on {on}, same context budget",
                 _refute(k_metric),
-                None if s1.status == "pass" else
-                f"recall at a large k was not measured; if {big_metric} is also low, the "
+                None
+                if s1.status == "pass"
+                else f"recall at a large k was not measured; if {big_metric} is also low, the "
                 "candidate fix (hybrid search, chunk boundaries) comes first",
                 alternative="fuse lexical and dense candidates (hybrid search), as its own run "
-                "with the same metric, comparison and rule")
+                "with the same metric, comparison and rule",
+            )
     elif link == "generation":
         exp = _generation_experiment(report, on)
     elif link == "stale sources":
-        docs = sorted({c["doc"] for f in (report.faithful_but_wrong if report else ())
-                       for c in f.cited if f.stale})
-        exp = NextExperiment("corpus",
-                         "retire or mark superseded the stale documents "
-                         f"({', '.join(docs[:5]) or 'cited by faithful-but-wrong answers'}) and "
-                         "filter retrieval by effective_date",
-                         "answer correct and supported (ragmeter answers check)",
-                         f"answer outcomes paired per question on {on}",
-                         _refute("answer correct and supported"))
+        docs = sorted(
+            {
+                c["doc"]
+                for f in (report.faithful_but_wrong if report else ())
+                for c in f.cited
+                if f.stale
+            }
+        )
+        exp = NextExperiment(
+            "corpus",
+            "retire or mark superseded the stale documents "
+            f"({', '.join(docs[:5]) or 'cited by faithful-but-wrong answers'}) and "
+            "filter retrieval by effective_date",
+            "answer correct and supported (ragmeter answers check)",
+            f"answer outcomes paired per question on {on}",
+            _refute("answer correct and supported"),
+        )
     elif link == "unanswerable":
-        exp = NextExperiment("abstention",
-                         "add an abstain rule to the prompt: answer only when a passage states "
-                         "it, otherwise say it is not in the documents",
-                         "abstention rate on unanswerable and false-abstention rate on answerable",
-                         f"answer outcomes paired per question on {on} (all questions, so "
-                         "false abstentions count as broken)",
-                         _refute("answer correct and supported"))
+        exp = NextExperiment(
+            "abstention",
+            "add an abstain rule to the prompt: answer only when a passage states "
+            "it, otherwise say it is not in the documents",
+            "abstention rate on unanswerable and false-abstention rate on answerable",
+            f"answer outcomes paired per question on {on} (all questions, so "
+            "false abstentions count as broken)",
+            _refute("answer correct and supported"),
+        )
     elif link is not None and link.startswith("slice:"):
         name = link.split(":", 1)[1]
-        exp = NextExperiment(link, f"one change aimed at slice '{name}' (e.g. lexical candidates for "
-                         "exact identifiers), everything else unchanged",
-                         f"{k_metric} and answer correct and supported on slice '{name}'",
-                         f"paired per question on {on}, reported overall and on '{name}'",
-                         _refute(k_metric) + "; also abandon if the other slices lose")
+        exp = NextExperiment(
+            link,
+            f"one change aimed at slice '{name}' (e.g. lexical candidates for "
+            "exact identifiers), everything else unchanged",
+            f"{k_metric} and answer correct and supported on slice '{name}'",
+            f"paired per question on {on}, reported overall and on '{name}'",
+            _refute(k_metric) + "; also abandon if the other slices lose",
+        )
     elif any(s.status == "unknown" for s in (s1, s2, s3)) and table is None:
-        exp = NextExperiment("unknown", "none yet: first score retrieval at the prompt k (span-level "
-                         "AllR@k on the run that fed these answers); the path cannot be walked "
-                         "without it", f"{k_metric} and {big_metric}",
-                         f"none until measured on {on}",
-                         "not applicable: this is a measurement, not a change")
+        exp = NextExperiment(
+            "unknown",
+            "none yet: first score retrieval at the prompt k (span-level "
+            "AllR@k on the run that fed these answers); the path cannot be walked "
+            "without it",
+            f"{k_metric} and {big_metric}",
+            f"none until measured on {on}",
+            "not applicable: this is a measurement, not a change",
+        )
     else:
-        exp = NextExperiment("none", "no failing link at these thresholds: keep these questions as "
-                         "regression cases and grow the golden set from live traffic",
-                         k_metric, f"gate future changes paired on {on}",
-                         "a change ships only if fixed - broken > 0 and the interval excludes 0")
+        exp = NextExperiment(
+            "none",
+            "no failing link at these thresholds: keep these questions as "
+            "regression cases and grow the golden set from live traffic",
+            k_metric,
+            f"gate future changes paired on {on}",
+            "a change ships only if fixed - broken > 0 and the interval excludes 0",
+        )
     return Diagnosis(steps, link, exp, table, tuple(notes), t)
 
 
-def _path_and_table(s1: Step, s2: Step, s3: Step, table: RetrievalAnswerTable,
-                    link: str) -> str:
+def _path_and_table(s1: Step, s2: Step, s3: Step, table: RetrievalAnswerTable, link: str) -> str:
     """One sentence joining the path's first "no" and the table's largest bad cell."""
     failing = [s for s in (s1, s2, s3) if s.status == "fail"]
     first = failing[0] if failing else s3
@@ -313,12 +383,15 @@ def _path_and_table(s1: Step, s2: Step, s3: Step, table: RetrievalAnswerTable,
     lb = table.largest_bad
     cell = f"{lb.title}, {table.count(lb.key)}" if lb is not None else "none"
     same = ", as the path does" if first_link == link else ""
-    return (f"the path fails first at '{first.question}' ({first_link}){then}; the largest bad "
-            f"cell ({cell}) names the link: {link}{same}")
+    return (
+        f"the path fails first at '{first.question}' ({first_link}){then}; the largest bad "
+        f"cell ({cell}) names the link: {link}{same}"
+    )
 
 
-def _citations_step(table: RetrievalAnswerTable | None, report: AnswerReport | None
-                    ) -> tuple[Step | None, int]:
+def _citations_step(
+    table: RetrievalAnswerTable | None, report: AnswerReport | None
+) -> tuple[Step | None, int]:
     """Do answers cite only what their prompt held? (None when no context was known.)"""
     n = table.count("cites_outside_context") if table is not None else 0
     known = n > 0  # a table of plain verdicts says nothing when its count is 0
@@ -327,10 +400,18 @@ def _citations_step(table: RetrievalAnswerTable | None, report: AnswerReport | N
         known, n = True, max(n, report.summary()["cites_outside_context"])
     if not known:
         return None, 0
-    detail = (f"{n} answer(s) cite a passage outside their prompt context (a pipeline bug or a "
-              "leak from the model's memory; never counted as supported)")
-    return Step("citations", "Citations inside the prompt context?", "fail" if n else "pass",
-                float(n), 0.0, detail), n
+    detail = (
+        f"{n} answer(s) cite a passage outside their prompt context (a pipeline bug or a "
+        "leak from the model's memory; never counted as supported)"
+    )
+    return Step(
+        "citations",
+        "Citations inside the prompt context?",
+        "fail" if n else "pass",
+        float(n),
+        0.0,
+        detail,
+    ), n
 
 
 #: the large k recall is read at when the diagnosis is given none
@@ -354,13 +435,15 @@ def _ndcg_at(prompt: Metric | None) -> str:
 
 
 def _refute(metric: str) -> str:
-    return (f"abandon if fixed - broken <= 0 on {metric} or the 95% paired bootstrap interval "
-            "of the difference includes 0")
+    return (
+        f"abandon if fixed - broken <= 0 on {metric} or the 95% paired bootstrap interval "
+        "of the difference includes 0"
+    )
 
 
 def _generation_experiment(report: AnswerReport | None, on: str) -> NextExperiment:
     """Pick the generation change from what the failures look like."""
-    change = ("reorder the context: best-ranked passage first, duplicates removed, same budget")
+    change = "reorder the context: best-ranked passage first, duplicates removed, same budget"
     if report is not None:
         bad = [c for c in report.checks if c.answerable and c.ok is False]
         false_abst = sum(c.abstained for c in bad)
@@ -368,12 +451,17 @@ def _generation_experiment(report: AnswerReport | None, on: str) -> NextExperime
         if bad and false_abst >= max(unsupported, 1) and false_abst * 2 >= len(bad):
             change = "relax the abstention rule in the prompt (it abstains on answerable questions)"
         elif bad and unsupported * 2 >= len(bad):
-            change = ("prompt: answer only from the passages and quote the sentence you rely on, "
-                      "with its citation")
-    return NextExperiment("generation", change,
-                      "answer correct and supported on questions with evidence in the prompt context",
-                      f"answer outcomes paired per question on {on}, same retrieval and budget",
-                      _refute("answer correct and supported"))
+            change = (
+                "prompt: answer only from the passages and quote the sentence you rely on, "
+                "with its citation"
+            )
+    return NextExperiment(
+        "generation",
+        change,
+        "answer correct and supported on questions with evidence in the prompt context",
+        f"answer outcomes paired per question on {on}, same retrieval and budget",
+        _refute("answer correct and supported"),
+    )
 
 
 def _slices(report: AnswerReport | None, t: Thresholds) -> tuple[list[Step], str | None]:
@@ -383,16 +471,28 @@ def _slices(report: AnswerReport | None, t: Thresholds) -> tuple[list[Step], str
     first: str | None = None
     stale = [f for f in report.faithful_but_wrong if f.stale]
     fbw = len(report.faithful_but_wrong)
-    steps.append(Step("stale", "Stale sources? (faithful but wrong)", "fail" if stale else "pass",
-                      float(fbw), 0.0,
-                      f"{fbw} faithful-but-wrong answer(s), {len(stale)} citing an older or "
-                      "superseded document"))
+    steps.append(
+        Step(
+            "stale",
+            "Stale sources? (faithful but wrong)",
+            "fail" if stale else "pass",
+            float(fbw),
+            0.0,
+            f"{fbw} faithful-but-wrong answer(s), {len(stale)} citing an older or "
+            "superseded document",
+        )
+    )
     if stale:
         first = "stale sources"
     ab = report.abstention
     if ab.n_unanswerable:
-        s = _step("unanswerable", "Abstains on unanswerable questions?", ab.abstention_rate,
-                  t.abstention, f"abstention rate on {ab.n_unanswerable} unanswerable")
+        s = _step(
+            "unanswerable",
+            "Abstains on unanswerable questions?",
+            ab.abstention_rate,
+            t.abstention,
+            f"abstention rate on {ab.n_unanswerable} unanswerable",
+        )
         steps.append(s)
         if s.status == "fail" and first is None:
             first = "unanswerable"
@@ -404,11 +504,18 @@ def _slices(report: AnswerReport | None, t: Thresholds) -> tuple[list[Step], str
         if gap < t.slice_gap:
             continue
         small = row["n"] < t.min_slice
-        steps.append(Step(f"slice:{name}", f"Slice '{name}' as good as the rest?",
-                          "unknown" if small else "fail", row["ok_rate"], overall - t.slice_gap,
-                          f"ok rate {row['ok_rate']:.2f} vs {overall:.2f} overall on "
-                          f"{row['n']} questions" + (" (under the slice minimum: a direction, "
-                                                     "not proof)" if small else "")))
+        steps.append(
+            Step(
+                f"slice:{name}",
+                f"Slice '{name}' as good as the rest?",
+                "unknown" if small else "fail",
+                row["ok_rate"],
+                overall - t.slice_gap,
+                f"ok rate {row['ok_rate']:.2f} vs {overall:.2f} overall on "
+                f"{row['n']} questions"
+                + (" (under the slice minimum: a direction, not proof)" if small else ""),
+            )
+        )
         if not small and first is None:
             first = f"slice:{name}"
     return steps, first

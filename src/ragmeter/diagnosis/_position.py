@@ -50,8 +50,10 @@ EVIDENCE = ("first", "best")
 MIN_BIN = Thresholds().min_slice
 _Z95 = 1.959963984540054
 SMALL_NOTE = f"bins under {MIN_BIN} questions give a direction, not proof"
-ORDER_NOTE = ("questions are not randomised over positions, so confirm with a context-order "
-              "experiment (reorder the same contexts, compare answers paired)")
+ORDER_NOTE = (
+    "questions are not randomised over positions, so confirm with a context-order "
+    "experiment (reorder the same contexts, compare answers paired)"
+)
 
 
 def position_bin(position: int, context_len: int) -> str:
@@ -116,8 +118,14 @@ def evidence_positions(
     grades = sorted({e.grade for q in questions for e in q.evidence}, reverse=True)
     all_required = Metric("AllR", k, budget)
     rr = {g: Metric("RR", k, budget, rel=max(g, 1)) for g in grades}
-    e = evaluate_spans(golden, chunking, run, [all_required, *rr.values()],
-                       cover=DEFAULT_COVER if cover is None else cover, ties=ties)
+    e = evaluate_spans(
+        golden,
+        chunking,
+        run,
+        [all_required, *rr.values()],
+        cover=DEFAULT_COVER if cover is None else cover,
+        ties=ties,
+    )
     allr = e.column(all_required)
     cols = {g: e.column(m) for g, m in rr.items()}
     out: dict[str, EvidencePosition] = {}
@@ -127,8 +135,13 @@ def evidence_positions(
             continue
         d = e.details[q.id]
         n = int(d["n_retrieved"])
-        k_eff = (min(k, n) if k is not None else
-                 int(d["effective_k"][str(budget)]) if budget is not None else n)
+        k_eff = (
+            min(k, n)
+            if k is not None
+            else int(d["effective_k"][str(budget)])
+            if budget is not None
+            else n
+        )
         if allr[q.id] < 1.0 - 1e-9:
             out[q.id] = EvidencePosition(q.id, False, k_eff)
             continue
@@ -202,10 +215,18 @@ class PositionGroup:
 
     def to_dict(self) -> dict[str, Any]:
         ci = self.ok_interval
-        return {"key": self.key, "n": self.n, "correct": self.correct, "ok": self.ok,
-                "ok_known": self.ok_known, "support_unknown": self.support_unknown,
-                "correct_rate": self.correct_rate, "ok_rate": self.ok_rate,
-                "ok_ci95": list(ci) if ci else None, "small": self.small}
+        return {
+            "key": self.key,
+            "n": self.n,
+            "correct": self.correct,
+            "ok": self.ok,
+            "ok_known": self.ok_known,
+            "support_unknown": self.support_unknown,
+            "correct_rate": self.correct_rate,
+            "ok_rate": self.ok_rate,
+            "ok_ci95": list(ci) if ci else None,
+            "small": self.small,
+        }
 
 
 @dataclass(frozen=True)
@@ -230,19 +251,35 @@ class PositionReport:
         for g in (*self.bins, *self.positions):
             if g.key == key:
                 return g
-        raise NotFoundError(f"no group {key!r}; groups: "
-                            f"{', '.join(g.key for g in (*self.bins, *self.positions))}")
+        raise NotFoundError(
+            f"no group {key!r}; groups: {', '.join(g.key for g in (*self.bins, *self.positions))}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"variant": self.variant, "golden_version": self.golden_version,
-                "context": self.context, "evidence": self.evidence, "n": self.n,
-                "bins": [b.to_dict() for b in self.bins],
-                "positions": [p.to_dict() for p in self.positions],
-                "excluded": dict(self.excluded), "notes": list(self.notes),
-                "min_bin": MIN_BIN,
-                "questions": [{"id": q.id, "position": q.position,
-                               "context_len": q.context_len, "bin": q.bin, "grade": q.grade,
-                               "correct": q.correct, "ok": q.ok} for q in self.questions]}
+        return {
+            "variant": self.variant,
+            "golden_version": self.golden_version,
+            "context": self.context,
+            "evidence": self.evidence,
+            "n": self.n,
+            "bins": [b.to_dict() for b in self.bins],
+            "positions": [p.to_dict() for p in self.positions],
+            "excluded": dict(self.excluded),
+            "notes": list(self.notes),
+            "min_bin": MIN_BIN,
+            "questions": [
+                {
+                    "id": q.id,
+                    "position": q.position,
+                    "context_len": q.context_len,
+                    "bin": q.bin,
+                    "grade": q.grade,
+                    "correct": q.correct,
+                    "ok": q.ok,
+                }
+                for q in self.questions
+            ],
+        }
 
 
 def position_table(
@@ -271,27 +308,48 @@ def position_table(
         elif c.correct is None:
             excluded["not_scored"] += 1
         else:
-            placed.append(QuestionOutcome(qid, p.position, p.context_len, p.bin or "",
-                                          p.grade, bool(c.correct),
-                                          None if c.ok is None else bool(c.ok)))
-    excluded["unanswerable"] = sum(1 for c in report.checks
-                                   if not c.answerable and c.id not in golden_ids)
+            placed.append(
+                QuestionOutcome(
+                    qid,
+                    p.position,
+                    p.context_len,
+                    p.bin or "",
+                    p.grade,
+                    bool(c.correct),
+                    None if c.ok is None else bool(c.ok),
+                )
+            )
+    excluded["unanswerable"] = sum(
+        1 for c in report.checks if not c.answerable and c.id not in golden_ids
+    )
     bins = tuple(_group(b, [q for q in placed if q.bin == b]) for b in BINS)
     top = max((q.context_len for q in placed), default=0)
-    pos = tuple(_group(str(i), [q for q in placed if q.position == i])
-                for i in range(1, top + 1))
+    pos = tuple(_group(str(i), [q for q in placed if q.position == i]) for i in range(1, top + 1))
     notes = [SMALL_NOTE, ORDER_NOTE]
     if placed and all(q.context_len == 1 for q in placed):
         notes.append("every context holds one chunk: all evidence is 'first'")
-    return PositionReport(tuple(placed), bins, pos, excluded, evidence, context,
-                          getattr(report, "variant", None),
-                          getattr(report, "golden_version", None), tuple(notes))
+    return PositionReport(
+        tuple(placed),
+        bins,
+        pos,
+        excluded,
+        evidence,
+        context,
+        getattr(report, "variant", None),
+        getattr(report, "golden_version", None),
+        tuple(notes),
+    )
 
 
 def _group(key: str, qs: Iterable[QuestionOutcome]) -> PositionGroup:
     qs = list(qs)
-    return PositionGroup(key, len(qs), sum(q.correct for q in qs),
-                         sum(q.ok is True for q in qs), sum(q.ok is None for q in qs))
+    return PositionGroup(
+        key,
+        len(qs),
+        sum(q.correct for q in qs),
+        sum(q.ok is True for q in qs),
+        sum(q.ok is None for q in qs),
+    )
 
 
 def lost_in_the_middle(
@@ -306,8 +364,14 @@ def lost_in_the_middle(
     cover: float | None = None,
 ) -> PositionReport:
     """:func:`evidence_positions` joined with an answers report by :func:`position_table`."""
-    positions = evidence_positions(golden, chunking, run, k=k, budget=budget, evidence=evidence,
-                                   cover=cover)
-    context = (f"k = {k}" if k is not None else
-               f"budget = {budget} tokens" if budget is not None else "the whole ranked list")
+    positions = evidence_positions(
+        golden, chunking, run, k=k, budget=budget, evidence=evidence, cover=cover
+    )
+    context = (
+        f"k = {k}"
+        if k is not None
+        else f"budget = {budget} tokens"
+        if budget is not None
+        else "the whole ranked list"
+    )
     return position_table(positions, report, evidence=evidence, context=context)

@@ -46,8 +46,11 @@ class RuleCheck:
     def net(self) -> int:
         """fixed - broken (wins - losses for a metric that is not binary)."""
         s = self.stats
-        return (s.fixed - s.broken) if s.fixed is not None and s.broken is not None \
+        return (
+            (s.fixed - s.broken)
+            if s.fixed is not None and s.broken is not None
             else s.wins - s.losses
+        )
 
     @property
     def refuted(self) -> bool:
@@ -75,9 +78,15 @@ class RuleCheck:
         return f"fixed {s.fixed}, broken {s.broken}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"variant": self.variant, "changes": list(self.changes), "metric": str(self.metric),
-                "split": self.split, **self.stats.to_dict(), "refuted": self.refuted,
-                "reason": self.reason}
+        return {
+            "variant": self.variant,
+            "changes": list(self.changes),
+            "metric": str(self.metric),
+            "split": self.split,
+            **self.stats.to_dict(),
+            "refuted": self.refuted,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -112,11 +121,16 @@ class Verdicts:
     def sentences(self) -> list[str]:
         """The verdict and the next step, in plain words (one sentence each)."""
         if not self.checks:
-            return [(f"No variant of the experiment was measured at {self.metric}: the rule "
-                     "cannot be applied yet.")]
+            return [
+                (
+                    f"No variant of the experiment was measured at {self.metric}: the rule "
+                    "cannot be applied yet."
+                )
+            ]
         ref = [f"{c.variant} ({c.counts()}; {c.reason})" for c in self.refuted]
-        sur = [f"{c.variant} survives it ({c.counts()}, interval {c.interval})"
-               for c in self.survivors]
+        sur = [
+            f"{c.variant} survives it ({c.counts()}, interval {c.interval})" for c in self.survivors
+        ]
         if ref and sur:
             verdict = f"The rule as written refutes {_and(ref)}; {_and(sur)}."
         elif ref:
@@ -129,16 +143,22 @@ class Verdicts:
             confirm = f"once on the {held}, which played no part in the choice"
         if len(self.survivors) == 1:
             s = self.survivors[0].variant
-            step = (f"Next: confirm {s} {confirm}; then regenerate the answers with {s}'s prompt "
-                    "contexts and check and diagnose them again.")
+            step = (
+                f"Next: confirm {s} {confirm}; then regenerate the answers with {s}'s prompt "
+                "contexts and check and diagnose them again."
+            )
         elif self.survivors:
             best = max(self.survivors, key=lambda c: c.stats.ci[0])
-            step = (f"Next: several survive, and the best of several is flattered by the luck "
-                    f"that picked it: take {best.variant} (the highest lower bound) and confirm "
-                    f"it {confirm}; then regenerate the answers with its prompt contexts.")
+            step = (
+                f"Next: several survive, and the best of several is flattered by the luck "
+                f"that picked it: take {best.variant} (the highest lower bound) and confirm "
+                f"it {confirm}; then regenerate the answers with its prompt contexts."
+            )
         else:
-            step = ("Next: ship none of them; run the alternative fix the diagnosis names, as its "
-                    "own run under the same rule.")
+            step = (
+                "Next: ship none of them; run the alternative fix the diagnosis names, as its "
+                "own run under the same rule."
+            )
         return [verdict, step]
 
 
@@ -146,8 +166,14 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def apply_rule(result: Any, metric: Metric | str, *, split: str | None = "tune", seed: int = 0,
-               n_resamples: int = 5000) -> Verdicts:
+def apply_rule(
+    result: Any,
+    metric: Metric | str,
+    *,
+    split: str | None = "tune",
+    seed: int = 0,
+    n_resamples: int = 5000,
+) -> Verdicts:
     """Apply the rule on ``metric`` to every non-baseline variant of ``result`` (an
     :class:`~ragmeter.experiments._runner.ExperimentResult`) that measured it.
 
@@ -167,15 +193,16 @@ def apply_rule(result: Any, metric: Metric | str, *, split: str | None = "tune",
         if v.is_baseline:
             continue
         if metric not in v.evaluation.metrics:
-            why = (f"changes {', '.join(v.changes) or 'nothing'} and is measured at "
-                   f"k = {v.settings.k}, not at {metric}")
+            why = (
+                f"changes {', '.join(v.changes) or 'nothing'} and is measured at "
+                f"k = {v.settings.k}, not at {metric}"
+            )
             skipped.append((v.name, why))
             continue
         with warnings.catch_warnings():
             # small-slice and fairness notes stay in Comparison.warnings; the rule reads a split
             warnings.simplefilter("ignore")
-            c = compare(base.evaluation, v.evaluation, metric, seed=seed,
-                        n_resamples=n_resamples)
+            c = compare(base.evaluation, v.evaluation, metric, seed=seed, n_resamples=n_resamples)
         version = c.golden_version
         if split is not None and split in c.splits:
             stats, used = c.splits[split].stats, split

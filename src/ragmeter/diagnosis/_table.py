@@ -55,21 +55,51 @@ class Cell:
 
 CELLS: tuple[Cell, ...] = (
     Cell("working", True, True, "working as designed", "keep as regression cases", False),
-    Cell("generation_failure", True, False, "generation failure",
-         "fix context assembly, prompt or abstention; retrieval did its job", True),
-    Cell("from_memory", False, True, "answered from memory",
-         "fragile: fails as soon as the fact changes; do not credit retrieval", True),
-    Cell("retrieval_failure", False, False, "retrieval failure",
-         "fix ingestion, chunking or ranking; a bigger model cannot help", True),
+    Cell(
+        "generation_failure",
+        True,
+        False,
+        "generation failure",
+        "fix context assembly, prompt or abstention; retrieval did its job",
+        True,
+    ),
+    Cell(
+        "from_memory",
+        False,
+        True,
+        "answered from memory",
+        "fragile: fails as soon as the fact changes; do not credit retrieval",
+        True,
+    ),
+    Cell(
+        "retrieval_failure",
+        False,
+        False,
+        "retrieval failure",
+        "fix ingestion, chunking or ranking; a bigger model cannot help",
+        True,
+    ),
 )
 #: categories outside the four cells (``evidence``/``answer_ok`` None: not a row/column pair)
 OTHER: tuple[Cell, ...] = (
-    Cell("cites_outside_context", False, False, "cites a passage outside its context",
-         "a pipeline bug or a leak from the model's memory: check that the answers and the run "
-         "belong together (log the prompt); never counted as supported", True),
-    Cell("support_unknown", True, True, "correct, support unknown",
-         "nothing quoted or stated to check: have the answer quote what it relies on, or judge "
-         "faithfulness; not counted as supported", False),
+    Cell(
+        "cites_outside_context",
+        False,
+        False,
+        "cites a passage outside its context",
+        "a pipeline bug or a leak from the model's memory: check that the answers and the run "
+        "belong together (log the prompt); never counted as supported",
+        True,
+    ),
+    Cell(
+        "support_unknown",
+        True,
+        True,
+        "correct, support unknown",
+        "nothing quoted or stated to check: have the answer quote what it relies on, or judge "
+        "faithfulness; not counted as supported",
+        False,
+    ),
 )
 _BY_KEY = {c.key: c for c in (*CELLS, *OTHER)}
 _BAD_ORDER = ("retrieval_failure", "generation_failure", "from_memory")
@@ -102,8 +132,9 @@ class RetrievalAnswerTable:
         lb = self.largest_bad
         if lb is None:
             return ()
-        return tuple(_BY_KEY[k] for k in _BAD_ORDER
-                     if k != lb.key and self.count(k) == self.count(lb.key))
+        return tuple(
+            _BY_KEY[k] for k in _BAD_ORDER if k != lb.key and self.count(k) == self.count(lb.key)
+        )
 
     def cell(self, key: str) -> Cell:
         return _BY_KEY[key]
@@ -113,11 +144,28 @@ class RetrievalAnswerTable:
         return {
             "n": self.n,
             "evidence": self.evidence_label,
-            "cells": [{"cell": c.key, "evidence_in_context": c.evidence, "answer_ok": c.answer_ok,
-                       "title": c.title, "reading": c.reading, "count": self.count(c.key),
-                       "ids": list(self.ids[c.key])} for c in CELLS],
-            "other": [{"cell": c.key, "title": c.title, "reading": c.reading,
-                       "count": self.count(c.key), "ids": list(self.ids[c.key])} for c in OTHER],
+            "cells": [
+                {
+                    "cell": c.key,
+                    "evidence_in_context": c.evidence,
+                    "answer_ok": c.answer_ok,
+                    "title": c.title,
+                    "reading": c.reading,
+                    "count": self.count(c.key),
+                    "ids": list(self.ids[c.key]),
+                }
+                for c in CELLS
+            ],
+            "other": [
+                {
+                    "cell": c.key,
+                    "title": c.title,
+                    "reading": c.reading,
+                    "count": self.count(c.key),
+                    "ids": list(self.ids[c.key]),
+                }
+                for c in OTHER
+            ],
             "largest_bad_cell": lb.key if lb else None,
             "excluded": dict(self.excluded),
         }
@@ -172,28 +220,49 @@ def build_table(
         else:
             ids[key].append(qid)
     if not any(ids.values()):
-        raise UsageError("no question has both an evidence verdict and an answer verdict; check "
-                         "that the answers and the retrieval results use the golden set's ids")
+        raise UsageError(
+            "no question has both an evidence verdict and an answer verdict; check "
+            "that the answers and the retrieval results use the golden set's ids"
+        )
     return RetrievalAnswerTable({k: tuple(v) for k, v in ids.items()}, excluded, evidence_label)
 
 
-def table_from_report(evidence_in_context: Mapping[str, bool | None], report: Any, *,
-                      evidence_label: str = "evidence in the prompt context"
-                      ) -> RetrievalAnswerTable:
+def table_from_report(
+    evidence_in_context: Mapping[str, bool | None],
+    report: Any,
+    *,
+    evidence_label: str = "evidence in the prompt context",
+) -> RetrievalAnswerTable:
     """The table of an :class:`~ragmeter.answers.report.AnswerReport` (its ok, correct and
     outside-the-context verdicts) against per-question evidence-in-context booleans."""
-    return build_table(evidence_in_context, report.answer_ok(), correct=report.answer_correct(),
-                       cites_outside=report.cites_outside(), evidence_label=evidence_label)
+    return build_table(
+        evidence_in_context,
+        report.answer_ok(),
+        correct=report.answer_correct(),
+        cites_outside=report.cites_outside(),
+        evidence_label=evidence_label,
+    )
 
 
-def table_from_counts(working: int, generation_failure: int, from_memory: int,
-                      retrieval_failure: int, *, cites_outside_context: int = 0,
-                      support_unknown: int = 0) -> RetrievalAnswerTable:
+def table_from_counts(
+    working: int,
+    generation_failure: int,
+    from_memory: int,
+    retrieval_failure: int,
+    *,
+    cites_outside_context: int = 0,
+    support_unknown: int = 0,
+) -> RetrievalAnswerTable:
     """A table from the counts alone (synthetic ids ``<cell>-<n>``), e.g. the RAG evaluation
     lesson's lab sample ``table_from_counts(41, 9, 6, 14)``."""
-    counts = {"working": working, "generation_failure": generation_failure,
-              "from_memory": from_memory, "retrieval_failure": retrieval_failure,
-              "cites_outside_context": cites_outside_context, "support_unknown": support_unknown}
+    counts = {
+        "working": working,
+        "generation_failure": generation_failure,
+        "from_memory": from_memory,
+        "retrieval_failure": retrieval_failure,
+        "cites_outside_context": cites_outside_context,
+        "support_unknown": support_unknown,
+    }
     ev: dict[str, bool] = {}
     ok: dict[str, bool | None] = {}
     right: dict[str, bool] = {}
@@ -214,8 +283,9 @@ def table_from_counts(working: int, generation_failure: int, from_memory: int,
 _OPTIONAL = {"correct": "correct", "cites_outside_context": "cites_outside"}
 
 
-def table_from_file(path: str | os.PathLike[str], *,
-                    evidence_label: str = "evidence in the prompt context") -> RetrievalAnswerTable:
+def table_from_file(
+    path: str | os.PathLike[str], *, evidence_label: str = "evidence in the prompt context"
+) -> RetrievalAnswerTable:
     """The table from a JSON Lines file of per-question verdicts (``ragmeter diagnose --table``):
     ``{"id", "evidence_in_context": bool, "answer_ok": bool|null, "correct"?: bool,
     "cites_outside_context"?: bool}`` (``answer_ok`` null: correct, support unknown). Every bad
@@ -233,14 +303,21 @@ def table_from_file(path: str | os.PathLike[str], *,
             continue
         v = rec.get("evidence_in_context")
         if not isinstance(v, bool):
-            problems.append(Problem("must be true or false", str(path), line,
-                                    "evidence_in_context"))
+            problems.append(
+                Problem("must be true or false", str(path), line, "evidence_in_context")
+            )
         else:
             ev[rec["id"]] = v
         v = rec.get("answer_ok")
         if not isinstance(v, bool) and not (v is None and "correct" in rec):
-            problems.append(Problem("must be true or false (null only with 'correct': correct, "
-                                    "support unknown)", str(path), line, "answer_ok"))
+            problems.append(
+                Problem(
+                    "must be true or false (null only with 'correct': correct, support unknown)",
+                    str(path),
+                    line,
+                    "answer_ok",
+                )
+            )
         else:
             ok[rec["id"]] = v
         for name, kw in _OPTIONAL.items():
@@ -252,5 +329,10 @@ def table_from_file(path: str | os.PathLike[str], *,
                 extra.setdefault(kw, {})[rec["id"]] = rec[name]
     if problems:
         raise ValidationError(problems, what=str(path))
-    return build_table(ev, ok, correct=extra.get("correct"), cites_outside=extra.get("cites_outside"),
-                       evidence_label=evidence_label)
+    return build_table(
+        ev,
+        ok,
+        correct=extra.get("correct"),
+        cites_outside=extra.get("cites_outside"),
+        evidence_label=evidence_label,
+    )

@@ -101,10 +101,16 @@ class Settings:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (paths as strings); what goes into each variant's config.json."""
-        return {"chunker": self.chunker, "chunks": None if self.chunks is None else str(self.chunks),
-                "retriever": self.retriever, "reranker": self.reranker,
-                "run": None if self.run is None else str(self.run), "depth": self.depth,
-                "k": self.k, "budget": self.budget}
+        return {
+            "chunker": self.chunker,
+            "chunks": None if self.chunks is None else str(self.chunks),
+            "retriever": self.retriever,
+            "reranker": self.reranker,
+            "run": None if self.run is None else str(self.run),
+            "depth": self.depth,
+            "k": self.k,
+            "budget": self.budget,
+        }
 
     def label(self) -> str:
         """``bm25 > e5@50`` or ``imported run.jsonl``: the retrieval pipeline in a few words."""
@@ -164,8 +170,7 @@ class Experiment:
                 continue
             if settings.k is not None:
                 out.append(m.at(settings.k))
-            if settings.budget is not None and "span" in m.info.levels \
-                    and self.level != "document":
+            if settings.budget is not None and "span" in m.info.levels and self.level != "document":
                 out.append(m.at(budget=settings.budget))
         return tuple(dict.fromkeys(out))
 
@@ -202,8 +207,9 @@ def load_experiment(path: str | Path, *, warn: bool = True) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        raise InputError(f"not valid TOML: {exc}", path=path,
-                         line=int(m.group(1)) if m else None) from None
+        raise InputError(
+            f"not valid TOML: {exc}", path=path, line=int(m.group(1)) if m else None
+        ) from None
     exp = _build(path, text, data)
     if warn:
         for msg in exp.warnings:
@@ -227,8 +233,11 @@ class _Checker:
     def add(self, message: str, field: str) -> None:
         """A problem at a field name: ``k``, ``baseline.k``, ``variant[2].depth``."""
         m = re.fullmatch(r"variant\[(\d+)\](?:\.(.+))?", field)
-        keys: Keys = tuple(field.split(".")) if m is None else (
-            "variant", int(m.group(1)) - 1, *(m.group(2).split(".") if m.group(2) else ()))
+        keys: Keys = (
+            tuple(field.split("."))
+            if m is None
+            else ("variant", int(m.group(1)) - 1, *(m.group(2).split(".") if m.group(2) else ()))
+        )
         self.problems.append(Problem(message, self.path, line_of(self.lines, keys), field))
 
 
@@ -261,12 +270,22 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
     top = Settings(k=f.k, budget=f.budget)
     raw_base = data.get("baseline")
     baseline_settings = _settings(  # the baseline's own rules only when it is a table
-        f.baseline, valid.get("baseline", {}), "baseline", top, base, ck,
+        f.baseline,
+        valid.get("baseline", {}),
+        "baseline",
+        top,
+        base,
+        ck,
         given=set(raw_base) if isinstance(raw_base, dict) else None,
-        context_given={"k", "budget"} & set(data))
+        context_given={"k", "budget"} & set(data),
+    )
     name = f.baseline.name if f.baseline is not None and f.baseline.name else "baseline"
-    baseline = Variant(name, baseline_settings, is_baseline=True,
-                       description=(f.baseline.description or "") if f.baseline else "")
+    baseline = Variant(
+        name,
+        baseline_settings,
+        is_baseline=True,
+        description=(f.baseline.description or "") if f.baseline else "",
+    )
 
     variants: list[Variant] = []
     checked = [("baseline", baseline_settings)]
@@ -281,44 +300,85 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
                 ck.add("every variant needs a name", f"{where}.name")
             vname = f"variant-{i}"
         elif vname in names:
-            ck.add(f"variant name '{vname}' is used twice; names label runs and folders",
-                   f"{where}.name")
+            ck.add(
+                f"variant name '{vname}' is used twice; names label runs and folders",
+                f"{where}.name",
+            )
         names.add(vname)
         settings = _settings(table, valid["variant"][i - 1], where, baseline_settings, base, ck)
-        variants.append(Variant(vname, settings, _changes(baseline_settings, settings),
-                                description=table.description or ""))
+        variants.append(
+            Variant(
+                vname,
+                settings,
+                _changes(baseline_settings, settings),
+                description=table.description or "",
+            )
+        )
         checked.append((where, settings))
 
     for where, s in checked:
         if s.depth < f.headroom_k:
-            ck.add(f"depth {s.depth} is below headroom_k {f.headroom_k}: retrieve at least as "
-                   "deep as the headroom recall looks", f"{where}.depth")
+            ck.add(
+                f"depth {s.depth} is below headroom_k {f.headroom_k}: retrieve at least as "
+                "deep as the headroom recall looks",
+                f"{where}.depth",
+            )
         if s.k is not None and s.depth < s.k:
             ck.add(f"depth {s.depth} is below the prompt k {s.k}", f"{where}.depth")
         k_reported = any(p.field in ("k", "baseline.k", f"{where}.k") for p in ck.problems)
-        if any(m.k is None and m.budget is None and ("span" not in m.info.levels
-                                                     or level == "document") for m in metrics) \
-                and s.k is None and not k_reported:
-            ck.add("k is required: at level = \"document\" every metric is scored at the prompt k"
-                   if level == "document" else
-                   "k is required: metrics such as nDCG are scored at the prompt k", f"{where}.k")
+        if (
+            any(
+                m.k is None
+                and m.budget is None
+                and ("span" not in m.info.levels or level == "document")
+                for m in metrics
+            )
+            and s.k is None
+            and not k_reported
+        ):
+            ck.add(
+                'k is required: at level = "document" every metric is scored at the prompt k'
+                if level == "document"
+                else "k is required: metrics such as nDCG are scored at the prompt k",
+                f"{where}.k",
+            )
     if ck.problems:  # in file order; problems without a line (a key not written) last
         ck.problems.sort(key=lambda p: (p.line is None, p.line or 0))
         raise ValidationError(ck.problems, what=f"experiment {path}")
 
     return Experiment(
-        path=path, name=f.name or path.stem, golden=source.golden, corpus=source.corpus,
-        output=base / f.output, metrics=metrics, headroom_k=f.headroom_k, cover=float(f.cover),
-        run_format=f.run_format, baseline=baseline, variants=tuple(variants),
-        cache=None if f.cache is None else base / f.cache, tokenizer=f.tokenizer,
-        description=f.description or "", warnings=tuple(_warnings(baseline, variants)),
-        level=level, beir=source.beir, beir_split=source.beir_split,
+        path=path,
+        name=f.name or path.stem,
+        golden=source.golden,
+        corpus=source.corpus,
+        output=base / f.output,
+        metrics=metrics,
+        headroom_k=f.headroom_k,
+        cover=float(f.cover),
+        run_format=f.run_format,
+        baseline=baseline,
+        variants=tuple(variants),
+        cache=None if f.cache is None else base / f.cache,
+        tokenizer=f.tokenizer,
+        description=f.description or "",
+        warnings=tuple(_warnings(baseline, variants)),
+        level=level,
+        beir=source.beir,
+        beir_split=source.beir_split,
     )
 
 
-def _settings(table: SettingsTable | None, raw: dict[str, Any], where: str, inherit: Settings,
-              base: Path, ck: _Checker, *, given: set[str] | None = None,
-              context_given: set[str] | None = None) -> Settings:
+def _settings(
+    table: SettingsTable | None,
+    raw: dict[str, Any],
+    where: str,
+    inherit: Settings,
+    base: Path,
+    ck: _Checker,
+    *,
+    given: set[str] | None = None,
+    context_given: set[str] | None = None,
+) -> Settings:
     """``inherit`` updated by the keys ``table`` sets. A key that failed validation is not set,
     so the inherited value stands and one mistake in the baseline is not reported again for
     every variant. ``given`` (the baseline's written keys) turns on the baseline's rules."""
@@ -337,16 +397,28 @@ def _settings(table: SettingsTable | None, raw: dict[str, Any], where: str, inhe
     updates.update((key, raw[key]) for key in ("depth", "k", "budget") if key in fields)
     s = replace(inherit, **updates)
     if given is not None:  # the baseline: what every variant inherits must be there
-        if s.chunker is None and s.chunks is None and s.run is None \
-                and not {"chunker", "chunks"} & given:
-            ck.add("set a chunker (e.g. \"tokens:300:0\"), a chunk file (chunks = ...) or an "
-                   "imported run (run = ...)", f"{where}.chunker")
+        if (
+            s.chunker is None
+            and s.chunks is None
+            and s.run is None
+            and not {"chunker", "chunks"} & given
+        ):
+            ck.add(
+                'set a chunker (e.g. "tokens:300:0"), a chunk file (chunks = ...) or an '
+                "imported run (run = ...)",
+                f"{where}.chunker",
+            )
         if s.retriever is None and s.run is None and "retriever" not in given:
-            ck.add("set a retriever (\"bm25\", \"dense\", \"e5\", \"hybrid\" or a table) or an "
-                   "imported run (run = ...)", f"{where}.retriever")
+            ck.add(
+                'set a retriever ("bm25", "dense", "e5", "hybrid" or a table) or an '
+                "imported run (run = ...)",
+                f"{where}.retriever",
+            )
         if s.k is None and s.budget is None and not context_given and not {"k", "budget"} & given:
-            ck.add("set the prompt k and/or the token budget (top level or in [baseline])",
-                   f"{where}.k")
+            ck.add(
+                "set the prompt k and/or the token budget (top level or in [baseline])",
+                f"{where}.k",
+            )
     return s
 
 
@@ -371,17 +443,23 @@ def _warnings(baseline: Variant, variants: list[Variant]) -> list[str]:
         if not eff:
             out.append(f"variant '{v.name}' changes nothing relative to the baseline")
         elif len(eff) > 1:
-            out.append(f"variant '{v.name}' changes {len(eff)} things ({', '.join(eff)}): a "
-                       "difference cannot be credited to one of them; change one thing per run")
+            out.append(
+                f"variant '{v.name}' changes {len(eff)} things ({', '.join(eff)}): a "
+                "difference cannot be credited to one of them; change one thing per run"
+            )
         nb, nv = context_budget(settings_config(b)), context_budget(settings_config(v.settings))
         context = {"chunker", "chunks", "k", "budget", "run"} & set(v.changes)
         if nb is not None and nv is not None:
             if not same_budget(nb, nv):
-                out.append(f"variant '{v.name}' has a context budget of {nv} tokens against "
-                           f"the baseline's {nb} (more than 10% apart): compare variants at "
-                           "the same budget")
+                out.append(
+                    f"variant '{v.name}' has a context budget of {nv} tokens against "
+                    f"the baseline's {nb} (more than 10% apart): compare variants at "
+                    "the same budget"
+                )
         elif context:
-            out.append(f"variant '{v.name}' may differ from the baseline in context budget "
-                       f"({', '.join(sorted(context))} changed and the chunk size is not in "
-                       "the chunker name): set budget = N to compare at equal context")
+            out.append(
+                f"variant '{v.name}' may differ from the baseline in context budget "
+                f"({', '.join(sorted(context))} changed and the chunk size is not in "
+                "the chunker name): set budget = N to compare at equal context"
+            )
     return out

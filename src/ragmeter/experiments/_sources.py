@@ -51,8 +51,11 @@ def read_source(f: ExperimentFile, given: set[str], base: Path, ck: _Checker) ->
     if "beir" in given:
         for key in ("golden", "corpus"):
             if key in given:
-                ck.add(f"'{key}' and 'beir' are exclusive: a BEIR folder holds both the corpus "
-                       "and the labels", key)
+                ck.add(
+                    f"'{key}' and 'beir' are exclusive: a BEIR folder holds both the corpus "
+                    "and the labels",
+                    key,
+                )
         folder = base / (f.beir or ".")
         return Source(folder / "qrels" / f"{split}.tsv", folder / "corpus.jsonl", folder, split)
     if "beir_split" in given:
@@ -61,8 +64,11 @@ def read_source(f: ExperimentFile, given: set[str], base: Path, ck: _Checker) ->
     for key in ("golden", "corpus"):
         val = getattr(f, key)
         if val is None and key not in given:
-            ck.add(f"'{key}' is required: a path relative to the experiment file (or set "
-                   "beir = \"folder\" for a BEIR folder)", key)
+            ck.add(
+                f"'{key}' is required: a path relative to the experiment file (or set "
+                'beir = "folder" for a BEIR folder)',
+                key,
+            )
         paths.append(base / (val or "."))
     return Source(paths[0], paths[1])
 
@@ -72,9 +78,15 @@ def read_level(level: str, metrics: tuple[Metric, ...], ck: _Checker) -> str:
     if level == "document":
         for m in metrics:
             if "rank" not in m.info.levels:
-                ck.add(f"metric {m} needs span labels and has no document-level form: drop it "
-                       "or use level = \"span\"", "metrics")
+                ck.add(
+                    f"metric {m} needs span labels and has no document-level form: drop it "
+                    'or use level = "span"',
+                    "metrics",
+                )
             elif m.budget is not None:
-                ck.add(f"metric {m}: a token budget applies to span metrics; level = "
-                       "\"document\" scores documents at a rank cutoff", "metrics")
+                ck.add(
+                    f"metric {m}: a token budget applies to span metrics; level = "
+                    '"document" scores documents at a rank cutoff',
+                    "metrics",
+                )
     return level

@@ -72,10 +72,14 @@ def table_rows(result: ExperimentResult, *, digits: int | None = 4) -> list[dict
     rows = []
     for v in result.variants:
         row: dict[str, Any] = {
-            "variant": v.name, "pipeline": v.label, "chunking": v.chunking.get("chunking"),
+            "variant": v.name,
+            "pipeline": v.label,
+            "chunking": v.chunking.get("chunking"),
             "changes": "baseline" if v.is_baseline else (", ".join(v.changes) or "nothing"),
-            "k": v.settings.k, "budget": v.settings.budget,
-            "ctx_tokens": round(v.context_tokens), "n": v.evaluation.n_queries,
+            "k": v.settings.k,
+            "budget": v.settings.budget,
+            "ctx_tokens": round(v.context_tokens),
+            "n": v.evaluation.n_queries,
             "level": result.experiment.level,
         }
         for header, m, kind in _columns(result):
@@ -109,8 +113,9 @@ def primary_metric(result: ExperimentResult, v: VariantResult) -> Metric | None:
     return None
 
 
-def comparison_rows(result: ExperimentResult, *, n_resamples: int = 2000,
-                    seed: int = 0, digits: int | None = 4) -> list[dict[str, Any]]:
+def comparison_rows(
+    result: ExperimentResult, *, n_resamples: int = 2000, seed: int = 0, digits: int | None = 4
+) -> list[dict[str, Any]]:
     """Paired comparison of each variant against the baseline on its primary metric."""
     from ..paired import compare
 
@@ -119,20 +124,41 @@ def comparison_rows(result: ExperimentResult, *, n_resamples: int = 2000,
     for v in result.variants[1:]:
         m = primary_metric(result, v)
         if m is None:
-            rows.append({"variant": v.name, "metric": None,
-                         "note": "no shared k or budget with the baseline"})
+            rows.append(
+                {
+                    "variant": v.name,
+                    "metric": None,
+                    "note": "no shared k or budget with the baseline",
+                }
+            )
             continue
         with warnings.catch_warnings():
             # the experiment file already warned about variants that change several things
             warnings.simplefilter("ignore", RagmeterWarning)
-            c = compare(base.evaluation, v.evaluation, m, n_resamples=n_resamples, seed=seed,
-                        names=(base.name, v.name))
-        rows.append({
-            "variant": v.name, "metric": str(m), "baseline": _r(c.overall.baseline_mean, digits),
-            "variant_mean": _r(c.overall.candidate_mean, digits), "delta": _r(c.mean_delta, digits),
-            "ci_low": _r(c.ci[0], digits), "ci_high": _r(c.ci[1], digits), "wins": c.wins,
-            "losses": c.losses, "ties": c.ties, "sign_p": _r(c.sign_test_p, digits), "n": c.n,
-        })
+            c = compare(
+                base.evaluation,
+                v.evaluation,
+                m,
+                n_resamples=n_resamples,
+                seed=seed,
+                names=(base.name, v.name),
+            )
+        rows.append(
+            {
+                "variant": v.name,
+                "metric": str(m),
+                "baseline": _r(c.overall.baseline_mean, digits),
+                "variant_mean": _r(c.overall.candidate_mean, digits),
+                "delta": _r(c.mean_delta, digits),
+                "ci_low": _r(c.ci[0], digits),
+                "ci_high": _r(c.ci[1], digits),
+                "wins": c.wins,
+                "losses": c.losses,
+                "ties": c.ties,
+                "sign_p": _r(c.sign_test_p, digits),
+                "n": c.n,
+            }
+        )
     return rows
 
 

@@ -104,7 +104,7 @@ class _Scan:
             if c in "\"'":
                 start = self.i
                 self.string()
-                parts.append(self.s[start + 1:self.i - 1])  # escapes kept: keys are plain
+                parts.append(self.s[start + 1 : self.i - 1])  # escapes kept: keys are plain
             else:
                 m = _BARE.match(self.s, self.i)
                 if m is None:

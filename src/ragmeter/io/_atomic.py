@@ -41,8 +41,9 @@ def _prepare(path: Path, file: bool = True, what: str = "file") -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise InputError(f"cannot write the {what}: {path.parent} is not a folder",
-                         path=str(path)) from None
+        raise InputError(
+            f"cannot write the {what}: {path.parent} is not a folder", path=str(path)
+        ) from None
     except OSError as exc:
         raise _failed(path, exc, what) from None
     if file and path.is_dir():
@@ -80,8 +81,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes | Writer) -> Pa
     target = Path(path)
     _prepare(target)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                        dir=target.parent)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise _failed(target, exc) from None
     tmp = Path(tmp_name)

@@ -87,8 +87,9 @@ def string_hashes(arr: pa.Array) -> np.ndarray | None:
     p_off = _offsets(padded)
     if int(p_off[-1]) - int(p_off[0]) != n * width:
         return None
-    words = np.frombuffer(padded.buffers()[2], dtype=np.uint64, count=n * width // 8,
-                          offset=int(p_off[0])).reshape(n, width // 8)
+    words = np.frombuffer(
+        padded.buffers()[2], dtype=np.uint64, count=n * width // 8, offset=int(p_off[0])
+    ).reshape(n, width // 8)
     h = words[:, 0] * _MULT
     for j in range(1, width // 8):
         h ^= words[:, j] * np.uint64((0x9E3779B97F4A7C15 * (2 * j + 1)) % 2**64 | 1)
@@ -117,8 +118,9 @@ def check_policy(duplicates: str) -> None:
         raise UsageError(f"duplicates must be 'best' or 'error', got '{duplicates}'")
 
 
-def dedupe_run(t: Table, *, policy: str, source: str, line_of: LineOf | None,
-               unit: str = "line") -> Table:
+def dedupe_run(
+    t: Table, *, policy: str, source: str, line_of: LineOf | None, unit: str = "line"
+) -> Table:
     """Apply the duplicate rule for runs (see module doc); returns ``t`` when nothing repeats."""
     check_policy(policy)
     key = pair_keys(t.qid, t.doc)
@@ -138,7 +140,9 @@ def dedupe_run(t: Table, *, policy: str, source: str, line_of: LineOf | None,
         raise InputError(
             f"{what} is listed more than once (also at {unit} {line0}); {len(repeats)} repeated "
             "row(s) in all. Remove them, or pass duplicates='best' to keep the best-scored row",
-            path=source, line=line, field="doc",
+            path=source,
+            line=line,
+            field="doc",
         )
     rows = np.arange(len(key))
     best = np.lexsort((rows, -t.value, key))
@@ -169,11 +173,15 @@ def dedupe_qrels(t: Table, *, source: str, line_of: LineOf | None, unit: str = "
         for p in pos[:MAX_LISTED].tolist():
             a, b = int(order[p]), int(order[p + 1])
             la, lb = (int(x) for x in line_of(np.array([a, b])))
-            problems.append(Problem(
-                f"document '{t.doc[b].as_py()}' in query '{t.qid[b].as_py()}' is judged twice "
-                f"with different grades ({t.value[a]} at {unit} {la}, {t.value[b]} at {unit} {lb})",
-                source, max(la, lb), "rel",
-            ))
+            problems.append(
+                Problem(
+                    f"document '{t.doc[b].as_py()}' in query '{t.qid[b].as_py()}' is judged twice "
+                    f"with different grades ({t.value[a]} at {unit} {la}, {t.value[b]} at {unit} {lb})",
+                    source,
+                    max(la, lb),
+                    "rel",
+                )
+            )
         if len(pos) > MAX_LISTED:
             problems.append(Problem(f"... and {len(pos) - MAX_LISTED} more conflict(s)"))
         if len(problems) == 1:
@@ -184,6 +192,8 @@ def dedupe_qrels(t: Table, *, source: str, line_of: LineOf | None, unit: str = "
     keep = np.sort(order[first_of_group])
     dropped = np.setdiff1d(np.arange(len(key)), keep)
     line = int(line_of(dropped[:1])[0])
-    warn(f"{source}:{line}: {len(dropped)} repeated judgement(s) with the same grade; kept one "
-         "of each")
+    warn(
+        f"{source}:{line}: {len(dropped)} repeated judgement(s) with the same grade; kept one "
+        "of each"
+    )
     return t.take(keep)

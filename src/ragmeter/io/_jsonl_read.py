@@ -51,8 +51,12 @@ class Field:
     required: bool = True
 
 
-RUN_FIELDS = (Field("qid", "id"), Field("doc", "id"), Field("score", "number"),
-              Field("rank", "rank", required=False))
+RUN_FIELDS = (
+    Field("qid", "id"),
+    Field("doc", "id"),
+    Field("score", "number"),
+    Field("rank", "rank", required=False),
+)
 QRELS_FIELDS = (Field("qid", "id"), Field("doc", "id"), Field("rel", "int"))
 
 _ARROW = {"id": pa.string(), "number": pa.float64(), "int": pa.int64(), "rank": pa.int64()}
@@ -68,8 +72,9 @@ class Records:
     line_of: LineOf | None
 
 
-def read_records(path: str | os.PathLike[str] | Source, fields: tuple[Field, ...], *,
-                 lines: bool = False) -> Records:
+def read_records(
+    path: str | os.PathLike[str] | Source, fields: tuple[Field, ...], *, lines: bool = False
+) -> Records:
     """Read a JSONL file of ``fields`` records: columnar first, line by line on any problem
     (or always, with ``lines=True``, when line numbers are needed)."""
     src = path if isinstance(path, Source) else open_source(path)
@@ -124,8 +129,12 @@ def _read_columnar(src: Source, fields: tuple[Field, ...]) -> Records:
     schema = pa.schema([(f.name, _ARROW[f.kind]) for f in fields])
     try:
         with src.arrow_stream() as stream:
-            table = pj.read_json(stream, parse_options=pj.ParseOptions(
-                explicit_schema=schema, unexpected_field_behavior="ignore"))
+            table = pj.read_json(
+                stream,
+                parse_options=pj.ParseOptions(
+                    explicit_schema=schema, unexpected_field_behavior="ignore"
+                ),
+            )
     except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
         raise Unclean(str(exc)) from None
     if table.num_rows == 0:
@@ -221,5 +230,6 @@ def _check(f: Field, obj: dict[str, Any]) -> tuple[Any, str | None]:
 
 
 def _json_type(x: Any) -> str:
-    return {bool: "boolean", str: "string", list: "array", dict: "object",
-            type(None): "null"}.get(type(x), type(x).__name__)
+    return {bool: "boolean", str: "string", list: "array", dict: "object", type(None): "null"}.get(
+        type(x), type(x).__name__
+    )

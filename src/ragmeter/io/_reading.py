@@ -132,22 +132,29 @@ def _parse(text: str, decoder: json.JSONDecoder, document: bool = False) -> Any:
     except _DuplicateKey as dup:
         col = _locate_duplicate(text, document)
         at = "" if col is None else f" (the object at {col})"
-        raise _Bad(f"key '{dup.key}' appears twice in one object{at}; each key may appear "
-                   "once (a JSON reader silently keeps only the last value)", dup.key) from None
+        raise _Bad(
+            f"key '{dup.key}' appears twice in one object{at}; each key may appear "
+            "once (a JSON reader silently keeps only the last value)",
+            dup.key,
+        ) from None
     except json.JSONDecodeError as exc:
         if exc.pos < len(text) and text[exc.pos] == "\ufeff":
             where = _where(text, exc.pos, document)
-            raise _Bad(f"a byte order mark (U+FEFF) at {where}: two files joined together? "
-                       "remove it") from None
+            raise _Bad(
+                f"a byte order mark (U+FEFF) at {where}: two files joined together? remove it"
+            ) from None
         raise _Bad(f"invalid JSON: {exc.msg} ({_where(text, exc.pos, document)})") from None
     except RecursionError:
         raise _Bad("invalid JSON: nested too deeply") from None
     if _ANY_SURROGATE_ESCAPE.search(text):
         pos = _lone_surrogate(text)
         if pos is not None:
-            raise _Bad(f"a lone surrogate escape {text[pos:pos + 6]} at "
-                       f"{_where(text, pos, document)} is not a Unicode character (a pair "
-                       "such as \\ud83d\\ude00 is)", _surrogate_field(value))
+            raise _Bad(
+                f"a lone surrogate escape {text[pos : pos + 6]} at "
+                f"{_where(text, pos, document)} is not a Unicode character (a pair "
+                "such as \\ud83d\\ude00 is)",
+                _surrogate_field(value),
+            )
     return value
 
 
@@ -163,10 +170,17 @@ def _locate_duplicate(text: str, document: bool = False) -> str | None:
     on the error path, since the fast parser's hook does not know positions)."""
     found: list[int] = []
 
-    def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: Any, object_hook: Any,
-                     object_pairs_hook: Any, memo: Any = None) -> tuple[Any, int]:
+    def parse_object(
+        s_and_end: tuple[str, int],
+        strict: bool,
+        scan_once: Any,
+        object_hook: Any,
+        object_pairs_hook: Any,
+        memo: Any = None,
+    ) -> tuple[Any, int]:
         pairs, end = _decoder.JSONObject(  # type: ignore[attr-defined]
-            s_and_end, strict, scan_once, None, list, memo)
+            s_and_end, strict, scan_once, None, list, memo
+        )
         if not found and len({k for k, _ in pairs}) != len(pairs):
             found.append(s_and_end[1] - 1)
         return dict(pairs), end
@@ -200,8 +214,10 @@ def _decode(raw: bytes, offset: int, document: bool = False) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _Bad(f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at {at(exc.start)}; save the "
-                   "file as UTF-8") from None
+        raise _Bad(
+            f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at {at(exc.start)}; save the "
+            "file as UTF-8"
+        ) from None
 
 
 class JsonlReader:
@@ -246,7 +262,7 @@ class JsonlReader:
             with self.source.open_binary() as f:
                 for chunk in f:  # chunks end at "\n"
                     if number == 0 and chunk.startswith(BOM):
-                        chunk, offset = chunk[len(BOM):], len(BOM)
+                        chunk, offset = chunk[len(BOM) :], len(BOM)
                     pieces = chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,)
                     for piece in pieces:
                         number += 1
@@ -267,8 +283,10 @@ class JsonlReader:
                 continue
             try:
                 if number > 1 and raw.startswith(BOM):
-                    raise _Bad("a byte order mark (U+FEFF) starts this line: two files joined "
-                               "together? remove it")
+                    raise _Bad(
+                        "a byte order mark (U+FEFF) starts this line: two files joined "
+                        "together? remove it"
+                    )
                 value = _parse(_decode(raw, offset), self._decoder)
                 if self.objects and not isinstance(value, dict):
                     raise _Bad(f"expected a JSON object, got {_json_type(value)}")
@@ -311,8 +329,15 @@ def iter_jsonl(
     accepts an empty file. ``torn_tail``: a bad last line without a line ending (a writer
     killed mid-line) is skipped silently.
     """
-    return JsonlReader(path, problems=problems, objects=objects, unique_keys=unique_keys,
-                       what=what, allow_empty=allow_empty, torn_tail=torn_tail)
+    return JsonlReader(
+        path,
+        problems=problems,
+        objects=objects,
+        unique_keys=unique_keys,
+        what=what,
+        allow_empty=allow_empty,
+        torn_tail=torn_tail,
+    )
 
 
 def read_json(path: str | os.PathLike[str] | Source, *, hint: str = "") -> Any:
@@ -328,13 +353,14 @@ def read_json(path: str | os.PathLike[str] | Source, *, hint: str = "") -> Any:
     skip = len(BOM) if data.startswith(BOM) else 0
     suffix = f"; {hint}" if hint else ""
     if not data[skip:].strip():
-        raise InputError(f"the file is {'blank' if data[skip:] else 'empty'}: no JSON{suffix}",
-                         path=src.display)
+        raise InputError(
+            f"the file is {'blank' if data[skip:] else 'empty'}: no JSON{suffix}", path=src.display
+        )
     try:
-        return _parse(_decode(data[skip:], skip, document=True), _make_decoder(None),
-                      document=True)
+        return _parse(_decode(data[skip:], skip, document=True), _make_decoder(None), document=True)
     except _Bad as bad:
         m = re.search(r"\(line (\d+), column|\bline (\d+), column", bad.message)
         line = int(next(g for g in m.groups() if g)) if m else None
-        raise InputError(bad.message + suffix, path=src.display, line=line,
-                         field=bad.field) from None
+        raise InputError(
+            bad.message + suffix, path=src.display, line=line, field=bad.field
+        ) from None

@@ -30,8 +30,9 @@ def must(hint: str) -> WrapValidator:
         try:
             return handler(value)
         except ValidationError:
-            raise PydanticCustomError("must", "must be {hint}, got {got}",
-                                      {"hint": hint, "got": repr(value)}) from None
+            raise PydanticCustomError(
+                "must", "must be {hint}, got {got}", {"hint": hint, "got": repr(value)}
+            ) from None
 
     return WrapValidator(check)
 

@@ -34,7 +34,7 @@ def string_offsets(arr: pa.Array) -> np.ndarray:
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     width = np.int64 if large else np.int32
     raw = np.frombuffer(arr.buffers()[1], dtype=width)
-    return raw[arr.offset: arr.offset + len(arr) + 1]
+    return raw[arr.offset : arr.offset + len(arr) + 1]
 
 
 def concat_strings(chunks: list[pa.Array]) -> pa.Array:
@@ -56,8 +56,8 @@ def concat_strings(chunks: list[pa.Array]) -> pa.Array:
         chunk = chunks.pop()
         o = string_offsets(chunk)
         size = int(o[-1] - o[0])
-        data[pos: pos + size] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[o[0]: o[-1]]
-        offsets[row + 1: row + len(chunk) + 1] = o[1:] - o[0] + pos
+        data[pos : pos + size] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[o[0] : o[-1]]
+        offsets[row + 1 : row + len(chunk) + 1] = o[1:] - o[0] + pos
         row += len(chunk)
         pos += size
         del chunk
@@ -75,8 +75,9 @@ def concat_numbers(chunks: list[pa.Array], dtype: Any) -> np.ndarray:
     chunks.reverse()
     while chunks:
         chunk = chunks.pop()
-        out[pos: pos + len(chunk)] = (
-            chunk if isinstance(chunk, np.ndarray) else chunk.to_numpy(zero_copy_only=False))
+        out[pos : pos + len(chunk)] = (
+            chunk if isinstance(chunk, np.ndarray) else chunk.to_numpy(zero_copy_only=False)
+        )
         pos += len(chunk)
         del chunk
         if len(chunks) % 16 == 0:

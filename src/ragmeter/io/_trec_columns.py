@@ -82,7 +82,9 @@ def parse_columnar(src: Source, layout: Layout) -> Parsed:
         return _parse(_Normalising(raw), src, layout, " ", None)
 
 
-def _parse(stream: Any, src: Source, layout: Layout, delimiter: str, line_of: LineOf | None) -> Parsed:
+def _parse(
+    stream: Any, src: Source, layout: Layout, delimiter: str, line_of: LineOf | None
+) -> Parsed:
     import pyarrow.csv as pcsv
 
     # Side columns (iter, rank, tag) are only checked, so they stay raw bytes (no UTF-8 check).
@@ -126,7 +128,7 @@ def _parse(stream: Any, src: Source, layout: Layout, delimiter: str, line_of: Li
 
             for batch in reader:
                 if batch.num_rows:
-                    block = dict(zip(layout.names, batch.columns))
+                    block = dict(zip(layout.names, batch.columns, strict=True))
                     kept = {name: block[name] for name in keep}
                     pending.append((executor.submit(_analyse, block, layout), kept))
                     del block
@@ -147,8 +149,15 @@ def _parse(stream: Any, src: Source, layout: Layout, delimiter: str, line_of: Li
         value = _concat_numbers([b.pop("score") for b in blocks], np.float64)
         bad = ~np.isfinite(value)
         if bad.any():
-            _report(src, line_of, np.flatnonzero(bad), "score", lambda row: (
-                f"score is {describe_nonfinite(float(value[row]))}; scores must be finite"))
+            _report(
+                src,
+                line_of,
+                np.flatnonzero(bad),
+                "score",
+                lambda row: (
+                    f"score is {describe_nonfinite(float(value[row]))}; scores must be finite"
+                ),
+            )
     else:
         value = _grades(src, line_of, blocks, infos)
 
@@ -211,16 +220,25 @@ def _parse_grades(rel: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return nums[idx], np.flatnonzero(~ok[idx])
 
 
-def _grades(src: Source, line_of: LineOf | None, blocks: list[dict[str, pa.Array]],
-            infos: list[_Block]) -> np.ndarray:
+def _grades(
+    src: Source, line_of: LineOf | None, blocks: list[dict[str, pa.Array]], infos: list[_Block]
+) -> np.ndarray:
     offsets = np.cumsum([0] + [len(b["qid"]) for b in blocks])
-    bad = [i.bad_grades + off for i, off in zip(infos, offsets)
-           if i.bad_grades is not None and len(i.bad_grades)]
+    bad = [
+        i.bad_grades + off
+        for i, off in zip(infos, offsets[:-1], strict=True)
+        if i.bad_grades is not None and len(i.bad_grades)
+    ]
     if bad:
         rows = np.concatenate(bad)
         flat = pa.chunked_array([b["rel"] for b in blocks])
-        _report(src, line_of, rows, "rel",
-                lambda row: f"rel '{flat[int(row)].as_py()}' is not an integer grade")
+        _report(
+            src,
+            line_of,
+            rows,
+            "rel",
+            lambda row: f"rel '{flat[int(row)].as_py()}' is not an integer grade",
+        )
     return np.concatenate([i.grades for i in infos if i.grades is not None])
 
 
@@ -246,8 +264,10 @@ def _duplicates_across_blocks(blocks: list[dict[str, pa.Array]], infos: list[_Bl
     """
     n_runs = sum(len(i.firsts) for i in infos)
     # cont[b]: block b's first run continues block b-1's last run (one query, two blocks)
-    cont = [b > 0 and infos[b].firsts[0].as_py() == infos[b - 1].firsts[-1].as_py()
-            for b in range(len(infos))]
+    cont = [
+        b > 0 and infos[b].firsts[0].as_py() == infos[b - 1].firsts[-1].as_py()
+        for b in range(len(infos))
+    ]
     distinct = pc.count_distinct(pa.concat_arrays([i.firsts for i in infos])).as_py()
     if distinct != n_runs - sum(cont):
         return True  # some query appears in two separate stretches of the file

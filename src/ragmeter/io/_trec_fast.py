@@ -55,15 +55,25 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
             stream = _CheckedStream(raw)
             table = pcsv.read_csv(
                 stream,
-                read_options=pcsv.ReadOptions(column_names=list(layout.names),
-                                              block_size=BLOCK_SIZE),
-                parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False,
-                                                double_quote=False, escape_char=False,
-                                                ignore_empty_lines=False),
+                read_options=pcsv.ReadOptions(
+                    column_names=list(layout.names), block_size=BLOCK_SIZE
+                ),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=" ",
+                    quote_char=False,
+                    double_quote=False,
+                    escape_char=False,
+                    ignore_empty_lines=False,
+                ),
                 convert_options=pcsv.ConvertOptions(
-                    include_columns=keep, null_values=[], strings_can_be_null=False,
-                    column_types={"qid": pa.string(), "doc": pa.string(),
-                                  layout.value: pa.float64()},
+                    include_columns=keep,
+                    null_values=[],
+                    strings_can_be_null=False,
+                    column_types={
+                        "qid": pa.string(),
+                        "doc": pa.string(),
+                        layout.value: pa.float64(),
+                    },
                 ),
             )
             stream.finish(table.num_rows)
@@ -78,11 +88,16 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
         raise Unclean("no rows")
 
     starts = np.cumsum([0] + [len(b[0]) for b in blocks])
-    bad = [i.bad_scores + start for i, start in zip(infos, starts) if len(i.bad_scores)]
+    bad = [i.bad_scores + start for i, start in zip(infos, starts[:-1], strict=True) if len(i.bad_scores)]
     score = _concat_numbers([b.pop() for b in blocks], np.float64)
     if bad:
-        _report(src, rows_are_lines, np.concatenate(bad), layout.value, lambda row: (
-            f"score is {describe_nonfinite(float(score[row]))}; scores must be finite"))
+        _report(
+            src,
+            rows_are_lines,
+            np.concatenate(bad),
+            layout.value,
+            lambda row: f"score is {describe_nonfinite(float(score[row]))}; scores must be finite",
+        )
     grouped = _queries_contiguous(infos)
     maybe_dup = grouped and _repeats_in_blocks(infos)
     doc = _concat_strings([b.pop() for b in blocks])
@@ -92,8 +107,7 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
         assert keys is not None  # every block was hashed
         keys.sort()
         maybe_dup = bool((keys[1:] == keys[:-1]).any())
-    return Parsed(qid=qid, doc=doc, value=score, line_of=rows_are_lines,
-                  maybe_duplicates=maybe_dup)
+    return Parsed(qid=qid, doc=doc, value=score, line_of=rows_are_lines, maybe_duplicates=maybe_dup)
 
 
 @dataclass
@@ -110,8 +124,9 @@ class _Block:
 def _check_block(qid: pa.Array, doc: pa.Array, score: pa.Array) -> _Block:
     """Per-block checks (comment lines, finite scores) and pair hashes."""
     offsets = _offsets(qid)
-    starts = np.concatenate((np.zeros(1, np.int64), _true_rows(
-        pc.not_equal(qid[1:], qid[:-1])) + 1))
+    starts = np.concatenate(
+        (np.zeros(1, np.int64), _true_rows(pc.not_equal(qid[1:], qid[:-1])) + 1)
+    )
     queries = qid.take(pa.array(starts))
     first = np.frombuffer(qid.buffers()[2], dtype=np.uint8)[offsets[starts]]
     if (first == ord("#")).any():
@@ -123,12 +138,17 @@ def _check_block(qid: pa.Array, doc: pa.Array, score: pa.Array) -> _Block:
     lengths = np.diff(np.append(starts, len(qid)))
     keys = combine_hashes(np.repeat(hq, lengths), hd)
     head = keys[: lengths[0]].copy()
-    tail = keys[int(starts[-1]):].copy()
+    tail = keys[int(starts[-1]) :].copy()
     keys.sort()
     values = score.to_numpy()
     finite = np.isfinite(values)
-    return _Block(queries, bool((keys[1:] == keys[:-1]).any()), head, tail,
-                  np.empty(0, np.int64) if finite.all() else np.flatnonzero(~finite))
+    return _Block(
+        queries,
+        bool((keys[1:] == keys[:-1]).any()),
+        head,
+        tail,
+        np.empty(0, np.int64) if finite.all() else np.flatnonzero(~finite),
+    )
 
 
 def _true_rows(mask: pa.BooleanArray) -> np.ndarray:
@@ -136,13 +156,15 @@ def _true_rows(mask: pa.BooleanArray) -> np.ndarray:
     much faster than ``pc.indices_nonzero``)."""
     bits = np.frombuffer(mask.buffers()[1], dtype=np.uint8)
     flags = np.unpackbits(bits, count=mask.offset + len(mask), bitorder="little")
-    return np.flatnonzero(flags[mask.offset:])
+    return np.flatnonzero(flags[mask.offset :])
 
 
 def _continues(infos: list[_Block]) -> list[bool]:
     """[b]: block b starts with the query block b - 1 ended with (one query, two blocks)."""
-    return [b > 0 and infos[b].queries[0].as_py() == infos[b - 1].queries[-1].as_py()
-            for b in range(len(infos))]
+    return [
+        b > 0 and infos[b].queries[0].as_py() == infos[b - 1].queries[-1].as_py()
+        for b in range(len(infos))
+    ]
 
 
 def _queries_contiguous(infos: list[_Block]) -> bool:
@@ -157,7 +179,7 @@ def _repeats_in_blocks(infos: list[_Block]) -> bool:
     if any(i.repeat for i in infos):
         return True
     carry = infos[0].tail
-    for info, cont in zip(infos[1:], _continues(infos)[1:]):
+    for info, cont in zip(infos[1:], _continues(infos)[1:], strict=True):
         if not cont:
             carry = info.tail
             continue

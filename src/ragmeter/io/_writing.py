@@ -69,7 +69,7 @@ def write_lines(path: str | os.PathLike[str], order: np.ndarray, parts: list[Par
     def write(fh: IO[bytes]) -> None:
         with pa.output_stream(fh, compression=compression) as out:
             for lo in range(0, len(order), SLICE_ROWS):
-                rows = pa.array(order[lo: lo + SLICE_ROWS], type=pa.int64())
+                rows = pa.array(order[lo : lo + SLICE_ROWS], type=pa.int64())
                 cols = [p if isinstance(p, str) else p(rows) for p in parts]
                 text = pc.binary_join_element_wise(*cols, "")
                 offsets = np.frombuffer(text.buffers()[1], dtype=np.int32)

@@ -63,8 +63,10 @@ def to_qrels(obj: Any) -> Qrels:
         t = _from_table(table, source, "qrels", REL_COLUMNS)
         t = dedupe_qrels(t, source=source, line_of=_positions, unit="row")
         return Qrels(t.qid, t.doc, t.value, source=source)
-    raise UsageError(f"cannot read qrels from {type(obj).__name__}; pass "
-                     + _SHAPES.format(value="grade", column="rel", irm="relevance"))
+    raise UsageError(
+        f"cannot read qrels from {type(obj).__name__}; pass "
+        + _SHAPES.format(value="grade", column="rel", irm="relevance")
+    )
 
 
 def to_run(obj: Any, *, duplicates: str = "best") -> Run:
@@ -88,8 +90,10 @@ def to_run(obj: Any, *, duplicates: str = "best") -> Run:
         t = _from_table(table, source, "run", SCORE_COLUMNS)
         t = dedupe_run(t, policy=duplicates, source=source, line_of=_positions, unit="row")
         return Run(t.qid, t.doc, t.value, name=source)
-    raise UsageError(f"cannot read a run from {type(obj).__name__}; pass "
-                     + _SHAPES.format(value="score", column="score", irm="score"))
+    raise UsageError(
+        f"cannot read a run from {type(obj).__name__}; pass "
+        + _SHAPES.format(value="score", column="score", irm="score")
+    )
 
 
 # -- dict-of-dicts ------------------------------------------------------------------------------
@@ -120,8 +124,9 @@ def _from_dicts(obj: Mapping[Any, Any], kind: str, value_name: str) -> Table:
     return Table(qid_col, doc_arr, value)
 
 
-def _ids(items: list[Any], field: str, kind: str,
-         owners: tuple[list[Any], list[int]] | None = None) -> pa.Array:
+def _ids(
+    items: list[Any], field: str, kind: str, owners: tuple[list[Any], list[int]] | None = None
+) -> pa.Array:
     """Ids as a string array: str kept, int (not bool) written in decimal, else an error."""
     try:
         arr = pa.array(items, type=pa.string())
@@ -133,8 +138,11 @@ def _ids(items: list[Any], field: str, kind: str,
             elif isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
                 out.append(str(int(x)))
             else:
-                raise InputError(f"{kind}: {field} ids must be strings or integers, got "
-                                 f"{type(x).__name__} {x!r}{_owner(owners, i)}", field=field) from None
+                raise InputError(
+                    f"{kind}: {field} ids must be strings or integers, got "
+                    f"{type(x).__name__} {x!r}{_owner(owners, i)}",
+                    field=field,
+                ) from None
         arr = pa.array(out, type=pa.string())
     if arr.null_count:
         i = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
@@ -160,29 +168,42 @@ def _values(values: list[Any] | np.ndarray, kind: str, where: Any) -> np.ndarray
         arr = pa.array(values)
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         arr = None
-    if arr is None or not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)
-                           or pa.types.is_null(arr.type)) or arr.null_count:
+    if (
+        arr is None
+        or not (
+            pa.types.is_integer(arr.type)
+            or pa.types.is_floating(arr.type)
+            or pa.types.is_null(arr.type)
+        )
+        or arr.null_count
+    ):
         for i, x in enumerate(values):
             if not _is_number(x):
-                raise InputError(f"{kind}: {where(i)}: {field} must be a number, got "
-                                 f"{type(x).__name__} {x!r}", field=field)
+                raise InputError(
+                    f"{kind}: {where(i)}: {field} must be a number, got {type(x).__name__} {x!r}",
+                    field=field,
+                )
             if isinstance(x, int) and not -(2**63) <= x < 2**63:
-                raise InputError(f"{kind}: {where(i)}: {field} {x} does not fit in 64 bits",
-                                 field=field)
+                raise InputError(
+                    f"{kind}: {where(i)}: {field} {x} does not fit in 64 bits", field=field
+                )
         raise InputError(f"{kind}: {field} values must all be numbers", field=field)
     if pa.types.is_floating(arr.type):
         out = arr.to_numpy(zero_copy_only=False).astype(np.float64)
         bad = ~np.isfinite(out)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{kind}: {where(i)}: {field} is {float(out[i])!r}; it must be finite",
-                             field=field)
+            raise InputError(
+                f"{kind}: {where(i)}: {field} is {float(out[i])!r}; it must be finite", field=field
+            )
         if kind == "qrels":
             frac = np.flatnonzero(out != np.round(out))
             if len(frac):
                 i = int(frac[0])
-                raise InputError(f"{kind}: {where(i)}: rel {float(out[i])!r} is not an integer grade",
-                                 field=field)
+                raise InputError(
+                    f"{kind}: {where(i)}: rel {float(out[i])!r} is not an integer grade",
+                    field=field,
+                )
             if len(out) and np.abs(out).max() >= 2**63:
                 raise InputError(f"{kind}: rel values must fit in a 64-bit integer", field=field)
             return out.astype(np.int64)
@@ -196,8 +217,9 @@ def _values(values: list[Any] | np.ndarray, kind: str, where: Any) -> np.ndarray
             lossy = np.flatnonzero(exact.astype(ints.dtype) != ints)
         if len(lossy):
             i = int(lossy[0])
-            raise InputError(f"{kind}: {where(i)}: score {int(ints[i])} has no exact float64 "
-                             "value", field=field)
+            raise InputError(
+                f"{kind}: {where(i)}: score {int(ints[i])} has no exact float64 value", field=field
+            )
         return exact
     return ints.astype(np.int64)
 
@@ -252,8 +274,9 @@ def _from_table(table: pa.Table, source: str, kind: str, value_choices: tuple[st
         i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(f"row {i + 1}: {vcol} is missing or NaN", path=source, field=vcol)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
-        raise InputError(f"column '{vcol}' must be numeric, got {col.type}", path=source,
-                         field=vcol)
+        raise InputError(
+            f"column '{vcol}' must be numeric, got {col.type}", path=source, field=vcol
+        )
 
     def where(i: int) -> str:
         return f"{source} row {i + 1}"
@@ -269,11 +292,18 @@ def _id_column(col: Any, name: str, source: str) -> pa.Array:
     if arr.null_count:
         i = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(f"row {i + 1}: {name} is missing", path=source, field=name)
-    if pa.types.is_integer(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_string_view(arr.type):
+    if (
+        pa.types.is_integer(arr.type)
+        or pa.types.is_large_string(arr.type)
+        or pa.types.is_string_view(arr.type)
+    ):
         arr = arr.cast(pa.string())
     elif not pa.types.is_string(arr.type):
-        raise InputError(f"column '{name}' must hold string (or integer) ids, got {arr.type}",
-                         path=source, field=name)
+        raise InputError(
+            f"column '{name}' must hold string (or integer) ids, got {arr.type}",
+            path=source,
+            field=name,
+        )
     empty = np.flatnonzero(pc.equal(pc.binary_length(arr), 0).to_numpy(zero_copy_only=False))
     if len(empty):
         raise InputError(f"row {int(empty[0]) + 1}: empty {name}", path=source, field=name)

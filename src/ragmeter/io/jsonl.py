@@ -24,8 +24,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._jsonl_read import (QRELS_FIELDS, RUN_FIELDS, Field, read_qrels_jsonl, read_records,
-                          read_run_jsonl)
+from ._jsonl_read import (
+    QRELS_FIELDS,
+    RUN_FIELDS,
+    Field,
+    read_qrels_jsonl,
+    read_records,
+    read_run_jsonl,
+)
 from ._writing import ranked_rows, sorted_pairs, write_lines
 from .convert import to_qrels, to_run
 
@@ -51,30 +57,46 @@ def write_run_jsonl(run: Any, path: str | os.PathLike[str]) -> None:
     rank_of = np.empty(len(order), dtype=np.int64)
     rank_of[order] = ranks
     score = pa.array(np.asarray(r.score, dtype=np.float64))
-    write_lines(path, order, [
-        '{"qid": ', lambda rows: _json_strings(r.qid.take(rows)),
-        ', "doc": ', lambda rows: _json_strings(r.doc.take(rows)),
-        ', "score": ', lambda rows: pc.cast(score.take(rows), pa.string()),
-        ', "rank": ', lambda rows: pc.cast(pa.array(rank_of).take(rows), pa.string()),
-        "}\n",
-    ])
+    write_lines(
+        path,
+        order,
+        [
+            '{"qid": ',
+            lambda rows: _json_strings(r.qid.take(rows)),
+            ', "doc": ',
+            lambda rows: _json_strings(r.doc.take(rows)),
+            ', "score": ',
+            lambda rows: pc.cast(score.take(rows), pa.string()),
+            ', "rank": ',
+            lambda rows: pc.cast(pa.array(rank_of).take(rows), pa.string()),
+            "}\n",
+        ],
+    )
 
 
 def write_qrels_jsonl(qrels: Any, path: str | os.PathLike[str]) -> None:
     """Write qrels as JSONL ``{"qid", "doc", "rel"}`` sorted by qid then doc (byte order)."""
     q = to_qrels(qrels)
     rel = pa.array(np.asarray(q.rel, dtype=np.int64))
-    write_lines(path, sorted_pairs(q.qid, q.doc), [
-        '{"qid": ', lambda rows: _json_strings(q.qid.take(rows)),
-        ', "doc": ', lambda rows: _json_strings(q.doc.take(rows)),
-        ', "rel": ', lambda rows: pc.cast(rel.take(rows), pa.string()),
-        "}\n",
-    ])
+    write_lines(
+        path,
+        sorted_pairs(q.qid, q.doc),
+        [
+            '{"qid": ',
+            lambda rows: _json_strings(q.qid.take(rows)),
+            ', "doc": ',
+            lambda rows: _json_strings(q.doc.take(rows)),
+            ', "rel": ',
+            lambda rows: pc.cast(rel.take(rows), pa.string()),
+            "}\n",
+        ],
+    )
 
 
 def _json_strings(arr: pa.Array) -> pa.Array:
     """JSON string literals of ``arr`` - each distinct value escaped once by ``json.dumps``."""
     enc = pc.dictionary_encode(arr)
-    quoted = pa.array([json.dumps(s, ensure_ascii=False) for s in enc.dictionary.to_pylist()],
-                      type=pa.string())
+    quoted = pa.array(
+        [json.dumps(s, ensure_ascii=False) for s in enc.dictionary.to_pylist()], type=pa.string()
+    )
     return quoted.take(enc.indices)

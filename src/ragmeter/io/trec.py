@@ -49,11 +49,20 @@ def write_run(run: Any, path: str | os.PathLike[str], *, tag: str | None = None)
     rank_of[order] = ranks
     rank_text = pc.cast(pa.array(rank_of), pa.string())
     score_text = pc.cast(pa.array(np.asarray(r.score, dtype=np.float64)), pa.string())
-    write_lines(path, order, [
-        lambda rows: r.qid.take(rows), " Q0 ", lambda rows: r.doc.take(rows), " ",
-        lambda rows: rank_text.take(rows), " ", lambda rows: score_text.take(rows),
-        f" {tag}\n",
-    ])
+    write_lines(
+        path,
+        order,
+        [
+            lambda rows: r.qid.take(rows),
+            " Q0 ",
+            lambda rows: r.doc.take(rows),
+            " ",
+            lambda rows: rank_text.take(rows),
+            " ",
+            lambda rows: score_text.take(rows),
+            f" {tag}\n",
+        ],
+    )
 
 
 def write_qrels(qrels: Any, path: str | os.PathLike[str]) -> None:
@@ -65,18 +74,27 @@ def write_qrels(qrels: Any, path: str | os.PathLike[str]) -> None:
     q = to_qrels(qrels)
     _check_writable(q.qid, q.doc, path)
     rel_text = pc.cast(pa.array(np.asarray(q.rel, dtype=np.int64)), pa.string())
-    write_lines(path, sorted_pairs(q.qid, q.doc), [
-        lambda rows: q.qid.take(rows), " 0 ", lambda rows: q.doc.take(rows), " ",
-        lambda rows: rel_text.take(rows), "\n",
-    ])
+    write_lines(
+        path,
+        sorted_pairs(q.qid, q.doc),
+        [
+            lambda rows: q.qid.take(rows),
+            " 0 ",
+            lambda rows: q.doc.take(rows),
+            " ",
+            lambda rows: rel_text.take(rows),
+            "\n",
+        ],
+    )
 
 
 def _check_writable(qid: pa.Array, doc: pa.Array, path: str | os.PathLike[str]) -> None:
     """TREC text cannot hold empty ids, ids with blanks, or qids starting with ``#`` (the line
     would read back as a comment): refuse them before writing."""
     for field, arr in (("qid", qid), ("doc", doc)):
-        bad = pc.or_(pc.equal(pc.binary_length(arr), 0),
-                     pc.match_substring_regex(arr, "[\t\n\v\f\r ]"))
+        bad = pc.or_(
+            pc.equal(pc.binary_length(arr), 0), pc.match_substring_regex(arr, "[\t\n\v\f\r ]")
+        )
         if field == "qid":
             bad = pc.or_(bad, pc.starts_with(arr, "#"))
         hits = np.flatnonzero(bad.to_numpy(zero_copy_only=False))
@@ -84,7 +102,8 @@ def _check_writable(qid: pa.Array, doc: pa.Array, path: str | os.PathLike[str]) 
             raise InputError(
                 f"{field} {arr[int(hits[0])].as_py()!r} is empty, contains whitespace or starts "
                 "a comment; TREC text cannot hold it (write JSONL instead)",
-                path=os.fspath(path), field=field,
+                path=os.fspath(path),
+                field=field,
             )
 
 

@@ -2,25 +2,25 @@
 document-level roll-up."""
 
 from ._budget import (
-                      DEFAULT_TOLERANCE,
-                      BudgetRow,
-                      ContextSetting,
-                      assemble,
-                      budget_table,
-                      effective_k,
-                      format_budget_table,
-                      is_fair,
+    DEFAULT_TOLERANCE,
+    BudgetRow,
+    ContextSetting,
+    assemble,
+    budget_table,
+    effective_k,
+    format_budget_table,
+    is_fair,
 )
 from ._documents import document_qrels, rollup_run
 from ._files import evaluate_spans_files
 from ._mapping import Overlaps, SpanTable, map_spans, overlap_pairs
 from ._qrels import chunk_qrels, write_chunk_qrels
 from ._span_metrics import (
-                      DEFAULT_COVER,
-                      DEFAULT_METRICS,
-                      evaluate_spans,
-                      found_ranks,
-                      span_metric_list,
+    DEFAULT_COVER,
+    DEFAULT_METRICS,
+    evaluate_spans,
+    found_ranks,
+    span_metric_list,
 )
 
 __all__ = [
@@ -28,9 +28,9 @@ __all__ = [
     "DEFAULT_METRICS",
     "DEFAULT_TOLERANCE",
     "BudgetRow",
+    "ContextSetting",
     "Overlaps",
     "SpanTable",
-    "ContextSetting",
     "assemble",
     "budget_table",
     "chunk_qrels",

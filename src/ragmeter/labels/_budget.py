@@ -69,8 +69,9 @@ class ContextSetting:
 
     def __post_init__(self) -> None:
         if self.chunk_tokens <= 0 or self.k < 1:
-            raise UsageError(f"a variant needs chunk tokens > 0 and k >= 1, got "
-                             f"{self.chunk_tokens} x {self.k}")
+            raise UsageError(
+                f"a variant needs chunk tokens > 0 and k >= 1, got {self.chunk_tokens} x {self.k}"
+            )
         if not self.name:
             object.__setattr__(self, "name", f"{_num(self.chunk_tokens)} x {self.k}")
 
@@ -92,7 +93,9 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
 
 
-def is_fair(a: ContextSetting | float, b: ContextSetting | float, tolerance: float = DEFAULT_TOLERANCE) -> bool:
+def is_fair(
+    a: ContextSetting | float, b: ContextSetting | float, tolerance: float = DEFAULT_TOLERANCE
+) -> bool:
     """True when the context tokens of ``a`` and ``b`` differ by at most ``tolerance`` of the
     larger (see the module docstring)."""
     if not 0 <= tolerance < 1:
@@ -127,13 +130,16 @@ class BudgetRow:
             return f"yes, against {self.baseline}"
         ratio = f"{self.ratio_to_baseline:.1f}x"
         if self.fair_with:
-            return (f"yes, against {', '.join(self.fair_with)}; not against {self.baseline} "
-                    f"({ratio} its context tokens)")
+            return (
+                f"yes, against {', '.join(self.fair_with)}; not against {self.baseline} "
+                f"({ratio} its context tokens)"
+            )
         return f"no: {ratio} the context tokens of {self.baseline}"
 
 
-def budget_table(variants: Sequence[ContextSetting | str],
-                 tolerance: float = DEFAULT_TOLERANCE) -> list[BudgetRow]:
+def budget_table(
+    variants: Sequence[ContextSetting | str], tolerance: float = DEFAULT_TOLERANCE
+) -> list[BudgetRow]:
     """Context tokens of each variant and which pairs compare fairly; the first is the baseline.
 
     ``fair_with`` lists every *other* variant within ``tolerance``.
@@ -146,18 +152,27 @@ def budget_table(variants: Sequence[ContextSetting | str],
         raise UsageError(f"variants must differ, got {', '.join(names)}")
     base = vs[0]
     return [
-        BudgetRow(v, base.name, v.context_tokens, v.context_tokens / base.context_tokens,
-                  is_fair(v, base, tolerance),
-                  tuple(w.name for w in vs if w is not v and is_fair(v, w, tolerance)))
+        BudgetRow(
+            v,
+            base.name,
+            v.context_tokens,
+            v.context_tokens / base.context_tokens,
+            is_fair(v, base, tolerance),
+            tuple(w.name for w in vs if w is not v and is_fair(v, w, tolerance)),
+        )
         for v in vs
     ]
 
 
 def format_budget_table(rows: Sequence[BudgetRow]) -> str:
     """The budget table as markdown (one row per variant, with the ratio to the baseline)."""
-    lines = ["| Chunk size | k | Context tokens | vs baseline | Fair comparison? |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| Chunk size | k | Context tokens | vs baseline | Fair comparison? |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {_num(r.variant.chunk_tokens)} tokens | {r.variant.k} | "
-                     f"{r.context_tokens:,.0f} | {r.ratio_to_baseline:.2f}x | {r.verdict} |")
+        lines.append(
+            f"| {_num(r.variant.chunk_tokens)} tokens | {r.variant.k} | "
+            f"{r.context_tokens:,.0f} | {r.ratio_to_baseline:.2f}x | {r.verdict} |"
+        )
     return "\n".join(lines)

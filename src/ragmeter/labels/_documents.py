@@ -36,11 +36,17 @@ def rollup_run(run: Run, chunking: Any) -> Run:
     where = chunking.index_of(chunk_ids)
     if (where < 0).any():
         bad = chunk_ids[int(np.flatnonzero(where < 0)[0])]
-        raise InputError(f"run item {bad!r} is not a chunk of chunking '{chunking.name}': "
-                         "cannot find its document")
+        raise InputError(
+            f"run item {bad!r} is not a chunk of chunking '{chunking.name}': "
+            "cannot find its document"
+        )
     if not rows.size:
-        return Run(qid=pa.array([], pa.string()), doc=pa.array([], pa.string()),
-                   score=np.zeros(0, dtype=np.float64), name=run.name)
+        return Run(
+            qid=pa.array([], pa.string()),
+            doc=pa.array([], pa.string()),
+            score=np.zeros(0, dtype=np.float64),
+            name=run.name,
+        )
     docs = pa.array(chunking.doc, pa.string()).take(pa.array(where))
     doc_code, names = dictionary_codes(docs)
     query = np.repeat(np.arange(len(ranked.qids), dtype=np.int64), ranked.lengths)
@@ -48,10 +54,12 @@ def rollup_run(run: Run, chunking: Any) -> Run:
     _, first = np.unique(query * len(names) + doc_code, return_index=True)
     keep = np.sort(first)
     qids = [ranked.qids[i] for i in query[keep].tolist()]
-    return Run(qid=pa.array(qids, pa.string()),
-               doc=docs.take(pa.array(keep)),
-               score=np.asarray(run.score, dtype=np.float64)[rows[keep]],
-               name=run.name)
+    return Run(
+        qid=pa.array(qids, pa.string()),
+        doc=docs.take(pa.array(keep)),
+        score=np.asarray(run.score, dtype=np.float64)[rows[keep]],
+        name=run.name,
+    )
 
 
 def document_qrels(golden: Any) -> Qrels:
@@ -63,7 +71,9 @@ def document_qrels(golden: Any) -> Qrels:
             key = (q.id, ev.doc)
             best[key] = max(best.get(key, 0), ev.grade)
     rows = sorted(best.items())
-    return Qrels(qid=pa.array([k[0] for k, _ in rows], pa.string()),
-                 doc=pa.array([k[1] for k, _ in rows], pa.string()),
-                 rel=np.array([g for _, g in rows], dtype=np.int64),
-                 source=f"document labels of {getattr(golden, 'source', None) or '<golden>'}")
+    return Qrels(
+        qid=pa.array([k[0] for k, _ in rows], pa.string()),
+        doc=pa.array([k[1] for k, _ in rows], pa.string()),
+        rel=np.array([g for _, g in rows], dtype=np.int64),
+        source=f"document labels of {getattr(golden, 'source', None) or '<golden>'}",
+    )

@@ -27,8 +27,9 @@ def parse_ints(text: str | int | Sequence[int] | None, what: str) -> list[int]:
         try:
             value = int(item)  # type: ignore[call-overload]
         except (TypeError, ValueError):
-            raise UsageError(f"{what} must be positive integers such as 5 or 5,10; "
-                             f"got {item!r}") from None
+            raise UsageError(
+                f"{what} must be positive integers such as 5 or 5,10; got {item!r}"
+            ) from None
         if value < 1:
             raise UsageError(f"{what} must be positive, got {value}")
         out.append(value)
@@ -69,8 +70,16 @@ def evaluate_spans_files(
     out = []
     for path in runs:
         run = _read_run(Path(path), duplicates)
-        ev = evaluate_spans(golden_set, chunking, run, ms, cover=cover, ties=ties,  # type: ignore[arg-type]
-                            missing=missing, run_name=str(path))  # type: ignore[arg-type]
+        ev = evaluate_spans(
+            golden_set,
+            chunking,
+            run,
+            ms,
+            cover=cover,
+            ties=ties,  # type: ignore[arg-type]
+            missing=missing,
+            run_name=str(path),
+        )  # type: ignore[arg-type]
         config = dict(ev.config, golden=str(golden), chunks=str(chunks))
         out.append(dataclasses.replace(ev, config=config))
     return out

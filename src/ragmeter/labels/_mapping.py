@@ -85,12 +85,14 @@ def overlap_pairs(
     c_sorted = g_cs[c_order]
 
     # spans starting inside each chunk: a <= s < b
-    c1, k1 = _expand(np.searchsorted(s_sorted, g_cs, "left"),
-                     np.searchsorted(s_sorted, g_ce, "left"))
+    c1, k1 = _expand(
+        np.searchsorted(s_sorted, g_cs, "left"), np.searchsorted(s_sorted, g_ce, "left")
+    )
     s1 = s_order[k1]
     # chunks starting strictly inside each span: s < a < e
-    s2, k2 = _expand(np.searchsorted(c_sorted, g_ss, "right"),
-                     np.searchsorted(c_sorted, g_se, "left"))
+    s2, k2 = _expand(
+        np.searchsorted(c_sorted, g_ss, "right"), np.searchsorted(c_sorted, g_se, "left")
+    )
     c2 = c_order[k2]
 
     span = np.concatenate([s1, s2])
@@ -108,8 +110,11 @@ def encode_docs(*columns: Sequence[str]) -> list[np.ndarray]:
     codes: dict[str, int] = {}
     out = []
     for col in columns:
-        out.append(np.fromiter((codes.setdefault(d, len(codes)) for d in col), dtype=np.int64,
-                               count=len(col)))
+        out.append(
+            np.fromiter(
+                (codes.setdefault(d, len(codes)) for d in col), dtype=np.int64, count=len(col)
+            )
+        )
     return out
 
 
@@ -146,7 +151,7 @@ class SpanTable:
             req = set(q.required_spans())
             for j, ev in enumerate(q.evidence):
                 rows.append((qi, j, ev.doc, ev.start, ev.end, ev.grade, j in req))
-        cols: list[tuple[object, ...]] = list(zip(*rows)) if rows else [()] * 7
+        cols: list[tuple[object, ...]] = list(zip(*rows, strict=True)) if rows else [()] * 7
         return cls(
             question_ids=tuple(qids),
             question=np.asarray(cols[0], dtype=np.int64),
@@ -171,5 +176,6 @@ def questions_of(golden: Any) -> list[Question]:
 def map_spans(spans: SpanTable, chunking: Any) -> Overlaps:
     """Overlaps between the spans of a golden set and the chunks of a chunking."""
     span_codes, chunk_codes = encode_docs(spans.doc, chunking.doc)
-    return overlap_pairs(span_codes, spans.start, spans.end, chunk_codes, chunking.start,
-                         chunking.end)
+    return overlap_pairs(
+        span_codes, spans.start, spans.end, chunk_codes, chunking.start, chunking.end
+    )

@@ -53,15 +53,17 @@ def chunk_qrels(golden: Any, chunking: Any, cover: float = DEFAULT_COVER) -> Qre
     qi, ci = key // nc, key % nc
     qids = [spans.question_ids[i] for i in qi.tolist()]
     cids = [chunking.ids[i] for i in ci.tolist()]
-    rows = sorted(zip(qids, cids, g.tolist()))
+    rows = sorted(zip(qids, cids, g.tolist(), strict=True))
     labelled = {q for q, _, _ in rows}
     lost = [qq.id for qq in questions if qq.evidence and qq.id not in labelled]
     if lost:
         warnings.warn(
             f"{len(lost)} question(s) with evidence have no chunk meeting cover={cover} in "
             f"chunking '{chunking.name}' (e.g. {lost[0]!r}); chunk-level metrics will not see "
-            "them: use span-level metrics (evaluate_spans) to count them", RagmeterWarning,
-            stacklevel=2)
+            "them: use span-level metrics (evaluate_spans) to count them",
+            RagmeterWarning,
+            stacklevel=2,
+        )
     return Qrels(
         qid=pa.array([r[0] for r in rows], type=pa.string()),
         doc=pa.array([r[1] for r in rows], type=pa.string()),

@@ -36,10 +36,10 @@ import numpy as np
 import pyarrow.compute as pc
 
 from .._errors import InputError, RagmeterWarning, UsageError
-from ..metrics._evaluation import Evaluation
 from ..io._tables import dictionary_codes
 from ..io._tables import flat as _flat
 from ..metrics import Metric, parse_list
+from ..metrics._evaluation import Evaluation
 from ..metrics._kernels import SpanInputs, per_group_min
 from ._budget import effective_k, k_summary
 from ._mapping import Overlaps, SpanTable, map_spans, questions_of
@@ -97,8 +97,9 @@ def found_ranks(
     need = cover * span_len - 1e-9
     # One chunk covering enough on its own settles most spans; the union walk below handles
     # spans whose coverage is assembled from several chunks.
-    bounds: list[int] = (np.flatnonzero(np.r_[True, span[1:] != span[:-1], True]).tolist()
-                         if len(span) else [])
+    bounds: list[int] = (
+        np.flatnonzero(np.r_[True, span[1:] != span[:-1], True]).tolist() if len(span) else []
+    )
     for g0, g1 in itertools.pairwise(bounds):
         s = int(span[g0])
         covered: list[tuple[int, int]] = []
@@ -151,7 +152,8 @@ def evaluate_spans(
         if "span" not in m.info.levels:
             raise UsageError(
                 f"{m} is not a span-level metric (span labels give R, Hit, RR and AllR); score "
-                "P and nDCG within one chunking with chunk qrels: ragmeter labels export")
+                "P and nDCG within one chunking with chunk qrels: ragmeter labels export"
+            )
     questions = questions_of(golden)
     r = _to_run(run)
     chunk_of_row = _chunk_rows(r, chunking)
@@ -161,8 +163,7 @@ def evaluate_spans(
     with_ev = [q for q in questions if q.evidence]
     no_relevant = sorted(q.id for q in questions if not q.evidence)
     missing_ids = sorted(q.id for q in with_ev if q.id not in in_run)
-    scored = sorted((q for q in with_ev if missing == "zero" or q.id in in_run),
-                    key=lambda q: q.id)
+    scored = sorted((q for q in with_ev if missing == "zero" or q.id in in_run), key=lambda q: q.id)
     nq = len(scored)
     spans = SpanTable.from_questions(scored)
     _warn_unchunked(spans, chunking)
@@ -177,8 +178,9 @@ def evaluate_spans(
     # -- found rank of every span: rank of each overlapping chunk in its question's list -------
     pairs = map_spans(spans, chunking)
     nc = max(len(chunking), 1)
-    ranks = _lookup(row * nc + chunks_ranked, pos + 1,
-                    spans.question[pairs.span] * nc + pairs.chunk)
+    ranks = _lookup(
+        row * nc + chunks_ranked, pos + 1, spans.question[pairs.span] * nc + pairs.chunk
+    )
     found = found_ranks(pairs, ranks, spans.length, cover)
 
     # -- metric values --------------------------------------------------------------------------
@@ -197,25 +199,38 @@ def evaluate_spans(
     first = per_group_min(spans.question, found, nq)
     details = {}
     for i, q in enumerate(scored):
-        d: dict[str, Any] = {"first_rank": int(first[i]) if np.isfinite(first[i]) else None,
-                             "n_retrieved": int(lengths[i])}
+        d: dict[str, Any] = {
+            "first_rank": int(first[i]) if np.isfinite(first[i]) else None,
+            "n_retrieved": int(lengths[i]),
+        }
         if budgets:
             d["effective_k"] = {str(b): int(eff[b][i]) for b in budgets}
         details[q.id] = d
     config: dict[str, Any] = {
-        "level": "span", "chunking": chunking.name, "tokenizer": chunking.tokenizer,
-        "cover": cover, "budgets": budgets, "ties": ties, "missing": missing,
+        "level": "span",
+        "chunking": chunking.name,
+        "tokenizer": chunking.tokenizer,
+        "cover": cover,
+        "budgets": budgets,
+        "ties": ties,
+        "missing": missing,
         "n_spans": len(spans),
     }
     if budgets:
         # over the questions the run answers (a missing question has no context to assemble)
         config["effective_k"] = {str(b): k_summary(eff[b][lengths > 0]) for b in budgets}
     return Evaluation(
-        run=run_name or r.name, metrics=tuple(ms), query_ids=tuple(q.id for q in scored),
-        values=values, missing_ids=tuple(missing_ids), no_relevant_ids=tuple(no_relevant),
-        golden_version=_version(golden), config=config,
+        run=run_name or r.name,
+        metrics=tuple(ms),
+        query_ids=tuple(q.id for q in scored),
+        values=values,
+        missing_ids=tuple(missing_ids),
+        no_relevant_ids=tuple(no_relevant),
+        golden_version=_version(golden),
+        config=config,
         slices={q.id: tuple(q.slices) for q in questions},
-        splits={q.id: q.split for q in questions}, details=details,
+        splits={q.id: q.split for q in questions},
+        details=details,
     )
 
 
@@ -241,13 +256,15 @@ def _chunk_rows(r: Any, chunking: Any) -> np.ndarray:
     codes, enc_dictionary = dictionary_codes(r.doc)
     dictionary = enc_dictionary.to_pylist()
     chunk_of_code = chunking.index_of(dictionary)
-    unknown = [d for d, c in zip(dictionary, chunk_of_code.tolist()) if c < 0]
+    unknown = [d for d, c in zip(dictionary, chunk_of_code.tolist(), strict=True) if c < 0]
     if unknown:
         shown = ", ".join(repr(u) for u in unknown[:3])
         raise InputError(
             f"{len(unknown)} item id(s) of the run are not chunks of chunking "
             f"'{chunking.name}' (e.g. {shown}); score a run of the chunk ids in that chunk file",
-            path=r.name, field="doc")
+            path=r.name,
+            field="doc",
+        )
     return chunk_of_code[codes]
 
 
@@ -278,4 +295,7 @@ def _warn_unchunked(spans: SpanTable, chunking: Any) -> None:
         warnings.warn(
             f"{n} evidence span(s) point at {len(lost)} document(s) with no chunk in chunking "
             f"'{chunking.name}' (e.g. {lost[0]!r}); they can never be found. Was the chunking "
-            "made from another corpus?", RagmeterWarning, stacklevel=3)
+            "made from another corpus?",
+            RagmeterWarning,
+            stacklevel=3,
+        )

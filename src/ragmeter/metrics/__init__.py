@@ -6,4 +6,4 @@ from ._evaluation import Evaluation
 from ._registry import REGISTRY, MetricInfo
 from ._spec import Metric, parse, parse_list
 
-__all__ = ["Evaluation", "Metric", "MetricInfo", "REGISTRY", "evaluate", "parse", "parse_list"]
+__all__ = ["REGISTRY", "Evaluation", "Metric", "MetricInfo", "evaluate", "parse", "parse_list"]

@@ -16,8 +16,10 @@ from .._errors import InputError
 from ._registry import REGISTRY, MetricInfo, Param
 from ._spec import parse
 
-START = ("<!-- metric-table:start (generated from the metric registry: "
-         "python -m ragmeter.metrics._doc --write README.md) -->")
+START = (
+    "<!-- metric-table:start (generated from the metric registry: "
+    "python -m ragmeter.metrics._doc --write README.md) -->"
+)
 END = "<!-- metric-table:end -->"
 
 #: how the labels a metric is computed on are named to a reader
@@ -73,8 +75,9 @@ def markdown_table() -> str:
         meaning = f"{m.definition}: `{m.formula}`"
         options = ", ".join(f"`{option_text(p)}`" for p in m.params) or "—"
         trec = ", ".join(f"`{t}`" for t in m.trec_eval) or "—"
-        lines.append(f"| {name} | {_cell(meaning)} | {options} | {', '.join(labels_of(m))} | "
-                     f"{trec} |")
+        lines.append(
+            f"| {name} | {_cell(meaning)} | {options} | {', '.join(labels_of(m))} | {trec} |"
+        )
     return "\n".join(lines)
 
 
@@ -88,8 +91,10 @@ def current_block(text: str, path: str = "README.md") -> tuple[int, int]:
     start = text.find(START)
     end = text.find(END)
     if start < 0 or end < start:
-        raise InputError("has no metric-table markers; put the two marker comments where the "
-                         "table belongs", path=path)
+        raise InputError(
+            "has no metric-table markers; put the two marker comments where the table belongs",
+            path=path,
+        )
     return start, end + len(END)
 
 
@@ -107,16 +112,18 @@ def main(argv: list[str] | None = None) -> int:
         new = rewrite(text, str(path))
         if args[0] == "--check":
             if new != text:
-                print(f"{path}: the metric table differs from the registry; run "
-                      f"python -m ragmeter.metrics._doc --write {path}", file=sys.stderr)
+                print(
+                    f"{path}: the metric table differs from the registry; run "
+                    f"python -m ragmeter.metrics._doc --write {path}",
+                    file=sys.stderr,
+                )
                 return 1
             return 0
         if new != text:
             path.write_text(new, encoding="utf-8")
         return 0
     if args:
-        print("usage: python -m ragmeter.metrics._doc [--write|--check README.md]",
-              file=sys.stderr)
+        print("usage: python -m ragmeter.metrics._doc [--write|--check README.md]", file=sys.stderr)
         return 2
     print(markdown_table())
     return 0

@@ -15,17 +15,17 @@ agree (see docs/metrics.md for every rule):
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 
 from .._errors import UsageError
-from ._evaluation import Evaluation
 from ..io._tables import Qrels, Run, dictionary_codes
 from . import _kernels as K
+from ._evaluation import ColumnDetails, Evaluation
 from ._ranking import Ties, query_codes, rank_run
-from ._evaluation import ColumnDetails
 from ._spec import Metric, parse_list
 
 Missing = Literal["zero", "skip"]
@@ -86,12 +86,12 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
     rel = np.asarray(q.rel, dtype=np.int64)
     qrels_qids = qq_dict.to_pylist()
     has_rel = np.bincount(qq_idx[rel >= 1], minlength=len(qrels_qids)) > 0
-    with_rel = sorted(x for x, h in zip(qrels_qids, has_rel.tolist()) if h)
-    no_relevant = sorted(x for x, h in zip(qrels_qids, has_rel.tolist()) if not h)
+    with_rel = sorted(x for x, h in zip(qrels_qids, has_rel.tolist(), strict=True) if h)
+    no_relevant = sorted(x for x, h in zip(qrels_qids, has_rel.tolist(), strict=True) if not h)
     codes = query_codes(run.qid, with_rel)
     ranked = rank_run(run, ties=ties, qids=with_rel, codes=codes)
     lengths_all = ranked.lengths
-    missing_ids = [x for x, n in zip(with_rel, lengths_all.tolist()) if n == 0]
+    missing_ids = [x for x, n in zip(with_rel, lengths_all.tolist(), strict=True) if n == 0]
     keep_q = np.ones(len(with_rel), bool) if missing == "zero" else lengths_all > 0
     sel = np.flatnonzero(keep_q)
     query_ids = [with_rel[i] for i in sel.tolist()]
@@ -108,7 +108,7 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
     else:
         itype = np.int32 if max(nq, depth) < 2**31 else np.int64
         row = np.repeat(np.arange(nq, dtype=itype), take)
-        col = (np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take))
+        col = np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
         grades = np.zeros((nq, depth), dtype=grade_of_row.dtype)
         grades[row, col] = grade_of_row[ranked.rows[ranked.starts[sel][row] + col]]
         del row, col
@@ -129,8 +129,11 @@ def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -
 
     first = K.reciprocal_rank(inputs.relevant(1), None)
     first_rank = np.where(first > 0, np.rint(1.0 / np.where(first > 0, first, 1.0)), 0).astype(int)
-    details = ColumnDetails(query_ids, {"first_rank": first_rank, "n_retrieved": lengths},
-                            none_when_zero=("first_rank",))
+    details = ColumnDetails(
+        query_ids,
+        {"first_rank": first_rank, "n_retrieved": lengths},
+        none_when_zero=("first_rank",),
+    )
     return {
         "query_ids": query_ids,
         "values": values,
@@ -147,7 +150,11 @@ def _needed_depth(ms: list[Metric], max_len: int) -> int:
 
 
 def _join_grades(
-    q: Qrels, qq_idx: np.ndarray, codes: np.ndarray, with_rel: list[str], qrels_qids: list[str],
+    q: Qrels,
+    qq_idx: np.ndarray,
+    codes: np.ndarray,
+    with_rel: list[str],
+    qrels_qids: list[str],
     run: Run,
 ) -> np.ndarray:
     """Grade of every run row (0 when its (query, item) pair is unjudged).
@@ -166,10 +173,12 @@ def _join_grades(
     pos = {x: i for i, x in enumerate(with_rel)}
     code_of_qrels_query = np.array([pos.get(x, -1) for x in qrels_qids], dtype=np.int32)
     row_type = np.int32 if n < 2**31 else np.int64
-    left = pa.table({"q": pa.array(codes), "doc": run.doc,
-                     "row": pa.array(np.arange(n, dtype=row_type))})
-    right = pa.table({"q": pa.array(code_of_qrels_query[qq_idx]), "doc": q.doc,
-                      "rel": pa.array(rel)})
+    left = pa.table(
+        {"q": pa.array(codes), "doc": run.doc, "row": pa.array(np.arange(n, dtype=row_type))}
+    )
+    right = pa.table(
+        {"q": pa.array(code_of_qrels_query[qq_idx]), "doc": q.doc, "rel": pa.array(rel)}
+    )
     joined = left.join(right, keys=["q", "doc"], join_type="inner", use_threads=True)
     rows = joined.column("row").to_numpy()
     out[rows] = joined.column("rel").to_numpy()

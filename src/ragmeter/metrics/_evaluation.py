@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,16 +21,22 @@ class ColumnDetails(Mapping[str, Mapping[str, Any]]):
     Keeps a 100k-query evaluation from building 100k small dicts it may never read.
     """
 
-    def __init__(self, query_ids: Sequence[str], columns: Mapping[str, np.ndarray],
-                 none_when_zero: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        query_ids: Sequence[str],
+        columns: Mapping[str, np.ndarray],
+        none_when_zero: Sequence[str] = (),
+    ) -> None:
         self._index = {q: i for i, q in enumerate(query_ids)}
         self._columns = {k: np.asarray(v).tolist() for k, v in columns.items()}
         self._none = frozenset(none_when_zero)
 
     def __getitem__(self, qid: str) -> Mapping[str, Any]:
         i = self._index[qid]
-        return {k: (None if k in self._none and not col[i] else col[i])
-                for k, col in self._columns.items()}
+        return {
+            k: (None if k in self._none and not col[i] else col[i])
+            for k, col in self._columns.items()
+        }
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._index)
@@ -64,7 +71,9 @@ class Evaluation:
     details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        vals = np.asarray(self.values, dtype=np.float64).reshape(len(self.query_ids), len(self.metrics))
+        vals = np.asarray(self.values, dtype=np.float64).reshape(
+            len(self.query_ids), len(self.metrics)
+        )
         vals.setflags(write=False)
         object.__setattr__(self, "values", vals)
 
@@ -88,7 +97,9 @@ class Evaluation:
             return self.metrics.index(m)
         except ValueError:
             have = ", ".join(map(str, self.metrics))
-            raise InputError(f"metric {m} was not computed for run '{self.run}' (have: {have})") from None
+            raise InputError(
+                f"metric {m} was not computed for run '{self.run}' (have: {have})"
+            ) from None
 
     @property
     def aggregate(self) -> dict[str, float]:
@@ -96,20 +107,20 @@ class Evaluation:
         if not self.query_ids:
             return {str(m): 0.0 for m in self.metrics}
         means = self.values.mean(axis=0)
-        return {str(m): float(v) for m, v in zip(self.metrics, means)}
+        return {str(m): float(v) for m, v in zip(self.metrics, means, strict=True)}
 
     @property
     def per_query(self) -> dict[str, dict[str, float]]:
         names = [str(m) for m in self.metrics]
         return {
-            q: {n: float(v) for n, v in zip(names, row)}
-            for q, row in zip(self.query_ids, self.values.tolist())
+            q: {n: float(v) for n, v in zip(names, row, strict=True)}
+            for q, row in zip(self.query_ids, self.values.tolist(), strict=True)
         }
 
     def column(self, metric: Metric | str) -> dict[str, float]:
         """``{qid: value}`` for one metric."""
         j = self._col(metric)
-        return dict(zip(self.query_ids, self.values[:, j].tolist()))
+        return dict(zip(self.query_ids, self.values[:, j].tolist(), strict=True))
 
     def mean(self, metric: Metric | str) -> float:
         return self.aggregate[str(self.metrics[self._col(metric)])]
@@ -161,8 +172,9 @@ class Evaluation:
         """Rebuild from ``to_dict(per_query=True)`` output (e.g. ``ragmeter eval --per-query``);
         a record that is not one raises an :class:`InputError` naming ``source`` and the field."""
         if not isinstance(d, Mapping):
-            raise InputError(f"an evaluation record is a JSON object, got {type(d).__name__}",
-                             path=source)
+            raise InputError(
+                f"an evaluation record is a JSON object, got {type(d).__name__}", path=source
+            )
         where = source or str(d.get("run", "<dict>"))
         check_record(d, where)
         pq = d["per_query"]
@@ -193,8 +205,11 @@ class Evaluation:
         from .._extras import require
 
         pd = require("pandas", "DataFrame output")
-        return pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query"),
-                            columns=[str(m) for m in self.metrics])
+        return pd.DataFrame(
+            self.values,
+            index=pd.Index(self.query_ids, name="query"),
+            columns=[str(m) for m in self.metrics],
+        )
 
     def __repr__(self) -> str:
         agg = ", ".join(f"{k}={v:.4f}" for k, v in self.aggregate.items() if not math.isnan(v))

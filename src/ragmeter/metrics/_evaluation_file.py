@@ -21,8 +21,9 @@ from ..io._source import open_source
 from ._spec import parse
 
 #: how the messages name the files this module reads
-WRITERS = ("'ragmeter eval --per-query --format json' or 'ragmeter run' "
-           "(runs/<variant>/evaluation.json)")
+WRITERS = (
+    "'ragmeter eval --per-query --format json' or 'ragmeter run' (runs/<variant>/evaluation.json)"
+)
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -36,21 +37,36 @@ def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte {exc.start + 1} is {raw[exc.start]:#04x})",
-                         path=display, line=line) from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"not UTF-8 text (byte {exc.start + 1} is {raw[exc.start]:#04x})",
+            path=display,
+            line=line,
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg}); an evaluation file is what {WRITERS} writes",
-                         path=display, line=exc.lineno) from None
+        raise InputError(
+            f"not JSON ({exc.msg}); an evaluation file is what {WRITERS} writes",
+            path=display,
+            line=exc.lineno,
+        ) from None
     records = data if isinstance(data, list) else [data]
     if not records or not all(isinstance(r, dict) for r in records):
-        got = ("an empty list" if data == [] else "a list holding " + _json_type(
-            next(r for r in records if not isinstance(r, dict)))) if isinstance(data, list) \
+        got = (
+            (
+                "an empty list"
+                if data == []
+                else "a list holding "
+                + _json_type(next(r for r in records if not isinstance(r, dict)))
+            )
+            if isinstance(data, list)
             else _json_type(data)
-        raise InputError(f"expected a JSON object (or a list of them) as {WRITERS} writes, got "
-                         f"{got}", path=display)
+        )
+        raise InputError(
+            f"expected a JSON object (or a list of them) as {WRITERS} writes, got {got}",
+            path=display,
+        )
     return records
 
 
@@ -60,27 +76,35 @@ def pick_record(records: list[dict[str, Any]], run: str | None, display: str) ->
     if run is not None:
         chosen = [r for r in records if str(r.get("run")) == run]
         if not chosen:
-            raise InputError(f"no run named '{run}' (runs in the file: {have})", path=display,
-                             field="run")
+            raise InputError(
+                f"no run named '{run}' (runs in the file: {have})", path=display, field="run"
+            )
         return chosen[0]
     if len(records) > 1:
-        raise InputError(f"holds {len(records)} runs ({have}); pick one: {display}#RUN on the "
-                         "command line, Evaluation.load(path, run=RUN) in Python",
-                         path=display, field="run")
+        raise InputError(
+            f"holds {len(records)} runs ({have}); pick one: {display}#RUN on the "
+            "command line, Evaluation.load(path, run=RUN) in Python",
+            path=display,
+            field="run",
+        )
     return records[0]
 
 
 def check_record(d: Mapping[str, Any], where: str) -> None:
     """Raise an :class:`InputError` naming ``where`` and the field when ``d`` is not a record
     :meth:`Evaluation.from_dict` can rebuild; return silently otherwise."""
+
     def bad(field: str, message: str) -> InputError:
         return InputError(message, path=where, field=field)
 
     pq = d.get("per_query")
     if not isinstance(pq, Mapping):
-        raise bad("per_query", "has no per-query values; produce it with 'ragmeter eval "
-                  "--per-query --format json'" if pq is None else
-                  f"must be an object {{query: {{metric: value}}}}, got {_json_type(pq)}")
+        raise bad(
+            "per_query",
+            "has no per-query values; produce it with 'ragmeter eval --per-query --format json'"
+            if pq is None
+            else f"must be an object {{query: {{metric: value}}}}, got {_json_type(pq)}",
+        )
     if "run" in d and not isinstance(d["run"], str):
         raise bad("run", f"must be a string, got {_json_type(d['run'])}")
     agg = d.get("aggregate", {})
@@ -112,18 +136,23 @@ def check_record(d: Mapping[str, Any], where: str) -> None:
         if not isinstance(ids, list) or not all(isinstance(x, str) for x in ids):
             raise bad(field, "must be a list of query ids (strings)")
     if d.get("golden_version") is not None and not isinstance(d["golden_version"], str):
-        raise bad("golden_version", f"must be a string or null, got {_json_type(d['golden_version'])}")
+        raise bad(
+            "golden_version", f"must be a string or null, got {_json_type(d['golden_version'])}"
+        )
     if d.get("config") is not None and not isinstance(d["config"], Mapping):
         raise bad("config", f"must be an object, got {_json_type(d['config'])}")
     slices = d.get("slices") or {}
     if not isinstance(slices, Mapping) or not all(
-            isinstance(s, list) and all(isinstance(x, str) for x in s) for s in slices.values()):
+        isinstance(s, list) and all(isinstance(x, str) for x in s) for s in slices.values()
+    ):
         raise bad("slices", "must be an object {query: [slice name, ...]}")
     splits = d.get("splits") or {}
     if not isinstance(splits, Mapping) or not all(isinstance(s, str) for s in splits.values()):
         raise bad("splits", "must be an object {query: split name}")
     details = d.get("details") or {}
-    if not isinstance(details, Mapping) or not all(isinstance(v, Mapping) for v in details.values()):
+    if not isinstance(details, Mapping) or not all(
+        isinstance(v, Mapping) for v in details.values()
+    ):
         raise bad("details", "must be an object {query: {name: value}}")
 
 

@@ -43,8 +43,9 @@ class Options(Protocol):
     def gains(self) -> tuple[tuple[int, float], ...] | None: ...
 
 
-def gain_values(grades: Any, gain: str = "linear",
-                gains: tuple[tuple[int, float], ...] | None = None) -> np.ndarray:
+def gain_values(
+    grades: Any, gain: str = "linear", gains: tuple[tuple[int, float], ...] | None = None
+) -> np.ndarray:
     """The gain of each grade: the grade itself (``linear``, trec_eval's default), ``2^g - 1``
     (``exp``), or a ``(grade, gain)`` map whose missing grades keep their own value. Grades <= 0
     always give 0 (a gain map names grades >= 1 only; the metric grammar refuses others)."""
@@ -179,8 +180,9 @@ class RankInputs:
         """Per query: the ideal order of ALL judged items' gains under ``m``'s gain rule."""
         key = ("ideal", m.gain, m.gains)
         if key not in self._cache:
-            self._cache[key] = ideal_gains(gain_values(self.j_rel, m.gain, m.gains), self.j_row,
-                                           self.nq)
+            self._cache[key] = ideal_gains(
+                gain_values(self.j_rel, m.gain, m.gains), self.j_row, self.nq
+            )
         return self._cache[key]
 
 

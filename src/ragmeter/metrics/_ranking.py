@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -35,7 +36,7 @@ class Ranked:
 
     def docs_of(self, i: int) -> list[str]:
         """The ranked item ids of query ``qids[i]``."""
-        rows = self.rows[self.starts[i]: self.starts[i + 1]]
+        rows = self.rows[self.starts[i] : self.starts[i + 1]]
         return _flat(self.run.doc).take(pa.array(rows)).to_pylist()
 
 
@@ -55,8 +56,13 @@ def query_codes(qid: pa.Array | pa.ChunkedArray, qids: Sequence[str]) -> np.ndar
     return codes.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
 
 
-def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None,
-             codes: np.ndarray | None = None) -> Ranked:
+def rank_run(
+    run: Run,
+    *,
+    ties: Ties = "trec",
+    qids: Sequence[str] | None = None,
+    codes: np.ndarray | None = None,
+) -> Ranked:
     """Sort a run into ranked lists: score descending, then item id descending (trec_eval's rule,
     scores compared as 32-bit floats), or ``ties="given"`` to keep each query's rows in file order.
 
@@ -86,7 +92,9 @@ def rank_run(run: Run, *, ties: Ties = "trec", qids: Sequence[str] | None = None
         s32 = s32 if rows.size == s32.size else s32[rows]
         order = _grouped_order(qcode, s32)
         if order is None:
-            key = (qcode.astype(np.uint64) << np.uint64(32)) | desc_float32_key(s32).astype(np.uint64)
+            key = (qcode.astype(np.uint64) << np.uint64(32)) | desc_float32_key(s32).astype(
+                np.uint64
+            )
             order = np.argsort(key, kind="stable")
             del key
         if order is IDENTITY:  # already ranked: no gathers, no copies
@@ -133,7 +141,9 @@ def _grouped_order(qcode: np.ndarray, s32: np.ndarray) -> np.ndarray | None:
     return order
 
 
-def _break_ties(rows: np.ndarray, q_sorted: np.ndarray, key_sorted: np.ndarray, doc: pa.Array) -> None:
+def _break_ties(
+    rows: np.ndarray, q_sorted: np.ndarray, key_sorted: np.ndarray, doc: pa.Array
+) -> None:
     """Within runs of equal (query, float32 score), order by item id descending (byte order).
 
     ``rows`` (ranked run rows, reordered in place), ``q_sorted`` and ``key_sorted`` (float32

@@ -39,8 +39,12 @@ class Param:
 
 REL = Param("rel", DEFAULT_REL, "relevant means grade >= rel")
 GAIN = Param("gain", DEFAULT_GAIN, "the gain of grade g: g (linear) or 2^g - 1 (exp)")
-GAIN_MAP = Param("gains", None, "a gain per grade, e.g. gains=1:3,2:9 (grades >= 1; a grade "
-                 "not in the map keeps its own value)")
+GAIN_MAP = Param(
+    "gains",
+    None,
+    "a gain per grade, e.g. gains=1:3,2:9 (grades >= 1; a grade "
+    "not in the map keeps its own value)",
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,11 @@ class MetricInfo:
     def levels(self) -> frozenset[str]:
         """The labels it is computed on: ``"rank"`` (graded item labels), ``"span"``
         (evidence spans), from the kernels it has."""
-        return frozenset(level for level, kernel in (("rank", self.rank_kernel),
-                                                     ("span", self.span_kernel)) if kernel)
+        return frozenset(
+            level
+            for level, kernel in (("rank", self.rank_kernel), ("span", self.span_kernel))
+            if kernel
+        )
 
     @property
     def options(self) -> frozenset[str]:
@@ -90,48 +97,102 @@ REGISTRY: dict[str, MetricInfo] = {
     m.name: m
     for m in (
         MetricInfo(
-            "R", "Recall", "share of the relevant items found within the cutoff",
-            "|rel ∩ top_k| / |rel|", (REL,), "optional", False, ("recall_k",),
-            aliases=("Recall",), rank_kernel=K.rank_recall, span_kernel=K.span_recall,
+            "R",
+            "Recall",
+            "share of the relevant items found within the cutoff",
+            "|rel ∩ top_k| / |rel|",
+            (REL,),
+            "optional",
+            False,
+            ("recall_k",),
+            aliases=("Recall",),
+            rank_kernel=K.rank_recall,
+            span_kernel=K.span_recall,
         ),
         MetricInfo(
-            "Hit", "Hit rate (success)", "1 if any relevant item is found within the cutoff",
-            "1 if |rel ∩ top_k| > 0 else 0", (REL,), "optional", True, ("success_k",),
-            aliases=("Success",), rank_kernel=K.rank_hit, span_kernel=K.span_hit,
+            "Hit",
+            "Hit rate (success)",
+            "1 if any relevant item is found within the cutoff",
+            "1 if |rel ∩ top_k| > 0 else 0",
+            (REL,),
+            "optional",
+            True,
+            ("success_k",),
+            aliases=("Success",),
+            rank_kernel=K.rank_hit,
+            span_kernel=K.span_hit,
         ),
         MetricInfo(
-            "P", "Precision", "relevant items in the top k, divided by k (not by the number "
-            "retrieved)", "|rel ∩ top_k| / k", (REL,), "required", False, ("P_k",),
+            "P",
+            "Precision",
+            "relevant items in the top k, divided by k (not by the number retrieved)",
+            "|rel ∩ top_k| / k",
+            (REL,),
+            "required",
+            False,
+            ("P_k",),
             rank_kernel=K.rank_precision,
         ),
         MetricInfo(
-            "RR", "Reciprocal rank", "1 / rank of the first relevant item within the cutoff, "
-            "0 if none", "1 / min{i ≤ k : item i relevant}", (REL,), "optional", False,
-            ("recip_rank",), aliases=("MRR",), rank_kernel=K.rank_rr, span_kernel=K.span_rr,
+            "RR",
+            "Reciprocal rank",
+            "1 / rank of the first relevant item within the cutoff, 0 if none",
+            "1 / min{i ≤ k : item i relevant}",
+            (REL,),
+            "optional",
+            False,
+            ("recip_rank",),
+            aliases=("MRR",),
+            rank_kernel=K.rank_rr,
+            span_kernel=K.span_rr,
         ),
         MetricInfo(
-            "nDCG", "Normalised discounted cumulative gain",
+            "nDCG",
+            "Normalised discounted cumulative gain",
             "discounted gain of the top k over that of the ideal order of ALL judged items "
             "(retrieved or not); every grade keeps its gain, as in trec_eval",
             "Σ_{i≤k} gain(g_i)/log2(i+1) ÷ the same sum over the ideal order",
-            (GAIN, GAIN_MAP), "optional", False, ("ndcg_cut_k", "ndcg"), aliases=("NDCG",),
+            (GAIN, GAIN_MAP),
+            "optional",
+            False,
+            ("ndcg_cut_k", "ndcg"),
+            aliases=("NDCG",),
             rank_kernel=K.rank_ndcg,
         ),
         MetricInfo(
-            "AP", "Average precision", "mean over the relevant items of the precision at the "
-            "rank of each one found within the cutoff", "Σ_{relevant i ≤ k} P@i / |rel|",
-            (REL,), "optional", False, ("map_cut_k", "map"), aliases=("MAP",),
+            "AP",
+            "Average precision",
+            "mean over the relevant items of the precision at the "
+            "rank of each one found within the cutoff",
+            "Σ_{relevant i ≤ k} P@i / |rel|",
+            (REL,),
+            "optional",
+            False,
+            ("map_cut_k", "map"),
+            aliases=("MAP",),
             rank_kernel=K.rank_ap,
         ),
         MetricInfo(
-            "Rprec", "R-precision", "precision at rank R, R = the number of relevant items",
-            "|rel ∩ top_R| / R", (REL,), "none", False, ("Rprec",),
+            "Rprec",
+            "R-precision",
+            "precision at rank R, R = the number of relevant items",
+            "|rel ∩ top_R| / R",
+            (REL,),
+            "none",
+            False,
+            ("Rprec",),
             rank_kernel=K.rank_rprec,
         ),
         MetricInfo(
-            "AllR", "All required evidence found", "1 if every required evidence span is found "
+            "AllR",
+            "All required evidence found",
+            "1 if every required evidence span is found "
             "within the cutoff (any one span when none is marked required), else 0",
-            "1 if required ⊆ found_k else 0", (), "optional", True, (),
+            "1 if required ⊆ found_k else 0",
+            (),
+            "optional",
+            True,
+            (),
             span_kernel=K.span_all_required,
         ),
     )

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,8 +74,10 @@ class Metric:
                 raise UsageError("give gain= or gains=, not both")
             low = [g for g, _ in self.gains or () if g < 1]
             if low:
-                raise UsageError(f"{self.name}: a gain map names grades >= 1 (grades <= 0 "
-                                 f"always have gain 0), got grade {low[0]}")
+                raise UsageError(
+                    f"{self.name}: a gain map names grades >= 1 (grades <= 0 "
+                    f"always have gain 0), got grade {low[0]}"
+                )
 
     # -- identity: the canonical string ------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -176,7 +178,7 @@ def parse(text: str | Metric, *, default_k: int | None = None) -> Metric:
     cut = m["cut"]
     if cut is not None:
         if cut.startswith("budget="):
-            budget = _int(cut[len("budget="):], text, "budget")
+            budget = _int(cut[len("budget=") :], text, "budget")
         else:
             k = _int(cut, text, "cutoff")
     elif default_k is not None and REGISTRY[name].cutoff == "required":

@@ -57,8 +57,14 @@ class BootstrapInterval:
     method: str
 
     def to_dict(self) -> dict[str, object]:
-        return {"lo": self.lo, "hi": self.hi, "confidence": self.confidence,
-                "n_resamples": self.n_resamples, "seed": self.seed, "method": self.method}
+        return {
+            "lo": self.lo,
+            "hi": self.hi,
+            "confidence": self.confidence,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+            "method": self.method,
+        }
 
 
 def _check(diffs: np.ndarray, n_resamples: int, confidence: float) -> None:

@@ -72,8 +72,12 @@ class Change:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "settings": [d.key for d in self.diffs],
-                "diffs": [d.to_dict() for d in self.diffs], "note": self.note}
+        return {
+            "name": self.name,
+            "settings": [d.key for d in self.diffs],
+            "diffs": [d.to_dict() for d in self.diffs],
+            "note": self.note,
+        }
 
     def __str__(self) -> str:
         own = [d for d in self.diffs if _setting(d.key) == self.name] or list(self.diffs)
@@ -122,7 +126,7 @@ def _setting(key: str) -> str:
         return "budget"
     for w in WRAPPERS:
         if low.startswith(w):
-            return key[len(w):]
+            return key[len(w) :]
     return key
 
 
@@ -142,8 +146,9 @@ def context_budget(config: Mapping[str, Any]) -> Budget | None:
         if setting == "k":
             k = k or _number(value)
         elif setting == "chunking":
-            size = size or (_number(value) if parts[-1] in ("chunk_size", "chunk_tokens")
-                            else chunk_size(value))
+            size = size or (
+                _number(value) if parts[-1] in ("chunk_size", "chunk_tokens") else chunk_size(value)
+            )
     if k is not None and size is not None:
         return Budget(k * size, "k x chunk size")
     if measured is not None:
@@ -158,8 +163,9 @@ def same_budget(baseline: Budget | None, candidate: Budget | None) -> bool | Non
     return abs(candidate.tokens - baseline.tokens) <= BUDGET_TOLERANCE * baseline.tokens + 1e-9
 
 
-def changes(baseline_config: Mapping[str, Any],
-            candidate_config: Mapping[str, Any]) -> list[Change]:
+def changes(
+    baseline_config: Mapping[str, Any], candidate_config: Mapping[str, Any]
+) -> list[Change]:
     """Each logical change from baseline to candidate, sorted by name (the module's rule)."""
     groups: dict[str, list[SettingDiff]] = {}
     for d in config_diff(baseline_config, candidate_config):
@@ -167,7 +173,9 @@ def changes(baseline_config: Mapping[str, Any],
     notes: dict[str, str] = {}
     imported = "run" in groups or any(
         isinstance(v, str) and v.startswith("imported ")
-        for d in groups.get("retriever", ()) for v in (d.baseline, d.candidate))
+        for d in groups.get("retriever", ())
+        for v in (d.baseline, d.candidate)
+    )
     if imported:
         merged = [d for name in ("run", "retriever", "reranker") for d in groups.pop(name, ())]
         groups["run"] = merged
@@ -176,15 +184,22 @@ def changes(baseline_config: Mapping[str, Any],
         if bb is not None and bc is not None and same_budget(bb, bc):
             k = groups.pop("k")
             groups["chunking"] += k
-            notes["chunking"] = (f"k {_show(k[0].baseline)} -> {_show(k[0].candidate)} at an "
-                                 f"equal context budget: {bb} -> {bc} tokens by {bb.source}")
-    return [Change(name, tuple(sorted(ds, key=lambda d: d.key)), notes.get(name, ""))
-            for name, ds in sorted(groups.items())]
+            notes["chunking"] = (
+                f"k {_show(k[0].baseline)} -> {_show(k[0].candidate)} at an "
+                f"equal context budget: {bb} -> {bc} tokens by {bb.source}"
+            )
+    return [
+        Change(name, tuple(sorted(ds, key=lambda d: d.key)), notes.get(name, ""))
+        for name, ds in sorted(groups.items())
+    ]
 
 
-def fairness_problems(baseline_config: Mapping[str, Any], candidate_config: Mapping[str, Any],
-                      metric: Metric | None,
-                      found: list[Change] | None = None) -> list[str]:
+def fairness_problems(
+    baseline_config: Mapping[str, Any],
+    candidate_config: Mapping[str, Any],
+    metric: Metric | None,
+    found: list[Change] | None = None,
+) -> list[str]:
     """Why the comparison is not a fair test (empty when it is).
 
     - Different context budgets (the candidate's beyond 10% of the baseline's): always when an
@@ -201,22 +216,28 @@ def fairness_problems(baseline_config: Mapping[str, Any], candidate_config: Mapp
     problems = []
     bb, bc = context_budget(baseline_config), context_budget(candidate_config)
     equal = same_budget(bb, bc)
-    if bb is not None and bc is not None and not equal \
-            and ("budget" in names or not at_budget):
+    if bb is not None and bc is not None and not equal and ("budget" in names or not at_budget):
         how = bb.source if bb.source == bc.source else f"{bb.source} vs {bc.source}"
-        problems.append(f"the runs use different context budgets ({bb} -> {bc} tokens, {how}; "
-                        "more than 10% apart); compare at one budget")
+        problems.append(
+            f"the runs use different context budgets ({bb} -> {bc} tokens, {how}; "
+            "more than 10% apart); compare at one budget"
+        )
     elif "budget" in names and equal is None:
-        problems.append(f"the runs use different context budgets ({names['budget']}); "
-                        "compare at one budget")
+        problems.append(
+            f"the runs use different context budgets ({names['budget']}); compare at one budget"
+        )
     if "k" in names and not at_budget:
-        problems.append(f"the runs use a different effective k ({names['k']}); fix k to what "
-                        "the generator receives")
+        problems.append(
+            f"the runs use a different effective k ({names['k']}); fix k to what "
+            "the generator receives"
+        )
     if "chunking" in names and metric is not None and metric.budget is None:
         hint = f", e.g. {metric.name}@budget=1200" if metric.name in _BUDGET_METRICS else ""
-        problems.append(f"the runs use different chunkings ({names['chunking']}) at a rank "
-                        "cutoff, so the prompt holds different amounts of text; compare at a "
-                        f"token budget{hint}")
+        problems.append(
+            f"the runs use different chunkings ({names['chunking']}) at a rank "
+            "cutoff, so the prompt holds different amounts of text; compare at a "
+            f"token budget{hint}"
+        )
     return problems
 
 
@@ -224,5 +245,7 @@ def several_note(found: list[Change]) -> str | None:
     """The one-change-per-run warning for ``compare``/``gate`` (None with at most one change)."""
     if len(found) <= 1:
         return None
-    return (f"{len(found)} changes ({', '.join(c.name for c in found)}): with more than one "
-            "change per run the comparison cannot say which change caused the difference")
+    return (
+        f"{len(found)} changes ({', '.join(c.name for c in found)}): with more than one "
+        "change per run the comparison cannot say which change caused the difference"
+    )

@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, RagmeterWarning, UsageError, VersionMismatchError
-from ..metrics._evaluation import Evaluation
 from ..metrics import Metric, parse
+from ..metrics._evaluation import Evaluation
 from ._bootstrap import Method
 from ._changes import Change, changes, fairness_problems, several_note
 from ._configdiff import SettingDiff, config_diff
@@ -64,9 +64,15 @@ class Mover:
     slices: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"qid": self.qid, "baseline": self.baseline, "candidate": self.candidate,
-                "delta": self.delta, "rank_before": self.rank_before,
-                "rank_after": self.rank_after, "slices": list(self.slices)}
+        return {
+            "qid": self.qid,
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "delta": self.delta,
+            "rank_before": self.rank_before,
+            "rank_after": self.rank_after,
+            "slices": list(self.slices),
+        }
 
 
 @dataclass(frozen=True)
@@ -145,8 +151,10 @@ class Comparison:
         if self.slice_adjustment is None:
             return ""
         method, n = self.slice_adjustment
-        return (f"per-slice p-values {method.capitalize()}-adjusted over {n} slices (the "
-                "overall and split figures are not adjusted)")
+        return (
+            f"per-slice p-values {method.capitalize()}-adjusted over {n} slices (the "
+            "overall and split figures are not adjusted)"
+        )
 
     # -- headline fields ---------------------------------------------------------------------
     @property
@@ -195,9 +203,12 @@ class Comparison:
 
     @property
     def per_question(self) -> dict[str, dict[str, float]]:
-        return {q: {"baseline": a, "candidate": b, "delta": b - a}
-                for q, a, b in zip(self.query_ids, self.baseline_values.tolist(),
-                                   self.candidate_values.tolist())}
+        return {
+            q: {"baseline": a, "candidate": b, "delta": b - a}
+            for q, a, b in zip(
+                self.query_ids, self.baseline_values.tolist(), self.candidate_values.tolist(), strict=True
+            )
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready record (the shape ``ragmeter compare --format json`` prints)."""
@@ -218,10 +229,13 @@ class Comparison:
             "randomisation": None if self.randomisation is None else self.randomisation.to_dict(),
             "splits": {k: v.to_dict() for k, v in self.splits.items()},
             "slices": {k: v.to_dict() for k, v in self.slices.items()},
-            "slice_p_adjustment": None if self.slice_adjustment is None else {
-                "method": self.slice_adjustment[0], "n_slices": self.slice_adjustment[1]},
-            "movers": {"improved": [m.to_dict() for m in self.improved],
-                       "worsened": [m.to_dict() for m in self.worsened]},
+            "slice_p_adjustment": None
+            if self.slice_adjustment is None
+            else {"method": self.slice_adjustment[0], "n_slices": self.slice_adjustment[1]},
+            "movers": {
+                "improved": [m.to_dict() for m in self.improved],
+                "worsened": [m.to_dict() for m in self.worsened],
+            },
             "config_diff": [d.to_dict() for d in self.config_diff],
             "changes": [ch.to_dict() for ch in self.changes],
             "fairness": list(self.fairness),
@@ -233,14 +247,17 @@ class Comparison:
 
     def __repr__(self) -> str:
         lo, hi = self.ci
-        return (f"Comparison({self.candidate!r} vs {self.baseline!r} on {self.label}: n={self.n}, "
-                f"delta={self.mean_delta:+.4f}, ci=[{lo:+.4f}, {hi:+.4f}], "
-                f"W/L/T={self.wins}/{self.losses}/{self.ties}, p={self.sign_test_p:.3g})")
+        return (
+            f"Comparison({self.candidate!r} vs {self.baseline!r} on {self.label}: n={self.n}, "
+            f"delta={self.mean_delta:+.4f}, ci=[{lo:+.4f}, {hi:+.4f}], "
+            f"W/L/T={self.wins}/{self.losses}/{self.ties}, p={self.sign_test_p:.3g})"
+        )
 
 
 # -- inputs --------------------------------------------------------------------------------------
-def _resolve_metric(metric: Metric | str | None, outcome: str | None,
-                    sides: Sequence[Scores]) -> tuple[Metric | None, str | None]:
+def _resolve_metric(
+    metric: Metric | str | None, outcome: str | None, sides: Sequence[Scores]
+) -> tuple[Metric | None, str | None]:
     """The registry metric compared, or (None, the outcome's name) for plain values.
 
     A string is parsed as a metric; for two mappings, text that is not a metric names the
@@ -249,8 +266,10 @@ def _resolve_metric(metric: Metric | str | None, outcome: str | None,
     evals = [s for s in sides if isinstance(s, Evaluation)]
     if outcome is not None:
         if evals or metric is not None:
-            raise UsageError("outcome= names plain {question_id: value} outcomes; an Evaluation "
-                             "is compared on a metric")
+            raise UsageError(
+                "outcome= names plain {question_id: value} outcomes; an Evaluation "
+                "is compared on a metric"
+            )
         return None, outcome
     if metric is None:
         if not evals:
@@ -274,8 +293,10 @@ def _values(side: Scores, metric: Metric | None, role: str) -> tuple[str, dict[s
             raise UsageError("name the metric to compare")
         return side.run, side.column(metric)
     if not isinstance(side, Mapping):
-        raise UsageError(f"the {role} must be an Evaluation or a {{question_id: value}} mapping, "
-                         f"got {type(side).__name__}")
+        raise UsageError(
+            f"the {role} must be an Evaluation or a {{question_id: value}} mapping, "
+            f"got {type(side).__name__}"
+        )
     out: dict[str, float] = {}
     bad: list[str] = []
     for q, v in side.items():
@@ -299,8 +320,13 @@ def _shown(ids: Sequence[str], limit: int = 10) -> str:
     return text + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def _align(a: dict[str, float], b: dict[str, float], names: tuple[str, str], intersect: bool,
-           notes: list[str]) -> tuple[str, ...]:
+def _align(
+    a: dict[str, float],
+    b: dict[str, float],
+    names: tuple[str, str],
+    intersect: bool,
+    notes: list[str],
+) -> tuple[str, ...]:
     only_a = [q for q in a if q not in b]
     only_b = [q for q in b if q not in a]
     if only_a or only_b:
@@ -311,7 +337,8 @@ def _align(a: dict[str, float], b: dict[str, float], names: tuple[str, str], int
             parts.append(f"{len(only_b)} only in {names[1]} ({_shown(only_b)})")
         if not intersect:
             raise InputError(
-                "the runs were not scored on the same questions: " + "; ".join(parts)
+                "the runs were not scored on the same questions: "
+                + "; ".join(parts)
                 + ". Score both on the same golden set, or pass intersect=True (--intersect) to "
                 "compare the common questions only"
             )
@@ -329,14 +356,27 @@ def _ranks(side: Scores, qid: str) -> int | None:
     return int(r) if isinstance(r, (int, float)) and not isinstance(r, bool) else None
 
 
-def _movers(qids: tuple[str, ...], a: np.ndarray, b: np.ndarray, sides: tuple[Scores, Scores],
-            slices: Mapping[str, Sequence[str]], limit: int) -> tuple[tuple[Mover, ...], ...]:
+def _movers(
+    qids: tuple[str, ...],
+    a: np.ndarray,
+    b: np.ndarray,
+    sides: tuple[Scores, Scores],
+    slices: Mapping[str, Sequence[str]],
+    limit: int,
+) -> tuple[tuple[Mover, ...], ...]:
     d = b - a
 
     def mover(i: int) -> Mover:
         q = qids[i]
-        return Mover(q, float(a[i]), float(b[i]), float(d[i]), _ranks(sides[0], q),
-                     _ranks(sides[1], q), tuple(slices.get(q, ())))
+        return Mover(
+            q,
+            float(a[i]),
+            float(b[i]),
+            float(d[i]),
+            _ranks(sides[0], q),
+            _ranks(sides[1], q),
+            tuple(slices.get(q, ())),
+        )
 
     # largest change first; the question id breaks ties so the order is stable
     order = sorted(range(len(qids)), key=lambda i: (-abs(d[i]), qids[i]))
@@ -345,8 +385,9 @@ def _movers(qids: tuple[str, ...], a: np.ndarray, b: np.ndarray, sides: tuple[Sc
     return up, down
 
 
-def _golden_version(sides: tuple[Scores, Scores], names: tuple[str, str],
-                    notes: list[str]) -> str | None:
+def _golden_version(
+    sides: tuple[Scores, Scores], names: tuple[str, str], notes: list[str]
+) -> str | None:
     va, vb = (s.golden_version if isinstance(s, Evaluation) else None for s in sides)
     if va is not None and vb is not None and va != vb:
         raise VersionMismatchError(
@@ -355,8 +396,10 @@ def _golden_version(sides: tuple[Scores, Scores], names: tuple[str, str],
         )
     if (va is None) != (vb is None) and any(isinstance(s, Evaluation) for s in sides):
         missing = names[0] if va is None else names[1]
-        notes.append(f"'{missing}' carries no golden-set version, so the two runs cannot be "
-                     "checked to share one")
+        notes.append(
+            f"'{missing}' carries no golden-set version, so the two runs cannot be "
+            "checked to share one"
+        )
     return va if va is not None else vb
 
 
@@ -392,7 +435,9 @@ def compare(
     sides = (baseline, candidate)
     m, what = _resolve_metric(metric, outcome, sides)
     label = str(m) if m is not None else str(what)
-    (name_a, va), (name_b, vb) = (_values(s, m, r) for s, r in zip(sides, ("baseline", "candidate")))
+    (name_a, va), (name_b, vb) = (
+        _values(s, m, r) for s, r in zip(sides, ("baseline", "candidate"), strict=True)
+    )
     if names is not None:
         name_a, name_b = map(str, names)
     names = (name_a, name_b)
@@ -405,10 +450,12 @@ def compare(
     if m is not None:
         binary = m.binary
         if binary:
-            odd = [q for q, x, y in zip(qids, a, b) if x not in (0.0, 1.0) or y not in (0.0, 1.0)]
+            odd = [q for q, x, y in zip(qids, a, b, strict=True) if x not in (0.0, 1.0) or y not in (0.0, 1.0)]
             if odd:
-                raise InputError(f"{m} is a binary metric but these questions have values other "
-                                 f"than 0 and 1: {_shown(odd)}")
+                raise InputError(
+                    f"{m} is a binary metric but these questions have values other "
+                    f"than 0 and 1: {_shown(odd)}"
+                )
     else:
         binary = bool(np.all(np.isin(a, (0.0, 1.0))) and np.all(np.isin(b, (0.0, 1.0))))
 
@@ -423,17 +470,26 @@ def compare(
     if several is not None:
         notes.append(several)
 
-    stats_of = functools.partial(paired_stats, binary=binary, n_resamples=n_resamples, seed=seed,
-                                 confidence=confidence, method=method)
+    stats_of = functools.partial(
+        paired_stats,
+        binary=binary,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        method=method,
+    )
     overall, boot = stats_of(a, b)
     slice_maps = [s.slices for s in sides if isinstance(s, Evaluation)]
     split_maps = [s.splits for s in sides if isinstance(s, Evaluation)]
-    slice_stats = {k: stats_of(a[idx], b[idx])[0]
-                   for k, idx in slice_groups(qids, *slice_maps).items()}
+    slice_stats = {
+        k: stats_of(a[idx], b[idx])[0] for k, idx in slice_groups(qids, *slice_maps).items()
+    }
     adjusted = holm([st.sign_test_p for st in slice_stats.values()])
-    slices = {k: SliceResult(k, st, p) for (k, st), p in zip(slice_stats.items(), adjusted)}
-    splits = {k: SliceResult(k, stats_of(a[idx], b[idx])[0])
-              for k, idx in split_groups(qids, *split_maps).items()}
+    slices = {k: SliceResult(k, st, p) for (k, st), p in zip(slice_stats.items(), adjusted, strict=True)}
+    splits = {
+        k: SliceResult(k, stats_of(a[idx], b[idx])[0])
+        for k, idx in split_groups(qids, *split_maps).items()
+    }
     small = [k for k, s in slices.items() if s.small]
     if small:
         notes.append(f"slices under 10 questions give a direction, not proof: {_shown(small)}")
@@ -445,8 +501,8 @@ def compare(
     improved, worsened = _movers(qids, a, b, sides, merged_slices, max_movers)
     fixed_ids = broken_ids = None
     if binary:
-        fixed_ids = tuple(q for q, x, y in zip(qids, a, b) if x == 0 and y == 1)
-        broken_ids = tuple(q for q, x, y in zip(qids, a, b) if x == 1 and y == 0)
+        fixed_ids = tuple(q for q, x, y in zip(qids, a, b, strict=True) if x == 0 and y == 1)
+        broken_ids = tuple(q for q, x, y in zip(qids, a, b, strict=True) if x == 1 and y == 0)
 
     rand = randomisation_test(b - a, seed=seed) if randomisation else None
 
@@ -457,26 +513,57 @@ def compare(
         from ._selection import optimism_from_pair
 
         book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
-        book.record(golden_version=version, metric=label, baseline=name_a, candidate=name_b,
-                    baseline_config=configs[0], candidate_config=configs[1], n=len(qids),
-                    mean_delta=overall.mean_delta, ci=overall.ci)
+        book.record(
+            golden_version=version,
+            metric=label,
+            baseline=name_a,
+            candidate=name_b,
+            baseline_config=configs[0],
+            candidate_config=configs[1],
+            n=len(qids),
+            mean_delta=overall.mean_delta,
+            ci=overall.ci,
+        )
         n_variants = book.summary(version).n_variants
         if n_variants > 1:
-            selection = optimism_from_pair(a, b, n_variants, n_searches=selection_searches,
-                                           seed=seed)
-            notes.append(f"{n_variants} variants have been tried on golden set version "
-                         f"{version or '(none)'}: {selection.describe()}; read the winner's "
-                         "margin with that in mind and confirm it on held-out questions")
+            selection = optimism_from_pair(
+                a, b, n_variants, n_searches=selection_searches, seed=seed
+            )
+            notes.append(
+                f"{n_variants} variants have been tried on golden set version "
+                f"{version or '(none)'}: {selection.describe()}; read the winner's "
+                "margin with that in mind and confirm it on held-out questions"
+            )
 
     for note in notes:
         _warnings.warn(note, RagmeterWarning, stacklevel=2)
     return Comparison(
-        baseline=name_a, candidate=name_b, metric=m, outcome=what, binary=binary, query_ids=qids,
-        baseline_values=a, candidate_values=b, overall=overall, confidence=confidence,
-        n_resamples=n_resamples, seed=seed, bootstrap_method=boot.method,
-        golden_version=version, slices=slices, splits=splits, fixed_ids=fixed_ids,
-        broken_ids=broken_ids, improved=improved, worsened=worsened, randomisation=rand,
-        config_diff=diffs, changes=tuple(found), fairness=fairness, warnings=tuple(notes), selection=selection,
+        baseline=name_a,
+        candidate=name_b,
+        metric=m,
+        outcome=what,
+        binary=binary,
+        query_ids=qids,
+        baseline_values=a,
+        candidate_values=b,
+        overall=overall,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        bootstrap_method=boot.method,
+        golden_version=version,
+        slices=slices,
+        splits=splits,
+        fixed_ids=fixed_ids,
+        broken_ids=broken_ids,
+        improved=improved,
+        worsened=worsened,
+        randomisation=rand,
+        config_diff=diffs,
+        changes=tuple(found),
+        fairness=fairness,
+        warnings=tuple(notes),
+        selection=selection,
         n_variants_tried=n_variants,
         slice_adjustment=("holm", len(slices)) if slices else None,
     )

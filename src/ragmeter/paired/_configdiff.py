@@ -20,8 +20,23 @@ from typing import Any
 
 #: Keys that describe the record, not the experiment ("chunks" is the chunk file's path; the
 #: setting is "chunking", its name).
-BOOKKEEPING = frozenset({"run", "run_name", "name", "path", "output", "created", "created_at",
-                         "timestamp", "time", "elapsed_s", "duration_s", "host", "chunks"})
+BOOKKEEPING = frozenset(
+    {
+        "run",
+        "run_name",
+        "name",
+        "path",
+        "output",
+        "created",
+        "created_at",
+        "timestamp",
+        "time",
+        "elapsed_s",
+        "duration_s",
+        "host",
+        "chunks",
+    }
+)
 #: Keys (at any depth) that hold measurements of the run or a list of what was scored, not
 #: settings: the span evaluator's effective k per budget follows from the chunking.
 MEASURED = frozenset({"effective_k", "n_spans", "budgets", "context_tokens"})
@@ -78,4 +93,3 @@ def config_diff(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> li
         if va != vb:
             diffs.append(SettingDiff(key, va, vb))
     return diffs
-

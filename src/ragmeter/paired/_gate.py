@@ -42,17 +42,22 @@ class GateRule:
 
     def __post_init__(self) -> None:
         if self.max_broken is None and self.min_delta is None and self.require_ci_above is None:
-            raise UsageError("the gate needs a rule: give at least one of --max-broken, "
-                             "--min-delta, --require-ci-above")
+            raise UsageError(
+                "the gate needs a rule: give at least one of --max-broken, "
+                "--min-delta, --require-ci-above"
+            )
         if self.max_broken is not None and self.max_broken < 0:
             raise UsageError(f"--max-broken must be 0 or more, got {self.max_broken}")
         if self.min_slice < 1:
             raise UsageError(f"--min-slice must be 1 or more, got {self.min_slice}")
         if not 0 < self.alpha < 1:
-            raise UsageError(f"the per-slice significance level must be in (0, 1), got "
-                             f"{self.alpha}")
+            raise UsageError(
+                f"the per-slice significance level must be in (0, 1), got {self.alpha}"
+            )
 
-    def statement(self, metric: Metric | str, *, binary: bool = True, confidence: float = 0.95) -> str:
+    def statement(
+        self, metric: Metric | str, *, binary: bool = True, confidence: float = 0.95
+    ) -> str:
         """The refutation rule in words, e.g. for the output's first line."""
         parts = []
         if self.max_broken is not None:
@@ -61,11 +66,16 @@ class GateRule:
         if self.min_delta is not None:
             parts.append(f"the mean paired difference is below {self.min_delta:+g}")
         if self.require_ci_above is not None:
-            parts.append(f"the lower end of the {confidence:.0%} bootstrap interval is below "
-                         f"{self.require_ci_above:+g}")
-        where = (f"overall, or in any slice of {self.min_slice} or more questions where the "
-                 f"change is beyond chance: Holm-adjusted sign test p < {self.alpha:g}"
-                 if self.per_slice else "overall")
+            parts.append(
+                f"the lower end of the {confidence:.0%} bootstrap interval is below "
+                f"{self.require_ci_above:+g}"
+            )
+        where = (
+            f"overall, or in any slice of {self.min_slice} or more questions where the "
+            f"change is beyond chance: Holm-adjusted sign test p < {self.alpha:g}"
+            if self.per_slice
+            else "overall"
+        )
         return f"The candidate fails on {metric} if {', or '.join(parts)} ({where})."
 
 
@@ -91,8 +101,12 @@ class GateCheck:
     @property
     def chance(self) -> bool:
         """Over the limit, but not beyond chance after the Holm adjustment."""
-        return (not self.passed and self.p_adjusted is not None and self.alpha is not None
-                and self.p_adjusted >= self.alpha)
+        return (
+            not self.passed
+            and self.p_adjusted is not None
+            and self.alpha is not None
+            and self.p_adjusted >= self.alpha
+        )
 
     @property
     def failed(self) -> bool:
@@ -107,20 +121,31 @@ class GateCheck:
         return "FAIL" if self.enforced else "not enforced"
 
     def describe(self) -> str:
-        text = (f"{self.scope}: {self.check} = {_fmt(self.check, self.observed)} "
-                f"(limit {_fmt(self.check, self.threshold)})")
+        text = (
+            f"{self.scope}: {self.check} = {_fmt(self.check, self.observed)} "
+            f"(limit {_fmt(self.check, self.threshold)})"
+        )
         if self.p_adjusted is not None and not self.passed:
-            text += (f", sign test p = {self.p_value:.3g}, Holm-adjusted {self.p_adjusted:.3g}"
-                     + (f" (>= {self.alpha:g})" if self.chance else f" (< {self.alpha:g})"))
+            text += f", sign test p = {self.p_value:.3g}, Holm-adjusted {self.p_adjusted:.3g}" + (
+                f" (>= {self.alpha:g})" if self.chance else f" (< {self.alpha:g})"
+            )
         if self.chance:
             return text + ": over the limit, but within chance: pass"
         return f"{text}: {self.result}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scope": self.scope, "check": self.check, "observed": self.observed,
-                "threshold": self.threshold, "passed": self.passed, "enforced": self.enforced,
-                "p_value": self.p_value, "p_adjusted": self.p_adjusted,
-                "within_chance": self.chance, "failed": self.failed}
+        return {
+            "scope": self.scope,
+            "check": self.check,
+            "observed": self.observed,
+            "threshold": self.threshold,
+            "passed": self.passed,
+            "enforced": self.enforced,
+            "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+            "within_chance": self.chance,
+            "failed": self.failed,
+        }
 
 
 def _fmt(check: str, x: float) -> str:
@@ -138,15 +163,17 @@ class GateResult:
 
     @property
     def adjustment_line(self) -> str:
-        """"per-slice p-values Holm-adjusted over N slices" ("" when slices are not gated)."""
+        """ "per-slice p-values Holm-adjusted over N slices" ("" when slices are not gated)."""
         adj = self.comparison.slice_adjustment
         if not self.rule.per_slice or adj is None:
             return ""
         return f"per-slice p-values {adj[0].capitalize()}-adjusted over {adj[1]} slices"
 
     def skip_lines(self) -> list[str]:
-        return [f"slice {name}: skipped, {n} questions (under {self.rule.min_slice}: "
-                f"{SMALL_NOTE})" for name, n in self.skipped]
+        return [
+            f"slice {name}: skipped, {n} questions (under {self.rule.min_slice}: {SMALL_NOTE})"
+            for name, n in self.skipped
+        ]
 
     @property
     def passed(self) -> bool:
@@ -163,50 +190,71 @@ class GateResult:
 
     def to_dict(self) -> dict[str, Any]:
         r = self.rule
-        return {"passed": self.passed, "rule": self.statement,
-                "max_broken": r.max_broken, "min_delta": r.min_delta,
-                "require_ci_above": r.require_ci_above, "per_slice": r.per_slice,
-                "min_slice": r.min_slice, "alpha": r.alpha,
-                "slice_p_adjustment": "holm" if self.adjustment_line else None,
-                "checks": [ch.to_dict() for ch in self.checks],
-                "skipped": [{"slice": name, "n": n} for name, n in self.skipped],
-                "comparison": self.comparison.to_dict()}
+        return {
+            "passed": self.passed,
+            "rule": self.statement,
+            "max_broken": r.max_broken,
+            "min_delta": r.min_delta,
+            "require_ci_above": r.require_ci_above,
+            "per_slice": r.per_slice,
+            "min_slice": r.min_slice,
+            "alpha": r.alpha,
+            "slice_p_adjustment": "holm" if self.adjustment_line else None,
+            "checks": [ch.to_dict() for ch in self.checks],
+            "skipped": [{"slice": name, "n": n} for name, n in self.skipped],
+            "comparison": self.comparison.to_dict(),
+        }
 
     def to_markdown(self) -> str:
         c = self.comparison
         lo, hi = c.ci
         head = "PASSED" if self.passed else "FAILED"
         lines = [
-            f"## ragmeter gate {head}: {c.candidate} vs {c.baseline} on {c.label}", "",
-            f"**Rule, stated before the numbers:** {self.statement}", "",
-            "| scope | check | observed | limit | result |", "|---|---|---|---|---|",
+            f"## ragmeter gate {head}: {c.candidate} vs {c.baseline} on {c.label}",
+            "",
+            f"**Rule, stated before the numbers:** {self.statement}",
+            "",
+            "| scope | check | observed | limit | result |",
+            "|---|---|---|---|---|",
         ]
         for ch in self.checks:
             res = "**FAIL**" if ch.failed else ch.result
             if ch.chance:
                 res += f" (Holm p = {ch.p_adjusted:.3g})"
-            lines.append(f"| {ch.scope} | {ch.check} | {_fmt(ch.check, ch.observed)} | "
-                         f"{_fmt(ch.check, ch.threshold)} | {res} |")
+            lines.append(
+                f"| {ch.scope} | {ch.check} | {_fmt(ch.check, ch.observed)} | "
+                f"{_fmt(ch.check, ch.threshold)} | {res} |"
+            )
         for name, n in self.skipped:
             lines.append(f"| slice {name} | - | {n} questions | - | skipped |")
         if self.adjustment_line:
-            lines += ["", f"{self.adjustment_line}; a slice fails only when its change is beyond "
-                      f"chance (adjusted p < {self.rule.alpha:g}); slices under "
-                      f"{self.rule.min_slice} questions are skipped ({SMALL_NOTE})."]
+            lines += [
+                "",
+                f"{self.adjustment_line}; a slice fails only when its change is beyond "
+                f"chance (adjusted p < {self.rule.alpha:g}); slices under "
+                f"{self.rule.min_slice} questions are skipped ({SMALL_NOTE}).",
+            ]
         fb = f", fixed {c.fixed} / broken {c.broken}" if c.binary else ""
         headline = (
             f"n = {c.n} questions; mean {c.overall.baseline_mean:.4f} -> "
             f"{c.overall.candidate_mean:.4f}, difference {c.mean_delta:+.4f}, "
             f"{c.confidence:.0%} interval [{lo:+.4f}, {hi:+.4f}] ({c.n_resamples} paired "
             f"bootstrap resamples, seed {c.seed}); wins {c.wins} / losses {c.losses} / ties "
-            f"{c.ties}{fb}; sign test p = {c.sign_test_p:.3g}.")
+            f"{c.ties}{fb}; sign test p = {c.sign_test_p:.3g}."
+        )
         lines += [
-            "", headline, "",
+            "",
+            headline,
+            "",
             f"Verdict: {c.verdict}.",
         ]
         if c.broken_ids:
-            lines += ["", "Broken: " + ", ".join(c.broken_ids[:20])
-                      + (f" and {len(c.broken_ids) - 20} more" if len(c.broken_ids) > 20 else "")]
+            lines += [
+                "",
+                "Broken: "
+                + ", ".join(c.broken_ids[:20])
+                + (f" and {len(c.broken_ids) - 20} more" if len(c.broken_ids) > 20 else ""),
+            ]
         if c.warnings:
             lines += ["", *[f"> warning: {w}" for w in c.warnings]]
         return "\n".join(lines) + "\n"
@@ -215,49 +263,94 @@ class GateResult:
         c = self.comparison
         suite_name = f"ragmeter gate: {c.candidate} vs {c.baseline} on {c.label}"
         failures = sum(ch.failed for ch in self.checks)
-        suites = ET.Element("testsuites", name="ragmeter gate", tests=str(len(self.checks)),
-                            failures=str(failures))
+        suites = ET.Element(
+            "testsuites", name="ragmeter gate", tests=str(len(self.checks)), failures=str(failures)
+        )
         n_tests = len(self.checks) + len(self.skipped)
         suites.set("tests", str(n_tests))
-        suite = ET.SubElement(suites, "testsuite", name=suite_name,
-                              tests=str(n_tests), failures=str(failures), errors="0",
-                              skipped=str(len(self.skipped)))
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=suite_name,
+            tests=str(n_tests),
+            failures=str(failures),
+            errors="0",
+            skipped=str(len(self.skipped)),
+        )
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="rule", value=self.statement)
         ET.SubElement(props, "property", name="verdict", value=c.verdict)
         for ch in self.checks:
-            case = ET.SubElement(suite, "testcase", classname=f"ragmeter.gate.{ch.scope}",
-                                 name=f"{ch.check} (limit {_fmt(ch.check, ch.threshold)})")
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"ragmeter.gate.{ch.scope}",
+                name=f"{ch.check} (limit {_fmt(ch.check, ch.threshold)})",
+            )
             if ch.failed:
-                ET.SubElement(case, "failure", message=ch.describe(), type="GateFailure").text = (
-                    self.statement)
+                ET.SubElement(
+                    case, "failure", message=ch.describe(), type="GateFailure"
+                ).text = self.statement
             elif not ch.passed:
                 ET.SubElement(case, "system-out").text = ch.describe()
-        for line, (name, _) in zip(self.skip_lines(), self.skipped):
-            case = ET.SubElement(suite, "testcase", classname=f"ragmeter.gate.slice {name}",
-                                 name="slice size")
+        for line, (name, _) in zip(self.skip_lines(), self.skipped, strict=True):
+            case = ET.SubElement(
+                suite, "testcase", classname=f"ragmeter.gate.slice {name}", name="slice size"
+            )
             ET.SubElement(case, "skipped", message=line)
         ET.SubElement(suite, "system-out").text = self.to_markdown()
         ET.indent(suites)
-        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            + ET.tostring(suites, encoding="unicode")
+            + "\n"
+        )
 
 
-def _checks(scope: str, s: PairedStats, rule: GateRule, binary: bool,
-            p_adjusted: float | None = None) -> list[GateCheck]:
+def _checks(
+    scope: str, s: PairedStats, rule: GateRule, binary: bool, p_adjusted: float | None = None
+) -> list[GateCheck]:
     """The rule's checks on one scope; a slice passes its adjusted p-value along."""
-    sig: dict[str, Any] = {} if p_adjusted is None else {
-        "p_value": s.sign_test_p, "p_adjusted": p_adjusted, "alpha": rule.alpha}
+    sig: dict[str, Any] = (
+        {}
+        if p_adjusted is None
+        else {"p_value": s.sign_test_p, "p_adjusted": p_adjusted, "alpha": rule.alpha}
+    )
     out = []
     if rule.max_broken is not None:
         broken = s.broken if binary and s.broken is not None else s.losses
-        out.append(GateCheck(scope, "broken" if binary else "losses", float(broken),
-                             float(rule.max_broken), broken <= rule.max_broken, **sig))
+        out.append(
+            GateCheck(
+                scope,
+                "broken" if binary else "losses",
+                float(broken),
+                float(rule.max_broken),
+                broken <= rule.max_broken,
+                **sig,
+            )
+        )
     if rule.min_delta is not None:
-        out.append(GateCheck(scope, "mean delta", s.mean_delta, rule.min_delta,
-                             s.mean_delta >= rule.min_delta, **sig))
+        out.append(
+            GateCheck(
+                scope,
+                "mean delta",
+                s.mean_delta,
+                rule.min_delta,
+                s.mean_delta >= rule.min_delta,
+                **sig,
+            )
+        )
     if rule.require_ci_above is not None:
-        out.append(GateCheck(scope, "interval lower end", s.ci[0], rule.require_ci_above,
-                             s.ci[0] >= rule.require_ci_above, **sig))
+        out.append(
+            GateCheck(
+                scope,
+                "interval lower end",
+                s.ci[0],
+                rule.require_ci_above,
+                s.ci[0] >= rule.require_ci_above,
+                **sig,
+            )
+        )
     return out
 
 

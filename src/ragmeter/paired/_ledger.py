@@ -60,8 +60,12 @@ class LedgerSummary:
         return len(self.variants)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"golden_version": self.golden_version, "n_comparisons": self.n_comparisons,
-                "n_variants": self.n_variants, "variants": list(self.variants)}
+        return {
+            "golden_version": self.golden_version,
+            "n_comparisons": self.n_comparisons,
+            "n_variants": self.n_variants,
+            "variants": list(self.variants),
+        }
 
 
 class Ledger:
@@ -72,14 +76,23 @@ class Ledger:
 
     def append(self, entry: Mapping[str, Any]) -> None:
         """Append one entry as a single line, atomically with respect to other writers."""
-        append_line(self.path, json.dumps(dict(entry), sort_keys=True, ensure_ascii=False,
-                                          default=str), what="ledger")
+        append_line(
+            self.path,
+            json.dumps(dict(entry), sort_keys=True, ensure_ascii=False, default=str),
+            what="ledger",
+        )
 
     def record(
-        self, *, golden_version: str | None, metric: str, baseline: str, candidate: str,
+        self,
+        *,
+        golden_version: str | None,
+        metric: str,
+        baseline: str,
+        candidate: str,
         baseline_config: Mapping[str, Any] | None = None,
         candidate_config: Mapping[str, Any] | None = None,
-        n: int | None = None, mean_delta: float | None = None,
+        n: int | None = None,
+        mean_delta: float | None = None,
         ci: tuple[float, float] | None = None,
     ) -> dict[str, Any]:
         """Count one comparison; returns the entry written."""
@@ -107,8 +120,12 @@ class Ledger:
         # empty ledger has recorded nothing yet.
         for line, entry in iter_jsonl(self.path, allow_empty=True, torn_tail=True):
             if "golden_version" not in entry:
-                raise InputError("ledger entry lacks 'golden_version'", path=self.path,
-                                 line=line, field="golden_version")
+                raise InputError(
+                    "ledger entry lacks 'golden_version'",
+                    path=self.path,
+                    line=line,
+                    field="golden_version",
+                )
             out.append(entry)
         return out
 

@@ -90,9 +90,14 @@ class PlanRow:
         return self.expected_changed is not None and self.expected_changed < FEW_CHANGED
 
     def to_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "expected_changed": self.expected_changed,
-                "paired_half_width": self.paired, "one_rate_half_width": self.one_rate,
-                "two_averages_half_width": self.two_averages, "rough": self.rough}
+        return {
+            "n": self.n,
+            "expected_changed": self.expected_changed,
+            "paired_half_width": self.paired,
+            "one_rate_half_width": self.one_rate,
+            "two_averages_half_width": self.two_averages,
+            "rough": self.rough,
+        }
 
 
 @dataclass(frozen=True)
@@ -115,17 +120,23 @@ class SizePlan:
     def row(self, n: int) -> PlanRow:
         s, z = self.spread, self.z
         paired = None if s.var_diff is None else half_width(s.var_diff, n, z)
-        return PlanRow(n=n, paired=paired, one_rate=half_width(s.var_baseline, n, z),
-                       two_averages=half_width(s.var_baseline + s.var_candidate, n, z),
-                       expected_changed=None if s.changed is None else s.changed * n)
+        return PlanRow(
+            n=n,
+            paired=paired,
+            one_rate=half_width(s.var_baseline, n, z),
+            two_averages=half_width(s.var_baseline + s.var_candidate, n, z),
+            expected_changed=None if s.changed is None else s.changed * n,
+        )
 
     def n_for(self, target: float) -> dict[str, int | None]:
         """Questions needed for ``target`` half-width: paired, one rate, two averages."""
         t = _check_target(target)
         s, z = self.spread, self.z
-        return {"paired": None if s.var_diff is None else n_needed(s.var_diff, t, z),
-                "one_rate": n_needed(s.var_baseline, t, z),
-                "two_averages": n_needed(s.var_baseline + s.var_candidate, t, z)}
+        return {
+            "paired": None if s.var_diff is None else n_needed(s.var_diff, t, z),
+            "one_rate": n_needed(s.var_baseline, t, z),
+            "two_averages": n_needed(s.var_baseline + s.var_candidate, t, z),
+        }
 
     @property
     def observed(self) -> dict[str, Any] | None:
@@ -139,14 +150,23 @@ class SizePlan:
         lo, hi = s.observed_ci
         if not (math.isfinite(lo) and math.isfinite(hi)):
             return None
-        return {"n": s.observed_n, "ci": [lo, hi], "half_width": (hi - lo) / 2.0,
-                "predicted_half_width": half_width(s.var_diff, s.observed_n, self.z)}
+        return {
+            "n": s.observed_n,
+            "ci": [lo, hi],
+            "half_width": (hi - lo) / 2.0,
+            "predicted_half_width": half_width(s.var_diff, s.observed_n, self.z),
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {"confidence": self.confidence, "z": self.z, **self.spread.to_dict(),
-                "rows": [r.to_dict() for r in self.rows], "target": self.target,
-                "n_for_target": None if self.target is None else self.n_for(self.target),
-                "observed": self.observed}
+        return {
+            "confidence": self.confidence,
+            "z": self.z,
+            **self.spread.to_dict(),
+            "rows": [r.to_dict() for r in self.rows],
+            "target": self.target,
+            "n_for_target": None if self.target is None else self.n_for(self.target),
+            "observed": self.observed,
+        }
 
 
 # -- inputs ----------------------------------------------------------------------------------------
@@ -164,8 +184,9 @@ def check_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
         try:
             whole = operator.index(n)  # ints and numpy ints; not floats or strings
         except TypeError:
-            raise UsageError(f"a golden-set size must be a whole number of questions, "
-                             f"got {n!r}") from None
+            raise UsageError(
+                f"a golden-set size must be a whole number of questions, got {n!r}"
+            ) from None
         if isinstance(n, bool):
             raise UsageError(f"a golden-set size must be a whole number of questions, got {n!r}")
         if whole < 1:
@@ -198,8 +219,9 @@ def plan_size(
     """
     if comparison is not None:
         if baseline_rate is not None or discordance is not None or difference != 0.0:
-            raise UsageError("give rates (baseline rate, discordance, difference) or a past "
-                             "comparison, not both")
+            raise UsageError(
+                "give rates (baseline rate, discordance, difference) or a past comparison, not both"
+            )
         spread = spread_from_comparison(comparison)
         conf = spread.observed_confidence if confidence is None else confidence
     else:
@@ -211,5 +233,4 @@ def plan_size(
     z_value(conf)  # checks it
     if target is not None:
         target = _check_target(target)
-    return SizePlan(spread=spread, confidence=float(conf), sizes=check_sizes(sizes),
-                    target=target)
+    return SizePlan(spread=spread, confidence=float(conf), sizes=check_sizes(sizes), target=target)

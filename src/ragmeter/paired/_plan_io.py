@@ -36,27 +36,34 @@ def spread_from_comparison(comparison: Any) -> Spread:
     if isinstance(comparison, Spread):
         return comparison
     if isinstance(comparison, Comparison):
-        s = spread_from_values(comparison.baseline_values, comparison.candidate_values,
-                               binary=comparison.binary, source="comparison")
+        s = spread_from_values(
+            comparison.baseline_values,
+            comparison.candidate_values,
+            binary=comparison.binary,
+            source="comparison",
+        )
         return with_observed(s, comparison.ci, comparison.confidence)
     if isinstance(comparison, Mapping):
         return spread_from_record(comparison)
-    raise UsageError(f"expected a Comparison or its to_dict() record, got "
-                     f"{type(comparison).__name__}")
+    raise UsageError(
+        f"expected a Comparison or its to_dict() record, got {type(comparison).__name__}"
+    )
 
 
 def _number(value: Any, field: str, path: Path | None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"expected a finite number, got {json.dumps(value)[:40]}", path=path,
-                         field=field)
+        raise InputError(
+            f"expected a finite number, got {json.dumps(value)[:40]}", path=path, field=field
+        )
     return float(value)
 
 
 def _count(value: Any, field: str, path: Path | None) -> int:
     v = _number(value, field, path)
     if v < 0 or v != int(v):
-        raise InputError(f"expected a count of questions, got {json.dumps(value)[:40]}",
-                         path=path, field=field)
+        raise InputError(
+            f"expected a count of questions, got {json.dumps(value)[:40]}", path=path, field=field
+        )
     return int(v)
 
 
@@ -69,8 +76,11 @@ def spread_from_record(rec: Any, path: Path | None = None) -> Spread:
     if not isinstance(rec, Mapping):
         raise InputError(f"expected a JSON object: {_WHAT}", path=path)
     if _looks_like_evaluation(rec):
-        raise InputError("this is one run's evaluation, not a comparison: give two evaluations "
-                         f"(BASE CAND with --metric), or {_WHAT}", path=path)
+        raise InputError(
+            "this is one run's evaluation, not a comparison: give two evaluations "
+            f"(BASE CAND with --metric), or {_WHAT}",
+            path=path,
+        )
     binary = rec.get("binary")
     if binary is not None and not isinstance(binary, bool):
         raise InputError("expected true or false", path=path, field="binary")
@@ -80,8 +90,9 @@ def spread_from_record(rec: Any, path: Path | None = None) -> Spread:
         for qid, row in per_query.items():
             where = f"per_query.{qid}"
             if not isinstance(row, Mapping):
-                raise InputError("expected an object with 'baseline' and 'candidate'", path=path,
-                                 field=where)
+                raise InputError(
+                    "expected an object with 'baseline' and 'candidate'", path=path, field=where
+                )
             a.append(_number(row.get("baseline"), f"{where}.baseline", path))
             b.append(_number(row.get("candidate"), f"{where}.candidate", path))
         if binary is None:
@@ -90,8 +101,10 @@ def spread_from_record(rec: Any, path: Path | None = None) -> Spread:
     elif binary and all(k in rec for k in ("n", "fixed", "broken", "baseline_mean")):
         spread = _from_counts(rec, path)
     else:
-        raise InputError(f"no per-question values ('per_query') and no fixed/broken counts: give "
-                         f"{_WHAT}", path=path)
+        raise InputError(
+            f"no per-question values ('per_query') and no fixed/broken counts: give {_WHAT}",
+            path=path,
+        )
     ci = rec.get("ci")
     confidence = rec.get("confidence")
     if ci is not None:
@@ -109,15 +122,32 @@ def _from_counts(rec: Mapping[str, Any], path: Path | None) -> Spread:
     broken = _count(rec["broken"], "broken", path)
     p = _number(rec["baseline_mean"], "baseline_mean", path)
     if n == 0 or fixed + broken > n:
-        raise InputError(f"{fixed} fixed and {broken} broken do not fit in {n} questions",
-                         path=path, field="n")
+        raise InputError(
+            f"{fixed} fixed and {broken} broken do not fit in {n} questions", path=path, field="n"
+        )
     if not 0.0 <= p <= 1.0:
-        raise InputError("a binary metric's baseline mean lies in [0, 1]", path=path,
-                         field="baseline_mean")
+        raise InputError(
+            "a binary metric's baseline mean lies in [0, 1]", path=path, field="baseline_mean"
+        )
     f, k = fixed / n, broken / n
     q, d = f + k, f - k
     if not 0.0 <= p + d <= 1.0:
-        raise InputError(f"a baseline mean of {p:g} with {fixed} fixed and {broken} broken of {n} "
-                         "gives a candidate mean outside [0, 1]", path=path, field="baseline_mean")
-    return Spread(True, p, d, p * (1 - p), (p + d) * (1 - p - d), q - d * d, q,
-                  fixed=f, broken=k, source="comparison", observed_n=n)
+        raise InputError(
+            f"a baseline mean of {p:g} with {fixed} fixed and {broken} broken of {n} "
+            "gives a candidate mean outside [0, 1]",
+            path=path,
+            field="baseline_mean",
+        )
+    return Spread(
+        True,
+        p,
+        d,
+        p * (1 - p),
+        (p + d) * (1 - p - d),
+        q - d * d,
+        q,
+        fixed=f,
+        broken=k,
+        source="comparison",
+        observed_n=n,
+    )

@@ -64,15 +64,24 @@ class SelectionEstimate:
         return self.best_tuning_score - self.true_score
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_variants": self.n_variants, "n_questions": self.n_questions,
-                "n_searches": self.n_searches, "seed": self.seed, "true_score": self.true_score,
-                "best_tuning_score": self.best_tuning_score, "fresh_score": self.fresh_score,
-                "optimism": self.optimism, "approximate": self.approximate}
+        return {
+            "n_variants": self.n_variants,
+            "n_questions": self.n_questions,
+            "n_searches": self.n_searches,
+            "seed": self.seed,
+            "true_score": self.true_score,
+            "best_tuning_score": self.best_tuning_score,
+            "fresh_score": self.fresh_score,
+            "optimism": self.optimism,
+            "approximate": self.approximate,
+        }
 
     def describe(self) -> str:
-        return (f"the best of {self.n_variants} equally good variants scores about "
-                f"{self.optimism:+.3f} above its true value on these {self.n_questions} questions "
-                f"(simulated, {self.n_searches} searches)")
+        return (
+            f"the best of {self.n_variants} equally good variants scores about "
+            f"{self.optimism:+.3f} above its true value on these {self.n_questions} questions "
+            f"(simulated, {self.n_searches} searches)"
+        )
 
 
 def seed_difficulty_chances(n_questions: int = 150) -> np.ndarray:
@@ -94,8 +103,14 @@ def _pools(span: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     return uniq[:, 0], uniq[:, 1], sizes
 
 
-def _simulate(low: np.ndarray, high: np.ndarray, p: np.ndarray, n_variants: int,
-              n_searches: int, seed: int | None) -> SelectionEstimate:
+def _simulate(
+    low: np.ndarray,
+    high: np.ndarray,
+    p: np.ndarray,
+    n_variants: int,
+    n_searches: int,
+    seed: int | None,
+) -> SelectionEstimate:
     if n_variants < 1 or n_searches < 1:
         raise UsageError("the number of variants and of searches must be positive")
     n = len(low)
@@ -122,14 +137,18 @@ def _simulate(low: np.ndarray, high: np.ndarray, p: np.ndarray, n_variants: int,
             # column 0..N-1: the N variants on the golden set; column N: the fresh re-score.
             k = rng.binomial(sizes, chances, size=(s, n_variants + 1, len(sizes)))
             scores = base + (k @ spans) / n
-            best[start:start + s] = scores[:, :n_variants].max(axis=1)
-            fresh[start:start + s] = scores[:, n_variants]
-    return SelectionEstimate(n_variants, n, n_searches, seed, true, float(best.mean()),
-                             float(fresh.mean()), approximate)
+            best[start : start + s] = scores[:, :n_variants].max(axis=1)
+            fresh[start : start + s] = scores[:, n_variants]
+    return SelectionEstimate(
+        n_variants, n, n_searches, seed, true, float(best.mean()), float(fresh.mean()), approximate
+    )
 
 
 def best_of_n(
-    chances: np.ndarray | list[float], n_variants: int, *, n_searches: int = 300,
+    chances: np.ndarray | list[float],
+    n_variants: int,
+    *,
+    n_searches: int = 300,
     seed: int | None = 0,
 ) -> SelectionEstimate:
     """Optimism of the best of ``n_variants`` variants with the same per-question ``chances``
@@ -139,7 +158,11 @@ def best_of_n(
 
 
 def optimism_from_pair(
-    baseline: np.ndarray, candidate: np.ndarray, n_variants: int, *, n_searches: int = 300,
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    n_variants: int,
+    *,
+    n_searches: int = 300,
     seed: int | None = 0,
 ) -> SelectionEstimate:
     """Optimism of the best of ``n_variants`` variants that, question by question, score the
@@ -148,5 +171,6 @@ def optimism_from_pair(
     b = np.asarray(candidate, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise UsageError("baseline and candidate values must be paired one-dimensional arrays")
-    return _simulate(np.minimum(a, b), np.maximum(a, b), np.full(len(a), 0.5), n_variants,
-                     n_searches, seed)
+    return _simulate(
+        np.minimum(a, b), np.maximum(a, b), np.full(len(a), 0.5), n_variants, n_searches, seed
+    )

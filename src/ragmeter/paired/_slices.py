@@ -62,15 +62,30 @@ class PairedStats:
         return "interval includes zero: consistent with no difference"
 
     def to_dict(self) -> dict[str, object]:
-        return {"n": self.n, "baseline_mean": self.baseline_mean,
-                "candidate_mean": self.candidate_mean, "mean_delta": self.mean_delta,
-                "ci": list(self.ci), "wins": self.wins, "losses": self.losses, "ties": self.ties,
-                "sign_test_p": self.sign_test_p, "fixed": self.fixed, "broken": self.broken}
+        return {
+            "n": self.n,
+            "baseline_mean": self.baseline_mean,
+            "candidate_mean": self.candidate_mean,
+            "mean_delta": self.mean_delta,
+            "ci": list(self.ci),
+            "wins": self.wins,
+            "losses": self.losses,
+            "ties": self.ties,
+            "sign_test_p": self.sign_test_p,
+            "fixed": self.fixed,
+            "broken": self.broken,
+        }
 
 
 def paired_stats(
-    baseline: np.ndarray, candidate: np.ndarray, *, binary: bool, n_resamples: int = 5000,
-    seed: int | None = 0, confidence: float = 0.95, method: Method = "auto",
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    *,
+    binary: bool,
+    n_resamples: int = 5000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    method: Method = "auto",
 ) -> tuple[PairedStats, BootstrapInterval]:
     """Statistics of ``candidate - baseline`` over paired arrays (see the module docstring)."""
     a = np.asarray(baseline, dtype=np.float64)
@@ -82,8 +97,9 @@ def paired_stats(
     if binary:
         fixed = int(np.sum((a == 0) & (b == 1)))
         broken = int(np.sum((a == 1) & (b == 0)))
-    boot = paired_bootstrap(d, n_resamples=n_resamples, seed=seed, confidence=confidence,
-                            method=method)
+    boot = paired_bootstrap(
+        d, n_resamples=n_resamples, seed=seed, confidence=confidence, method=method
+    )
     n = len(d)
     stats = PairedStats(
         n=n,
@@ -91,9 +107,12 @@ def paired_stats(
         candidate_mean=float(b.mean()) if n else float("nan"),
         mean_delta=float(d.mean()) if n else float("nan"),
         ci=(boot.lo, boot.hi),
-        wins=wins, losses=losses, ties=n - wins - losses,
+        wins=wins,
+        losses=losses,
+        ties=n - wins - losses,
         sign_test_p=sign_test(wins, losses),
-        fixed=fixed, broken=broken,
+        fixed=fixed,
+        broken=broken,
     )
     return stats, boot
 
@@ -115,9 +134,7 @@ def slice_groups(
     return {k: np.asarray(members[k], dtype=np.intp) for k in sorted(members)}
 
 
-def split_groups(
-    query_ids: Sequence[str], *split_maps: Mapping[str, str]
-) -> dict[str, np.ndarray]:
+def split_groups(query_ids: Sequence[str], *split_maps: Mapping[str, str]) -> dict[str, np.ndarray]:
     """Split name ("tune", "heldout", ...) -> positions of its questions; empty when no split is
     recorded. The first map that knows a question decides its split."""
     members: dict[str, list[int]] = {}

@@ -46,12 +46,20 @@ class Spread:
         return self.baseline_mean + self.difference
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "binary": self.binary,
-                "baseline_mean": self.baseline_mean, "candidate_mean": self.candidate_mean,
-                "difference": self.difference, "changed_share": self.changed,
-                "fixed_share": self.fixed, "broken_share": self.broken,
-                "var_diff": self.var_diff, "var_baseline": self.var_baseline,
-                "var_candidate": self.var_candidate, "observed_n": self.observed_n}
+        return {
+            "source": self.source,
+            "binary": self.binary,
+            "baseline_mean": self.baseline_mean,
+            "candidate_mean": self.candidate_mean,
+            "difference": self.difference,
+            "changed_share": self.changed,
+            "fixed_share": self.fixed,
+            "broken_share": self.broken,
+            "var_diff": self.var_diff,
+            "var_baseline": self.var_baseline,
+            "var_candidate": self.var_candidate,
+            "observed_n": self.observed_n,
+        }
 
 
 def check_number(name: str, value: float) -> float:
@@ -71,8 +79,9 @@ def _check_share(name: str, value: float) -> float:
     return v
 
 
-def spread_from_rates(baseline_rate: float, discordance: float | None = None,
-                      difference: float = 0.0) -> Spread:
+def spread_from_rates(
+    baseline_rate: float, discordance: float | None = None, difference: float = 0.0
+) -> Spread:
     """Binary outcomes: the baseline's rate, the share of questions expected to change outcome
     (fixed plus broken) and the expected difference (fixed minus broken)."""
     p = _check_share("the baseline rate", baseline_rate)
@@ -80,29 +89,50 @@ def spread_from_rates(baseline_rate: float, discordance: float | None = None,
     if not -1.0 <= d <= 1.0:
         raise UsageError(f"the expected difference must lie in [-1, 1], got {difference}")
     if not 0.0 <= p + d <= 1.0:
-        raise UsageError(f"a baseline rate of {p:g} and a difference of {d:+g} give a candidate "
-                         f"rate of {p + d:g}, outside [0, 1]")
+        raise UsageError(
+            f"a baseline rate of {p:g} and a difference of {d:+g} give a candidate "
+            f"rate of {p + d:g}, outside [0, 1]"
+        )
     if discordance is None:
         return Spread(True, p, d, p * (1 - p), (p + d) * (1 - p - d), None, None)
     q = _check_share("the discordance", discordance)
     if q < abs(d) - 1e-12:
-        raise UsageError(f"a difference of {d:+g} needs at least {abs(d):g} of the questions to "
-                         f"change outcome, but the discordance is {q:g} (fixed plus broken "
-                         "is at least |fixed minus broken|)")
+        raise UsageError(
+            f"a difference of {d:+g} needs at least {abs(d):g} of the questions to "
+            f"change outcome, but the discordance is {q:g} (fixed plus broken "
+            "is at least |fixed minus broken|)"
+        )
     fixed, broken = (q + d) / 2.0, max(0.0, (q - d) / 2.0)
     if broken > p + 1e-12:
-        raise UsageError(f"{broken:g} of the questions broken is more than the baseline gets "
-                         f"right ({p:g}); lower the discordance or raise the difference")
+        raise UsageError(
+            f"{broken:g} of the questions broken is more than the baseline gets "
+            f"right ({p:g}); lower the discordance or raise the difference"
+        )
     if fixed > 1.0 - p + 1e-12:
-        raise UsageError(f"{fixed:g} of the questions fixed is more than the baseline gets wrong "
-                         f"({1 - p:g}); lower the discordance or the difference")
-    return Spread(True, p, d, p * (1 - p), (p + d) * (1 - p - d), max(0.0, q - d * d), q,
-                  fixed=fixed, broken=broken)
+        raise UsageError(
+            f"{fixed:g} of the questions fixed is more than the baseline gets wrong "
+            f"({1 - p:g}); lower the discordance or the difference"
+        )
+    return Spread(
+        True,
+        p,
+        d,
+        p * (1 - p),
+        (p + d) * (1 - p - d),
+        max(0.0, q - d * d),
+        q,
+        fixed=fixed,
+        broken=broken,
+    )
 
 
-def spread_from_values(baseline: Sequence[float] | np.ndarray,
-                       candidate: Sequence[float] | np.ndarray, *, binary: bool,
-                       source: str = "values") -> Spread:
+def spread_from_values(
+    baseline: Sequence[float] | np.ndarray,
+    candidate: Sequence[float] | np.ndarray,
+    *,
+    binary: bool,
+    source: str = "values",
+) -> Spread:
     """Per-question values of two variants on the same questions (plug-in variances)."""
     import numpy as np
 
@@ -120,9 +150,19 @@ def spread_from_values(baseline: Sequence[float] | np.ndarray,
     if binary:
         fixed = float(np.mean((a == 0) & (b == 1)))
         broken = float(np.mean((a == 1) & (b == 0)))
-    return Spread(binary, float(a.mean()), float(d.mean()), float(a.var()), float(b.var()),
-                  float(d.var()), changed, fixed=fixed, broken=broken, source=source,
-                  observed_n=len(a))
+    return Spread(
+        binary,
+        float(a.mean()),
+        float(d.mean()),
+        float(a.var()),
+        float(b.var()),
+        float(d.var()),
+        changed,
+        fixed=fixed,
+        broken=broken,
+        source=source,
+        observed_n=len(a),
+    )
 
 
 def with_observed(s: Spread, ci: Sequence[float] | None, confidence: float | None) -> Spread:

@@ -29,7 +29,9 @@ from ..metrics import Metric, parse
 Kind = Literal["k", "budget"]
 _TIE = 1e-12
 
-HEADROOM_NOTE = "pool headroom: the evidence is in the candidate pool, not in the prompt; not quality"
+HEADROOM_NOTE = (
+    "pool headroom: the evidence is in the candidate pool, not in the prompt; not quality"
+)
 
 
 def base_metric(text: str | Metric) -> Metric:
@@ -58,8 +60,9 @@ def parse_cutoffs(text: str) -> list[int]:
             b = int(hi) if sep else a
             step = int(step_text) if colon else 1
         except ValueError:
-            raise UsageError(f"cannot read cutoffs '{text}': use e.g. 1..20, 1,3,5,10 or "
-                             "400..2000:400") from None
+            raise UsageError(
+                f"cannot read cutoffs '{text}': use e.g. 1..20, 1,3,5,10 or 400..2000:400"
+            ) from None
         if a < 1 or b < a or step < 1:
             raise UsageError(f"cutoff range '{piece}' must run upwards from 1 or more")
         out.update(range(a, b + 1, step))
@@ -111,8 +114,9 @@ class Sweep:
         if run not in self.runs:
             raise NotFoundError(f"no run '{run}' in this sweep; it has {', '.join(self.runs)}")
         if cutoff not in self.cutoffs:
-            raise NotFoundError(f"no cutoff {cutoff} in this sweep; it has "
-                                f"{', '.join(map(str, self.cutoffs))}")
+            raise NotFoundError(
+                f"no cutoff {cutoff} in this sweep; it has {', '.join(map(str, self.cutoffs))}"
+            )
         return float(self.values[self.runs.index(run), self.cutoffs.index(cutoff)])
 
     @property
@@ -127,7 +131,7 @@ class Sweep:
     @property
     def segments(self) -> list[Segment]:
         segs: list[Segment] = []
-        for c, lead in zip(self.cutoffs, self.leaders):
+        for c, lead in zip(self.cutoffs, self.leaders, strict=True):
             if segs and segs[-1].leader == lead:
                 segs[-1] = Segment(lead, segs[-1].first, c)
             else:
@@ -146,10 +150,11 @@ class Sweep:
         segs = self.segments
         who = [s.leader if s.leader is not None else "no run (tie)" for s in segs]
         if len(segs) == 1:
-            return (f"{who[0]} leads {self.label} at every {v} from {segs[0].first} "
-                    f"to {segs[0].last}")
+            return (
+                f"{who[0]} leads {self.label} at every {v} from {segs[0].first} to {segs[0].last}"
+            )
         parts = [f"{who[0]} leads {self.label} for {v} < {segs[1].first}"]
-        for s, w, nxt in zip(segs[1:-1], who[1:-1], segs[2:]):
+        for s, w, nxt in zip(segs[1:-1], who[1:-1], segs[2:], strict=True):
             parts.append(f"{w} for {s.first} <= {v} < {nxt.first}")
         parts.append(f"{who[-1]} from {v} = {segs[-1].first}")
         return ", ".join(parts)
@@ -160,20 +165,31 @@ class Sweep:
             "kind": self.kind,
             "cutoffs": list(self.cutoffs),
             "n_queries": self.n_queries,
-            "values": {r: dict(zip(map(str, self.cutoffs), row.tolist()))
-                       for r, row in zip(self.runs, self.values)},
-            "leaders": dict(zip(map(str, self.cutoffs), self.leaders)),
+            "values": {
+                r: dict(zip(map(str, self.cutoffs), row.tolist(), strict=True))
+                for r, row in zip(self.runs, self.values, strict=True)
+            },
+            "leaders": dict(zip(map(str, self.cutoffs), self.leaders, strict=True)),
             "crossovers": [{"at": c, "from": a, "to": b} for c, a, b in self.crossovers],
             "summary": self.summary(),
-            "headroom": None if not self.headroom else {
-                "metric": str(self.headroom_metric), "values": dict(self.headroom),
-                "note": HEADROOM_NOTE},
+            "headroom": None
+            if not self.headroom
+            else {
+                "metric": str(self.headroom_metric),
+                "values": dict(self.headroom),
+                "note": HEADROOM_NOTE,
+            },
         }
 
 
 def sweep_values(
-    values: Mapping[str, Sequence[float]], cutoffs: Sequence[int], metric: str | Metric,
-    *, kind: Kind = "k", n_queries: int | None = None, headroom_k: int | None = None,
+    values: Mapping[str, Sequence[float]],
+    cutoffs: Sequence[int],
+    metric: str | Metric,
+    *,
+    kind: Kind = "k",
+    n_queries: int | None = None,
+    headroom_k: int | None = None,
     headroom: Mapping[str, float] | None = None,
 ) -> Sweep:
     """Build a :class:`Sweep` from means already computed (``{run: [value at each cutoff]}``)."""
@@ -185,8 +201,16 @@ def sweep_values(
         raise UsageError("every run needs one value per cutoff")
     cuts = tuple(int(c) for c in cutoffs)
     base = base_metric(metric)
-    return Sweep(_at(base, kind, cuts[0]) if cuts else base, kind, cuts, runs, arr, n_queries,
-                 headroom_k, dict(headroom or {}))
+    return Sweep(
+        _at(base, kind, cuts[0]) if cuts else base,
+        kind,
+        cuts,
+        runs,
+        arr,
+        n_queries,
+        headroom_k,
+        dict(headroom or {}),
+    )
 
 
 def sweep(
@@ -224,8 +248,15 @@ def sweep(
         if head is not None:
             headroom[ev.run] = ev.mean(head)
         n_queries = ev.n_queries
-    return sweep_values(values, cutoffs, base, kind="k", n_queries=n_queries,
-                        headroom_k=headroom_k if head else None, headroom=headroom)
+    return sweep_values(
+        values,
+        cutoffs,
+        base,
+        kind="k",
+        n_queries=n_queries,
+        headroom_k=headroom_k if head else None,
+        headroom=headroom,
+    )
 
 
 def sweep_spans(
@@ -253,11 +284,24 @@ def sweep_spans(
     headroom: dict[str, float] = {}
     n_queries = None
     for name, (chunking, run) in runs.items():
-        ev = evaluate_spans(golden, chunking, run, [*ms, head] if head else ms,
-                            cover=DEFAULT_COVER if cover is None else cover, run_name=name)
+        ev = evaluate_spans(
+            golden,
+            chunking,
+            run,
+            [*ms, head] if head else ms,
+            cover=DEFAULT_COVER if cover is None else cover,
+            run_name=name,
+        )
         values[name] = [ev.mean(m) for m in ms]
         if head is not None:
             headroom[name] = ev.mean(head)
         n_queries = ev.n_queries
-    return sweep_values(values, cuts, base, kind=kind, n_queries=n_queries,
-                        headroom_k=headroom_k if head else None, headroom=headroom)
+    return sweep_values(
+        values,
+        cuts,
+        base,
+        kind=kind,
+        n_queries=n_queries,
+        headroom_k=headroom_k if head else None,
+        headroom=headroom,
+    )

@@ -67,8 +67,12 @@ class RandomisationTest:
     seed: int | None
 
     def to_dict(self) -> dict[str, object]:
-        return {"p_value": self.p_value, "exact": self.exact, "n_resamples": self.n_resamples,
-                "seed": self.seed}
+        return {
+            "p_value": self.p_value,
+            "exact": self.exact,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+        }
 
 
 def randomisation_test(
@@ -88,9 +92,15 @@ def randomisation_test(
         return np.sum(x, axis=axis)
 
     res = permutation_test(
-        (nz,), total, permutation_type="samples", vectorized=True,
-        n_resamples=n_resamples, alternative="two-sided", rng=seed,
+        (nz,),
+        total,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        rng=seed,
         batch=max(1, (1 << 22) // m),
     )
-    return RandomisationTest(float(min(1.0, res.pvalue)), exact,
-                             2**m if exact else n_resamples, seed)
+    return RandomisationTest(
+        float(min(1.0, res.pvalue)), exact, 2**m if exact else n_resamples, seed
+    )

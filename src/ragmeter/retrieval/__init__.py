@@ -18,10 +18,26 @@ from .rerank import BiEncoderReranker, CrossEncoderReranker, Reranker, RerankRet
 from .st import CrossEncoderScorer, SentenceTransformerEncoder
 
 __all__ = [
-    "BM25Retriever", "BiEncoderReranker", "Cache", "CrossEncoderReranker", "CrossEncoderScorer",
-    "DenseRetriever", "E5Encoder", "Encoder", "HybridRetriever", "ImportedRun", "MiniLMEncoder",
-    "RerankRetriever", "Reranker", "Retriever", "SentenceTransformerEncoder", "cosine_topk",
-    "encode_cached", "fuse", "read_byo_run", "write_byo_run",
+    "BM25Retriever",
+    "BiEncoderReranker",
+    "Cache",
+    "CrossEncoderReranker",
+    "CrossEncoderScorer",
+    "DenseRetriever",
+    "E5Encoder",
+    "Encoder",
+    "HybridRetriever",
+    "ImportedRun",
+    "MiniLMEncoder",
+    "RerankRetriever",
+    "Reranker",
+    "Retriever",
+    "SentenceTransformerEncoder",
+    "cosine_topk",
+    "encode_cached",
+    "fuse",
+    "read_byo_run",
+    "write_byo_run",
 ]
 # EncoderPool, build_reranked, build_retriever, describe and normalize_* stay importable here but
 # are the experiments layer's plumbing (specs -> retrievers), not public API.

@@ -51,7 +51,7 @@ def digest(*parts: Any) -> str:
 def texts_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
     """sha256 of an ordered (id, text) list; names the items an index or a run was built on."""
     h = hashlib.sha256()
-    for i, t in zip(ids, texts):
+    for i, t in zip(ids, texts, strict=True):
         h.update(hashlib.sha256(i.encode("utf-8")).digest())
         h.update(hashlib.sha256(t.encode("utf-8")).digest())
     return h.hexdigest()
@@ -102,7 +102,9 @@ class Cache:
         """The per-text vector store of one model and role (shared within this cache)."""
         key = (model_id, role)
         if key not in self._stores:
-            folder = None if self.root is None else self.root / "embeddings" / digest(model_id, role)
+            folder = (
+                None if self.root is None else self.root / "embeddings" / digest(model_id, role)
+            )
             self._stores[key] = EmbeddingStore(folder, label=f"{model_id} [{role}]")
         return self._stores[key]
 
@@ -121,7 +123,9 @@ class EmbeddingStore:
         if self._rows is not None:
             return self._rows
         self._rows = {}
-        shards = sorted(self.folder.glob("shard-*.npz")) if self.folder and self.folder.exists() else []
+        shards = (
+            sorted(self.folder.glob("shard-*.npz")) if self.folder and self.folder.exists() else []
+        )
         for shard in shards:
             try:
                 with np.load(shard) as z:
@@ -156,7 +160,9 @@ class EmbeddingStore:
 
     def matrix(self) -> np.ndarray:
         if self._matrix is None:
-            self._matrix = np.concatenate(self._blocks) if self._blocks else np.zeros((0, 0), np.float32)
+            self._matrix = (
+                np.concatenate(self._blocks) if self._blocks else np.zeros((0, 0), np.float32)
+            )
             self._blocks = [self._matrix]
         return self._matrix
 
@@ -216,7 +222,7 @@ def encode_cached(
     copies = Counter(keys)
     ukeys = list(first)
     found, _ = store.get(ukeys)
-    todo = [k for k, f in zip(ukeys, found) if not f]
+    todo = [k for k, f in zip(ukeys, found, strict=True) if not f]
     if on_progress:
         on_progress(len(texts) - sum(copies[k] for k in todo))
     step = max(1, min(slice_size, flush_every))
@@ -234,7 +240,7 @@ def encode_cached(
 
     try:
         for start in range(0, len(todo), step):
-            part = todo[start:start + step]
+            part = todo[start : start + step]
             pending_vecs.append(encoder.encode([texts[first[k]] for k in part], role=role))
             pending_keys.extend(part)
             if len(pending_keys) >= flush_every or time.monotonic() - last_flush >= flush_seconds:

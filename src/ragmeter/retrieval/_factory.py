@@ -23,8 +23,15 @@ class EncoderPool:
     def get(self, spec: dict[str, Any]) -> Encoder:
         model = spec["model"]
         opts: dict[str, Any] = {k: spec[k] for k in ("max_length", "batch_size") if k in spec}
-        key = repr((model, spec.get("path"), sorted(opts.items()),
-                    spec.get("query_prefix", ""), spec.get("passage_prefix", "")))
+        key = repr(
+            (
+                model,
+                spec.get("path"),
+                sorted(opts.items()),
+                spec.get("query_prefix", ""),
+                spec.get("passage_prefix", ""),
+            )
+        )
         if key not in self._encoders:
             self._encoders[key] = self._make(model, spec, opts)
         return self._encoders[key]
@@ -41,8 +48,11 @@ class EncoderPool:
         from .st import SentenceTransformerEncoder
 
         return SentenceTransformerEncoder(
-            self.base_dir / spec["path"], batch_size=opts.get("batch_size", 32),
-            query_prefix=spec.get("query_prefix", ""), passage_prefix=spec.get("passage_prefix", ""))
+            self.base_dir / spec["path"],
+            batch_size=opts.get("batch_size", 32),
+            query_prefix=spec.get("query_prefix", ""),
+            passage_prefix=spec.get("passage_prefix", ""),
+        )
 
     @property
     def calls(self) -> dict[str, int]:
@@ -60,17 +70,28 @@ class EncoderPool:
         return out
 
 
-def build_retriever(spec: dict[str, Any], *, cache: Cache | None = None,
-                    pool: EncoderPool | None = None, progress: ProgressSink = SILENT) -> Retriever:
+def build_retriever(
+    spec: dict[str, Any],
+    *,
+    cache: Cache | None = None,
+    pool: EncoderPool | None = None,
+    progress: ProgressSink = SILENT,
+) -> Retriever:
     """A fresh retriever for a normalised spec."""
     pool = pool or EncoderPool()
     kind = spec["kind"]
     if kind == "bm25":
         from .bm25 import BM25Retriever
 
-        return BM25Retriever(k1=spec["k1"], b=spec["b"], method=spec["method"],
-                             stemmer=spec["stemmer"], stopwords=spec["stopwords"], cache=cache,
-                             progress=progress)
+        return BM25Retriever(
+            k1=spec["k1"],
+            b=spec["b"],
+            method=spec["method"],
+            stemmer=spec["stemmer"],
+            stopwords=spec["stopwords"],
+            cache=cache,
+            progress=progress,
+        )
     if kind == "dense":
         from ._specs import describe
         from .dense import DenseRetriever
@@ -79,15 +100,28 @@ def build_retriever(spec: dict[str, Any], *, cache: Cache | None = None,
     if kind == "hybrid":
         from .hybrid import HybridRetriever
 
-        first, second = (build_retriever(s, cache=cache, pool=pool, progress=progress)
-                         for s in spec["of"])
-        return HybridRetriever(first, second, fusion=spec["fusion"], k=spec.get("k", 60),
-                               weight=spec.get("weight", 0.5), pool=spec["pool"])
+        first, second = (
+            build_retriever(s, cache=cache, pool=pool, progress=progress) for s in spec["of"]
+        )
+        return HybridRetriever(
+            first,
+            second,
+            fusion=spec["fusion"],
+            k=spec.get("k", 60),
+            weight=spec.get("weight", 0.5),
+            pool=spec["pool"],
+        )
     raise ValueError(f"unknown retriever kind {kind!r}")  # pragma: no cover - specs are validated
 
 
-def build_reranked(first: Retriever, spec: dict[str, Any] | None, *, cache: Cache | None = None,
-                   pool: EncoderPool | None = None, progress: ProgressSink = SILENT) -> Retriever:
+def build_reranked(
+    first: Retriever,
+    spec: dict[str, Any] | None,
+    *,
+    cache: Cache | None = None,
+    pool: EncoderPool | None = None,
+    progress: ProgressSink = SILENT,
+) -> Retriever:
     """``first`` alone (no spec) or ``first`` followed by the reranker of ``spec``."""
     if spec is None:
         return first
@@ -97,9 +131,11 @@ def build_reranked(first: Retriever, spec: dict[str, Any] | None, *, cache: Cach
     pool = pool or EncoderPool()
     reranker: Any
     if spec["kind"] == "bi-encoder":
-        reranker = BiEncoderReranker(pool.get(spec), cache=cache, name=model_label(spec),
-                                     progress=progress)
+        reranker = BiEncoderReranker(
+            pool.get(spec), cache=cache, name=model_label(spec), progress=progress
+        )
     else:
-        reranker = CrossEncoderReranker(str(pool.base_dir / spec["path"]),
-                                        batch_size=spec["batch_size"], progress=progress)
+        reranker = CrossEncoderReranker(
+            str(pool.base_dir / spec["path"]), batch_size=spec["batch_size"], progress=progress
+        )
     return RerankRetriever(first, reranker, top=spec["top"])

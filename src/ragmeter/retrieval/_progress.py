@@ -12,7 +12,9 @@ from typing import Any, Protocol
 
 
 class ProgressSink(Protocol):
-    def step(self, description: str, total: int | None) -> contextlib.AbstractContextManager[Callable[[int], None]]:
+    def step(
+        self, description: str, total: int | None
+    ) -> contextlib.AbstractContextManager[Callable[[int], None]]:
         """A context whose value is ``advance(n)``; ``total=None`` means a spinner."""
         ...
 
@@ -46,8 +48,14 @@ class RichProgress:
 
         # markup=False: descriptions carry variant and chunker names (tokens:100:0, [x]) that
         # must print as written, never as markup or emoji codes
-        columns = [SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
+        columns = [
+            SpinnerColumn(),
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        ]
         # transient: a finished step leaves no bar behind; the summary table says what happened
         with Progress(*columns, console=self.console, transient=True) as bar:
             task = bar.add_task(description, total=total)

@@ -130,14 +130,15 @@ def run_from_topk(
     if valid is not None:
         keep = valid.reshape(-1)
         q, d, s = q[keep], d[keep], s[keep]
-    return Run(qid=pa.array(q, type=pa.string()), doc=pa.array(d, type=pa.string()),
-               score=s, name=name)
+    return Run(
+        qid=pa.array(q, type=pa.string()), doc=pa.array(d, type=pa.string()), score=s, name=name
+    )
 
 
 def ranked_lists(run: Run) -> dict[str, list[tuple[str, float]]]:
     """``{qid: [(item, score), ...]}`` best first: score desc, then item id desc (trec_eval's order)."""
     out: dict[str, list[tuple[str, float]]] = {}
-    for qid, item, score in zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist()):
+    for qid, item, score in zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist(), strict=True):
         out.setdefault(qid, []).append((item, score))
     for pairs in out.values():
         pairs.sort(key=lambda p: p[0], reverse=True)

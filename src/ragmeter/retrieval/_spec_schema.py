@@ -82,7 +82,7 @@ class CrossEncoderSpec(_Spec):
 
 def _two(value: Any) -> Any:
     if not isinstance(value, list) or len(value) != 2:
-        raise rule("'of' must list exactly two retrievers, e.g. of = [\"bm25\", \"dense\"]")
+        raise rule('\'of\' must list exactly two retrievers, e.g. of = ["bm25", "dense"]')
     return value
 
 
@@ -99,8 +99,10 @@ def _table(shorthands: dict[str, dict[str, Any]], kinds: tuple[str, ...], value:
     """A shorthand name as its table; a table whose ``kind`` the union can dispatch on."""
     if isinstance(value, str):
         if value not in shorthands:
-            raise rule(f"unknown name '{value}'; use one of {', '.join(shorthands)} or a table "
-                       f"with kind = {' | '.join(repr(k) for k in kinds)}")
+            raise rule(
+                f"unknown name '{value}'; use one of {', '.join(shorthands)} or a table "
+                f"with kind = {' | '.join(repr(k) for k in kinds)}"
+            )
         return dict(shorthands[value])
     if not isinstance(value, dict):
         raise rule(f"expected a name or a table, got {type(value).__name__}")
@@ -119,14 +121,25 @@ def _reranker_table(value: Any) -> Any:
     return _table(RERANKER_SHORTHANDS, ("bi-encoder", "cross-encoder"), value)
 
 
-Retriever = Annotated[BM25Spec | DenseSpec | HybridSpec, Field(discriminator="kind"),
-                      BeforeValidator(_retriever_table)]
-Reranker = Annotated[BiEncoderSpec | CrossEncoderSpec | None, Field(discriminator="kind"),
-                     BeforeValidator(_reranker_table)]
+Retriever = Annotated[
+    BM25Spec | DenseSpec | HybridSpec,
+    Field(discriminator="kind"),
+    BeforeValidator(_retriever_table),
+]
+Reranker = Annotated[
+    BiEncoderSpec | CrossEncoderSpec | None,
+    Field(discriminator="kind"),
+    BeforeValidator(_reranker_table),
+]
 HybridSpec.model_rebuild()
 
-SPECS: dict[str, type[_Spec]] = {"bm25": BM25Spec, "dense": DenseSpec, "hybrid": HybridSpec,
-                                 "bi-encoder": BiEncoderSpec, "cross-encoder": CrossEncoderSpec}
+SPECS: dict[str, type[_Spec]] = {
+    "bm25": BM25Spec,
+    "dense": DenseSpec,
+    "hybrid": HybridSpec,
+    "bi-encoder": BiEncoderSpec,
+    "cross-encoder": CrossEncoderSpec,
+}
 RETRIEVER: TypeAdapter[Any] = TypeAdapter(Retriever)
 RERANKER: TypeAdapter[Any] = TypeAdapter(Reranker)
 
@@ -138,12 +151,15 @@ def unknown_option(table: dict[str, Any], keys: Keys) -> str:
     return f"unknown option '{keys[-1]}' for kind '{kind}'; options: {', '.join(options)}"
 
 
-def spec_problems(adapter: TypeAdapter[Any], value: Any, field: str,
-                  path: str | None) -> list[Problem]:
+def spec_problems(
+    adapter: TypeAdapter[Any], value: Any, field: str, path: str | None
+) -> list[Problem]:
     """Every problem of one spec, each at ``field`` plus the sub-key it is about."""
     try:
         adapter.validate_python(value)
     except PydanticError as exc:
-        return [Problem(message, path, None, field_name(field, keys))
-                for keys, message in schema_errors(exc, value, unknown_option)]
+        return [
+            Problem(message, path, None, field_name(field, keys))
+            for keys, message in schema_errors(exc, value, unknown_option)
+        ]
     return []

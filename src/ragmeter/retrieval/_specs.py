@@ -28,8 +28,9 @@ from .._errors import Problem
 from ._spec_defaults import DEFAULTS, RERANKER_SHORTHANDS, RETRIEVER_SHORTHANDS
 
 
-def normalize_retriever(value: Any, field: str, problems: list[Problem],
-                        path: str | None = None) -> dict[str, Any] | None:
+def normalize_retriever(
+    value: Any, field: str, problems: list[Problem], path: str | None = None
+) -> dict[str, Any] | None:
     """The full spec of a retriever given as a shorthand or a table (None after a problem).
 
     The pydantic models of :mod:`._spec_schema` check it (imported here, not at package import);
@@ -41,8 +42,9 @@ def normalize_retriever(value: Any, field: str, problems: list[Problem],
     return None if bad else spec_dict(value)
 
 
-def normalize_reranker(value: Any, field: str, problems: list[Problem],
-                       path: str | None = None) -> dict[str, Any] | None:
+def normalize_reranker(
+    value: Any, field: str, problems: list[Problem], path: str | None = None
+) -> dict[str, Any] | None:
     """The full spec of a reranker; ``false`` or ``"none"`` means no reranker (returns None)."""
     from ._spec_schema import RERANKER, spec_problems
 

@@ -70,8 +70,15 @@ class BM25Retriever:
             version = importlib.metadata.version("bm25s")
         except importlib.metadata.PackageNotFoundError:
             version = "missing"
-        return {"kind": "bm25", "k1": self.k1, "b": self.b, "method": self.method,
-                "stemmer": self.stemmer, "stopwords": self.stopwords, "bm25s": version}
+        return {
+            "kind": "bm25",
+            "k1": self.k1,
+            "b": self.b,
+            "method": self.method,
+            "stemmer": self.stemmer,
+            "stopwords": self.stopwords,
+            "bm25s": version,
+        }
 
     def _stemmer(self) -> Any:
         if self.stemmer is None:
@@ -82,14 +89,21 @@ class BM25Retriever:
                 self._stem = stemmer_mod.Stemmer(self.stemmer)
             except KeyError:
                 langs = ", ".join(sorted(stemmer_mod.algorithms()))
-                raise UsageError(f"unknown stemmer '{self.stemmer}'; choose one of: {langs}") from None
+                raise UsageError(
+                    f"unknown stemmer '{self.stemmer}'; choose one of: {langs}"
+                ) from None
         return self._stem
 
     def tokenize(self, texts: Sequence[str]) -> Any:
         """bm25s tokens of ``texts`` with this retriever's stemmer and stopwords."""
         bm25s = require("bm25s", "the BM25 retriever")
-        return bm25s.tokenize(list(texts), stopwords=self.stopwords or [], stemmer=self._stemmer(),
-                              show_progress=False, return_ids=False)
+        return bm25s.tokenize(
+            list(texts),
+            stopwords=self.stopwords or [],
+            stemmer=self._stemmer(),
+            show_progress=False,
+            return_ids=False,
+        )
 
     def fit(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         check_fit_input(ids, texts)
@@ -115,18 +129,22 @@ class BM25Retriever:
             with atomic_path(path) as tmp:
                 index.save(str(tmp), show_progress=False)
 
-    def search(self, queries: Sequence[str], depth: int, *,
-               qids: Sequence[str] | None = None) -> Run:
+    def search(
+        self, queries: Sequence[str], depth: int, *, qids: Sequence[str] | None = None
+    ) -> Run:
         check_depth(depth)
         if self._index is None or self._ids is None:
             raise UsageError(f"{self.name}: call fit() before search()")
         qs = query_ids(queries, qids)
         k = min(depth, len(self._ids))
         if not queries:
-            return run_from_topk([], self._ids, np.zeros((0, k), np.int64), np.zeros((0, k)), self.name)
+            return run_from_topk(
+                [], self._ids, np.zeros((0, k), np.int64), np.zeros((0, k)), self.name
+            )
         with self.progress.step(f"search {len(queries)} queries ({self.name})", None):
-            res = self._index.retrieve(self.tokenize(queries), k=k, show_progress=False,
-                                       n_threads=self.threads)
+            res = self._index.retrieve(
+                self.tokenize(queries), k=k, show_progress=False, n_threads=self.threads
+            )
         idx = np.asarray(res.documents, dtype=np.int64)
         scores = np.asarray(res.scores, dtype=np.float64)
         return run_from_topk(qs, self._ids, idx, scores, self.name, valid=scores > 0)

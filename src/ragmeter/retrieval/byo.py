@@ -72,21 +72,31 @@ class _Rows:
         if self.shape is None:
             self.shape = this
         elif this != self.shape:
-            raise _Bad(f"this line is a {this} record but the file started with {self.shape} "
-                       "records; use one shape per file", what)
+            raise _Bad(
+                f"this line is a {this} record but the file started with {self.shape} "
+                "records; use one shape per file",
+                what,
+            )
         qid, item, kind, value = _record(obj, this)
         if self.scoring is None:
             self.scoring = kind
         elif kind != self.scoring:
-            raise _Bad(f"this line gives {kind} but earlier lines give {self.scoring}; use one "
-                       "per file", kind)
+            raise _Bad(
+                f"this line gives {kind} but earlier lines give {self.scoring}; use one per file",
+                kind,
+            )
         score = float(value) if kind == "score" else -float(value)
         if (qid, item) in self.seen:
-            raise _Bad(f"query {qid!r} lists this {'chunk' if this == 'chunks' else 'span'} twice "
-                       f"(first on line {self.seen[(qid, item)]})", what)
+            raise _Bad(
+                f"query {qid!r} lists this {'chunk' if this == 'chunks' else 'span'} twice "
+                f"(first on line {self.seen[(qid, item)]})",
+                what,
+            )
         if kind == "rank" and (qid, score) in self.ranks:
-            raise _Bad(f"query {qid!r} has rank {value} twice (first on line "
-                       f"{self.ranks[(qid, score)]})", "rank")
+            raise _Bad(
+                f"query {qid!r} has rank {value} twice (first on line {self.ranks[(qid, score)]})",
+                "rank",
+            )
         self.seen[(qid, item)] = number
         if kind == "rank":
             self.ranks[(qid, score)] = number
@@ -106,12 +116,18 @@ class _Bad(Exception):
 
 def _record(obj: dict[str, Any], shape: Shape) -> tuple[str, Any, str, Any]:
     """``(qid, item, "score" | "rank", value)`` of one record; :class:`_Bad` names its problem."""
-    expected = {"qid", "chunk", "score", "rank"} if shape == "chunks" else {
-        "qid", "doc", "start", "end", "score", "rank"}
+    expected = (
+        {"qid", "chunk", "score", "rank"}
+        if shape == "chunks"
+        else {"qid", "doc", "start", "end", "score", "rank"}
+    )
     extra = sorted(set(obj) - expected)
     if extra:
-        raise _Bad(f"unknown field(s) {', '.join(extra)}; a {shape} record has "
-                   f"{', '.join(sorted(expected))}", extra[0])
+        raise _Bad(
+            f"unknown field(s) {', '.join(extra)}; a {shape} record has "
+            f"{', '.join(sorted(expected))}",
+            extra[0],
+        )
     qid = obj.get("qid")
     if not isinstance(qid, (str, int)) or isinstance(qid, bool) or str(qid) == "":
         raise _Bad("qid must be a non-empty string", "qid")
@@ -126,8 +142,10 @@ def _record(obj: dict[str, Any], shape: Shape) -> tuple[str, Any, str, Any]:
             raise _Bad("doc must be a non-empty document id", "doc")
         if not _is_int(start) or not _is_int(end) or int(start) < 0 or int(end) <= int(start):
             bad_start = not _is_int(start) or int(start) < 0
-            raise _Bad(f"start and end must be integers with 0 <= start < end, got {start!r}, "
-                       f"{end!r}", "start" if bad_start else "end")
+            raise _Bad(
+                f"start and end must be integers with 0 <= start < end, got {start!r}, {end!r}",
+                "start" if bad_start else "end",
+            )
         item = (doc, int(start), int(end))
     if ("score" in obj) == ("rank" in obj):
         raise _Bad("give exactly one of score (higher = better) or rank (1 = best)", "score")
@@ -174,25 +192,40 @@ def read_byo_run(
             if not problems:
                 raise InputError("a spans run needs the corpus its offsets point into", path=path)
         else:
-            for n, (doc, start, end) in zip(lines, items):
+            for n, (doc, start, end) in zip(lines, items, strict=True):
                 if doc not in corpus:
-                    problems.append(Problem(f"document {doc!r} is not in the corpus", where, n, "doc"))
+                    problems.append(
+                        Problem(f"document {doc!r} is not in the corpus", where, n, "doc")
+                    )
                 elif end > len(_doc_text(corpus, doc)):
-                    problems.append(Problem(f"span {start}:{end} runs past the end of document "
-                                            f"{doc!r} (length {len(_doc_text(corpus, doc))})",
-                                            where, n, "end"))
+                    problems.append(
+                        Problem(
+                            f"span {start}:{end} runs past the end of document "
+                            f"{doc!r} (length {len(_doc_text(corpus, doc))})",
+                            where,
+                            n,
+                            "end",
+                        )
+                    )
             problems.sort(key=lambda p: p.line or 0)
             if not problems:
                 from ..chunking import from_ranges
 
-                built_chunking = from_ranges(corpus, list(dict.fromkeys(items)),
-                                             name=f"spans:{path.name}", tokenizer=tokenizer)
+                built_chunking = from_ranges(
+                    corpus,
+                    list(dict.fromkeys(items)),
+                    name=f"spans:{path.name}",
+                    tokenizer=tokenizer,
+                )
     if not problems and shape == "chunks" and chunking is not None:
         pos = chunking.index_of(items)
-        for n, item, p in zip(lines, items, pos.tolist()):
+        for n, item, p in zip(lines, items, pos.tolist(), strict=True):
             if p < 0:
-                problems.append(Problem(f"chunk {item!r} is not a chunk of '{chunking.name}'",
-                                        where, n, "chunk"))
+                problems.append(
+                    Problem(
+                        f"chunk {item!r} is not a chunk of '{chunking.name}'", where, n, "chunk"
+                    )
+                )
                 if len(problems) >= 20:
                     problems.append(Problem("(further unknown chunk ids not listed)", where))
                     break
@@ -201,8 +234,12 @@ def read_byo_run(
     from ..chunking import chunk_id
 
     docs = items if shape == "chunks" else [chunk_id(*it) for it in items]
-    run = Run(qid=pa.array(qids, type=pa.string()), doc=pa.array(docs, type=pa.string()),
-              score=np.asarray(scores, dtype=np.float64), name=name or path.stem)
+    run = Run(
+        qid=pa.array(qids, type=pa.string()),
+        doc=pa.array(docs, type=pa.string()),
+        score=np.asarray(scores, dtype=np.float64),
+        name=name or path.stem,
+    )
     return ImportedRun(run=run, shape=shape or "chunks", chunking=built_chunking, source=where)
 
 

@@ -46,8 +46,9 @@ class MiniLMEncoder:
 
     symmetric = True
 
-    def __init__(self, *, max_length: int = MINILM_MAX_LENGTH, batch_size: int = 32,
-                 threads: int = 2) -> None:
+    def __init__(
+        self, *, max_length: int = MINILM_MAX_LENGTH, batch_size: int = 32, threads: int = 2
+    ) -> None:
         if max_length < 8 or batch_size < 1 or threads < 1:
             raise UsageError("MiniLMEncoder: max_length >= 8, batch_size >= 1 and threads >= 1")
         self.max_length = max_length
@@ -90,8 +91,9 @@ class MiniLMEncoder:
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
-        self._session = ort.InferenceSession(str(weights.model_path()), opts,
-                                             providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(weights.model_path()), opts, providers=["CPUExecutionProvider"]
+        )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = tok
 
@@ -108,14 +110,14 @@ class MiniLMEncoder:
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=n)
         order = np.argsort(lengths, kind="stable")
         for start in range(0, n, self.batch_size):
-            rows = order[start:start + self.batch_size]
+            rows = order[start : start + self.batch_size]
             width = int(lengths[rows].max())
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             for j, r in enumerate(rows):
                 e = encodings[r].ids
-                ids[j, :len(e)] = e
-                mask[j, :len(e)] = 1
+                ids[j, : len(e)] = e
+                mask[j, : len(e)] = 1
             feed = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
@@ -139,8 +141,9 @@ def normalize(x: np.ndarray) -> np.ndarray:
     return x / np.clip(norms, 1e-12, None)
 
 
-def cosine_topk(queries: np.ndarray, items: np.ndarray, depth: int,
-                slice_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def cosine_topk(
+    queries: np.ndarray, items: np.ndarray, depth: int, slice_size: int = 256
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-``depth`` items by cosine for each query row (both matrices unit-normalised).
 
     Scores are computed ``slice_size`` queries at a time so memory stays at
@@ -149,7 +152,7 @@ def cosine_topk(queries: np.ndarray, items: np.ndarray, depth: int,
     depth = min(depth, items.shape[0])
     idx_parts, val_parts = [], []
     for start in range(0, queries.shape[0], slice_size):
-        sims = queries[start:start + slice_size] @ items.T
+        sims = queries[start : start + slice_size] @ items.T
         idx, vals = top_k(sims, depth)
         idx_parts.append(idx)
         val_parts.append(vals)
@@ -161,8 +164,14 @@ def cosine_topk(queries: np.ndarray, items: np.ndarray, depth: int,
 class DenseRetriever:
     """Embed every item once (cached per text), embed queries, rank by exact cosine."""
 
-    def __init__(self, encoder: Encoder | None = None, *, cache: Cache | None = None,
-                 name: str | None = None, progress: ProgressSink = SILENT) -> None:
+    def __init__(
+        self,
+        encoder: Encoder | None = None,
+        *,
+        cache: Cache | None = None,
+        name: str | None = None,
+        progress: ProgressSink = SILENT,
+    ) -> None:
         self.encoder: Encoder = encoder if encoder is not None else MiniLMEncoder()
         self.cache = cache
         self.name = name or "dense"
@@ -178,20 +187,27 @@ class DenseRetriever:
     def fit(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         check_fit_input(ids, texts)
         with self.progress.step(f"embed {len(texts)} items ({self.name})", len(texts)) as advance:
-            vecs = encode_cached(self.encoder, texts, role="passage", cache=self.cache,
-                                 on_progress=advance)
+            vecs = encode_cached(
+                self.encoder, texts, role="passage", cache=self.cache, on_progress=advance
+            )
         self._ids = list(ids)
         self._matrix = normalize(vecs)
 
-    def search(self, queries: Sequence[str], depth: int, *,
-               qids: Sequence[str] | None = None) -> Run:
+    def search(
+        self, queries: Sequence[str], depth: int, *, qids: Sequence[str] | None = None
+    ) -> Run:
         check_depth(depth)
         if self._matrix is None:
             raise UsageError(f"{self.name}: call fit() before search()")
         qs = query_ids(queries, qids)
-        with self.progress.step(f"embed {len(queries)} queries ({self.name})", len(queries)) as advance:
-            qvecs = normalize(encode_cached(self.encoder, queries, role="query", cache=self.cache,
-                                            on_progress=advance))
+        with self.progress.step(
+            f"embed {len(queries)} queries ({self.name})", len(queries)
+        ) as advance:
+            qvecs = normalize(
+                encode_cached(
+                    self.encoder, queries, role="query", cache=self.cache, on_progress=advance
+                )
+            )
         idx, vals = cosine_topk(qvecs, self._matrix, depth)
         return run_from_topk(qs, self._ids, idx, vals, self.name)
 

@@ -27,7 +27,9 @@ class E5Encoder:
 
     symmetric = False
 
-    def __init__(self, *, threads: int = 2, batch_size: int = 32, variant: str = "original") -> None:
+    def __init__(
+        self, *, threads: int = 2, batch_size: int = 32, variant: str = "original"
+    ) -> None:
         if threads < 1 or batch_size < 1:
             raise UsageError("E5Encoder: threads and batch_size must be >= 1")
         self.threads = threads
@@ -66,6 +68,10 @@ class E5Encoder:
         self.calls += 1
         self.texts_encoded += n
         fn = model.query if role == "query" else model.passage
-        parts = [np.asarray(fn(list(texts[i:i + self.batch_size])), dtype=np.float32).reshape(-1, model.dim)
-                 for i in range(0, n, self.batch_size)]
+        parts = [
+            np.asarray(fn(list(texts[i : i + self.batch_size])), dtype=np.float32).reshape(
+                -1, model.dim
+            )
+            for i in range(0, n, self.batch_size)
+        ]
         return np.concatenate(parts)

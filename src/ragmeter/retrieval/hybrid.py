@@ -61,9 +61,15 @@ def _group_minmax(q: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.where(span > 0, (s - lo) / np.where(span > 0, span, 1.0), 1.0)
 
 
-def fuse(runs: Sequence[Run], *, fusion: str = "rrf", k: float = 60.0,
-         weights: Sequence[float] | None = None, depth: int | None = None,
-         name: str = "hybrid") -> Run:
+def fuse(
+    runs: Sequence[Run],
+    *,
+    fusion: str = "rrf",
+    k: float = 60.0,
+    weights: Sequence[float] | None = None,
+    depth: int | None = None,
+    name: str = "hybrid",
+) -> Run:
     """Fuse ranked runs by reciprocal rank or by weighted min-max scores (see module doc).
 
     ``weights`` (weighted fusion) default to equal weights summing to 1; ``depth`` keeps the
@@ -77,10 +83,14 @@ def fuse(runs: Sequence[Run], *, fusion: str = "rrf", k: float = 60.0,
         weights = [1.0 / len(runs)] * len(runs)
     if len(weights) != len(runs) or any(w < 0 for w in weights):
         raise UsageError("give one non-negative weight per run")
-    qvocab = np.unique(np.asarray([q for r in runs for q in r.qid.to_pylist()] or [""], dtype=object))
-    dvocab = np.unique(np.asarray([d for r in runs for d in r.doc.to_pylist()] or [""], dtype=object))
+    qvocab = np.unique(
+        np.asarray([q for r in runs for q in r.qid.to_pylist()] or [""], dtype=object)
+    )
+    dvocab = np.unique(
+        np.asarray([d for r in runs for d in r.doc.to_pylist()] or [""], dtype=object)
+    )
     qs, ds, contrib = [], [], []
-    for run, w in zip(runs, weights):
+    for run, w in zip(runs, weights, strict=True):
         q, d, rank, s = _ranked(run, qvocab, dvocab)
         qs.append(q)
         ds.append(d)
@@ -98,16 +108,28 @@ def fuse(runs: Sequence[Run], *, fusion: str = "rrf", k: float = 60.0,
         rank = np.arange(len(uq)) - np.repeat(starts, np.diff(np.r_[starts, len(uq)]))
         keep = rank < depth
         uq, ud, fused = uq[keep], ud[keep], fused[keep]
-    return Run(qid=pa.array(qvocab[uq].tolist(), type=pa.string()),
-               doc=pa.array(dvocab[ud].tolist(), type=pa.string()), score=fused, name=name)
+    return Run(
+        qid=pa.array(qvocab[uq].tolist(), type=pa.string()),
+        doc=pa.array(dvocab[ud].tolist(), type=pa.string()),
+        score=fused,
+        name=name,
+    )
 
 
 class HybridRetriever:
     """Two retrievers searched at depth ``pool`` each, their runs fused (RRF or weighted)."""
 
-    def __init__(self, first: Retriever, second: Retriever, *, fusion: str = "rrf",
-                 k: float = 60.0, weight: float = 0.5, pool: int = 100,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        first: Retriever,
+        second: Retriever,
+        *,
+        fusion: str = "rrf",
+        k: float = 60.0,
+        weight: float = 0.5,
+        pool: int = 100,
+        name: str | None = None,
+    ) -> None:
         if fusion not in FUSIONS:
             raise UsageError(f"fusion must be one of {', '.join(FUSIONS)}, got '{fusion}'")
         if not 0.0 <= weight <= 1.0:
@@ -122,8 +144,12 @@ class HybridRetriever:
 
     @property
     def config(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {"kind": "hybrid", "fusion": self.fusion, "pool": self.pool,
-                               "of": [self.first.config, self.second.config]}
+        cfg: dict[str, Any] = {
+            "kind": "hybrid",
+            "fusion": self.fusion,
+            "pool": self.pool,
+            "of": [self.first.config, self.second.config],
+        }
         if self.fusion == "rrf":
             cfg["k"] = self.k
         else:
@@ -135,11 +161,21 @@ class HybridRetriever:
         self.first.fit(ids, texts)
         self.second.fit(ids, texts)
 
-    def search(self, queries: Sequence[str], depth: int, *,
-               qids: Sequence[str] | None = None) -> Run:
+    def search(
+        self, queries: Sequence[str], depth: int, *, qids: Sequence[str] | None = None
+    ) -> Run:
         check_depth(depth)
         qs = query_ids(queries, qids)
         pool = max(self.pool, depth)
-        runs = [self.first.search(queries, pool, qids=qs), self.second.search(queries, pool, qids=qs)]
-        return fuse(runs, fusion=self.fusion, k=self.k, weights=[self.weight, 1 - self.weight],
-                    depth=depth, name=self.name)
+        runs = [
+            self.first.search(queries, pool, qids=qs),
+            self.second.search(queries, pool, qids=qs),
+        ]
+        return fuse(
+            runs,
+            fusion=self.fusion,
+            k=self.k,
+            weights=[self.weight, 1 - self.weight],
+            depth=depth,
+            name=self.name,
+        )

@@ -47,8 +47,14 @@ class Reranker(Protocol):
 class BiEncoderReranker:
     """Cosine between query and item vectors of an :class:`Encoder` (e.g. e5-small)."""
 
-    def __init__(self, encoder: Encoder, *, cache: Cache | None = None, name: str | None = None,
-                 progress: ProgressSink = SILENT) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        cache: Cache | None = None,
+        name: str | None = None,
+        progress: ProgressSink = SILENT,
+    ) -> None:
         self.encoder = encoder
         self.cache = cache
         self.progress = progress
@@ -57,30 +63,53 @@ class BiEncoderReranker:
 
     @property
     def config(self) -> dict[str, Any]:
-        return {"kind": "bi-encoder", **getattr(self.encoder, "config", {"model_id": self.encoder.model_id})}
+        return {
+            "kind": "bi-encoder",
+            **getattr(self.encoder, "config", {"model_id": self.encoder.model_id}),
+        }
 
     def fit(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         check_fit_input(ids, texts)
-        self._texts = dict(zip(ids, texts))
+        self._texts = dict(zip(ids, texts, strict=True))
 
     def score(self, queries: Sequence[str], items: Sequence[Sequence[str]]) -> list[np.ndarray]:
         unique = list(dict.fromkeys(i for row in items for i in row))
-        with self.progress.step(f"embed {len(unique)} candidates ({self.name})", len(unique)) as adv:
-            vecs = normalize(encode_cached(self.encoder, [self._texts[i] for i in unique],
-                                           role="passage", cache=self.cache, on_progress=adv))
+        with self.progress.step(
+            f"embed {len(unique)} candidates ({self.name})", len(unique)
+        ) as adv:
+            vecs = normalize(
+                encode_cached(
+                    self.encoder,
+                    [self._texts[i] for i in unique],
+                    role="passage",
+                    cache=self.cache,
+                    on_progress=adv,
+                )
+            )
         with self.progress.step(f"embed {len(queries)} queries ({self.name})", len(queries)) as adv:
-            qvecs = normalize(encode_cached(self.encoder, queries, role="query", cache=self.cache,
-                                            on_progress=adv))
+            qvecs = normalize(
+                encode_cached(
+                    self.encoder, queries, role="query", cache=self.cache, on_progress=adv
+                )
+            )
         pos = {i: j for j, i in enumerate(unique)}
-        return [vecs[[pos[i] for i in row]] @ qvecs[n] if row else np.zeros(0)
-                for n, row in enumerate(items)]
+        return [
+            vecs[[pos[i] for i in row]] @ qvecs[n] if row else np.zeros(0)
+            for n, row in enumerate(items)
+        ]
 
 
 class CrossEncoderReranker:
     """A local sentence-transformers CrossEncoder folder scoring each (query, item text) pair."""
 
-    def __init__(self, path: str, *, batch_size: int = 32, name: str | None = None,
-                 progress: ProgressSink = SILENT) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        batch_size: int = 32,
+        name: str | None = None,
+        progress: ProgressSink = SILENT,
+    ) -> None:
         from .st import CrossEncoderScorer
 
         self.scorer = CrossEncoderScorer(path, batch_size=batch_size)
@@ -94,10 +123,10 @@ class CrossEncoderReranker:
 
     def fit(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         check_fit_input(ids, texts)
-        self._texts = dict(zip(ids, texts))
+        self._texts = dict(zip(ids, texts, strict=True))
 
     def score(self, queries: Sequence[str], items: Sequence[Sequence[str]]) -> list[np.ndarray]:
-        pairs = [(q, self._texts[i]) for q, row in zip(queries, items) for i in row]
+        pairs = [(q, self._texts[i]) for q, row in zip(queries, items, strict=True) for i in row]
         with self.progress.step(f"score {len(pairs)} pairs ({self.name})", None):
             flat = self.scorer.score(pairs)
         bounds = np.cumsum([0] + [len(row) for row in items])
@@ -107,8 +136,9 @@ class CrossEncoderReranker:
 class RerankRetriever:
     """``first`` retrieves, ``reranker`` rescores its top ``top`` items per query."""
 
-    def __init__(self, first: Retriever, reranker: Reranker, *, top: int = 50,
-                 name: str | None = None) -> None:
+    def __init__(
+        self, first: Retriever, reranker: Reranker, *, top: int = 50, name: str | None = None
+    ) -> None:
         check_depth(top)
         self.first = first
         self.reranker = reranker
@@ -117,33 +147,42 @@ class RerankRetriever:
 
     @property
     def config(self) -> dict[str, Any]:
-        return {"kind": "rerank", "top": self.top, "first": self.first.config,
-                "reranker": self.reranker.config}
+        return {
+            "kind": "rerank",
+            "top": self.top,
+            "first": self.first.config,
+            "reranker": self.reranker.config,
+        }
 
     def fit(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         check_fit_input(ids, texts)
         self.first.fit(ids, texts)
         self.reranker.fit(ids, texts)
 
-    def search(self, queries: Sequence[str], depth: int, *,
-               qids: Sequence[str] | None = None) -> Run:
+    def search(
+        self, queries: Sequence[str], depth: int, *, qids: Sequence[str] | None = None
+    ) -> Run:
         check_depth(depth)
         qs = query_ids(queries, qids)
         lists = ranked_lists(self.first.search(queries, max(depth, self.top), qids=qs))
-        heads = [[item for item, _ in lists.get(q, [])[:self.top]] for q in qs]
+        heads = [[item for item, _ in lists.get(q, [])[: self.top]] for q in qs]
         scores = self.reranker.score(queries, heads)
         out_q: list[str] = []
         out_d: list[str] = []
         out_s: list[float] = []
-        for q, head, sc in zip(qs, heads, scores):
+        for q, head, sc in zip(qs, heads, scores, strict=True):
             order = sorted(range(len(head)), key=lambda j: (-sc[j], j))
             ranked = [(head[j], float(sc[j])) for j in order]
             floor = min((s for _, s in ranked), default=0.0)
-            tail = lists.get(q, [])[self.top:]
+            tail = lists.get(q, [])[self.top :]
             ranked += [(item, floor - 1.0 - j) for j, (item, _) in enumerate(tail)]
             for item, s in ranked[:depth]:
                 out_q.append(q)
                 out_d.append(item)
                 out_s.append(s)
-        return Run(qid=pa.array(out_q, type=pa.string()), doc=pa.array(out_d, type=pa.string()),
-                   score=np.asarray(out_s, dtype=np.float64), name=self.name)
+        return Run(
+            qid=pa.array(out_q, type=pa.string()),
+            doc=pa.array(out_d, type=pa.string()),
+            score=np.asarray(out_s, dtype=np.float64),
+            name=self.name,
+        )

@@ -46,8 +46,14 @@ class SentenceTransformerEncoder:
     models); the encoder is symmetric when both are equal.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, batch_size: int = 32,
-                 query_prefix: str = "", passage_prefix: str = "") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        batch_size: int = 32,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+    ) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
             raise InputError("sentence-transformers model folder not found", path=self.path)
@@ -82,9 +88,13 @@ class SentenceTransformerEncoder:
         self.calls += 1
         self.texts_encoded += len(texts)
         prefix = self.query_prefix if role == "query" else self.passage_prefix
-        vecs = self._model.encode([prefix + t for t in texts], batch_size=self.batch_size,
-                                  convert_to_numpy=True, normalize_embeddings=True,
-                                  show_progress_bar=False)
+        vecs = self._model.encode(
+            [prefix + t for t in texts],
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
         return np.asarray(vecs, dtype=np.float32)
 
 
@@ -118,6 +128,10 @@ class CrossEncoderScorer:
         if not pairs:
             return np.zeros(0, dtype=np.float64)
         self.calls += 1
-        scores = self._model.predict([list(p) for p in pairs], batch_size=self.batch_size,
-                                     show_progress_bar=False, convert_to_numpy=True)
+        scores = self._model.predict(
+            [list(p) for p in pairs],
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
         return np.asarray(scores, dtype=np.float64).reshape(len(pairs), -1)[:, -1]

@@ -7,16 +7,16 @@ from .fake import FakeJudge
 from .openai import JudgeUsage, OpenAIJudge
 
 __all__ = [
-           "FAKE_LABEL",
-           "FakeJudge",
-           "Judge",
-           "JudgeInfo",
-           "JudgeReply",
-           "JudgeRequest",
-           "JudgeUsage",
-           "OpenAIJudge",
-           "Prompt",
-           "load_prompt",
+    "FAKE_LABEL",
+    "FakeJudge",
+    "Judge",
+    "JudgeInfo",
+    "JudgeReply",
+    "JudgeRequest",
+    "JudgeUsage",
+    "OpenAIJudge",
+    "Prompt",
+    "load_prompt",
 ]
 # DiskCache, cache_key and parse_json_object stay importable here for the judges' own use; they
 # are internals of the OpenAI client (parse_json_object raises a bare ValueError that the client

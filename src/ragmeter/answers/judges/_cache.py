@@ -21,8 +21,11 @@ from ...io._reading import read_json
 
 
 def cache_key(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> str:
-    blob = json.dumps({"model": model, "messages": [dict(m) for m in messages],
-                       "params": dict(params)}, sort_keys=True, ensure_ascii=False)
+    blob = json.dumps(
+        {"model": model, "messages": [dict(m) for m in messages], "params": dict(params)},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -44,8 +44,10 @@ class Prompt:
         if missing:
             raise UsageError(f"prompt {self.id} needs {', '.join(missing)}")
         vals = {k: str(v) for k, v in values.items()}
-        return ({"role": "system", "content": Template(self.system).substitute(vals)},
-                {"role": "user", "content": Template(self.user).substitute(vals)})
+        return (
+            {"role": "system", "content": Template(self.system).substitute(vals)},
+            {"role": "user", "content": Template(self.user).substitute(vals)},
+        )
 
     def to_dict(self) -> dict[str, str]:
         return {"id": self.id, "version": self.version, "sha256": self.sha256}
@@ -67,14 +69,22 @@ class Prompt:
             elif current is not None:
                 sections[current].append(line)
         if set(sections) != {"system", "user"}:
-            raise InputError("a prompt file has a '### system' and a '### user' section",
-                             path=source or name)
-        return cls(m["task"], m["version"], hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                   inputs, "\n".join(sections["system"]).strip(),
-                   "\n".join(sections["user"]).strip())
+            raise InputError(
+                "a prompt file has a '### system' and a '### user' section", path=source or name
+            )
+        return cls(
+            m["task"],
+            m["version"],
+            hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            inputs,
+            "\n".join(sections["system"]).strip(),
+            "\n".join(sections["user"]).strip(),
+        )
 
 
-def load_prompt(task: str, version: str = "v1", *, folder: str | PathLike[str] | None = None) -> Prompt:
+def load_prompt(
+    task: str, version: str = "v1", *, folder: str | PathLike[str] | None = None
+) -> Prompt:
     """The shipped prompt ``<task>.<version>.txt`` (or one from ``folder``)."""
     name = f"{task}.{version}.txt"
     if folder is not None:
@@ -84,7 +94,10 @@ def load_prompt(task: str, version: str = "v1", *, folder: str | PathLike[str] |
         return Prompt.from_text(name, path.read_text(encoding="utf-8"), source=str(path))
     res = resources.files(__package__).joinpath("prompts", name)
     if not res.is_file():
-        have = sorted(p.name for p in resources.files(__package__).joinpath("prompts").iterdir()
-                      if p.name.endswith(".txt"))
+        have = sorted(
+            p.name
+            for p in resources.files(__package__).joinpath("prompts").iterdir()
+            if p.name.endswith(".txt")
+        )
         raise UsageError(f"no shipped prompt '{name}' (have: {', '.join(have)})")
     return Prompt.from_text(name, res.read_text(encoding="utf-8"))

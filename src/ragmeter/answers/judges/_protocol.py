@@ -35,13 +35,18 @@ class JudgeInfo:
         return f"{head}{self.name} model={self.model} params={params}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model, "params": dict(self.params),
-                "fake": self.fake}
+        return {
+            "name": self.name,
+            "model": self.model,
+            "params": dict(self.params),
+            "fake": self.fake,
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> JudgeInfo:
-        return cls(str(d["name"]), str(d["model"]), dict(d.get("params") or {}),
-                   bool(d.get("fake", False)))
+        return cls(
+            str(d["name"]), str(d["model"]), dict(d.get("params") or {}), bool(d.get("fake", False))
+        )
 
 
 @dataclass(frozen=True)
@@ -93,9 +98,9 @@ def parse_json_object(content: str) -> dict[str, Any]:
         if start < 0 or end <= start:
             raise ValueError("the reply holds no JSON object") from None
         try:
-            data = json.loads(text[start:end + 1])
+            data = json.loads(text[start : end + 1])
         except json.JSONDecodeError as exc:
             raise ValueError(f"the reply is not valid JSON ({exc.msg})") from None
     if not isinstance(data, dict):
-        raise ValueError("the reply is JSON but not an object")  # noqa: TRY004 - bad reply, not a bad call
+        raise ValueError("the reply is JSON but not an object")
     return data

@@ -28,7 +28,61 @@ from ..faithfulness import normalize_quote
 from ._protocol import FAKE_LABEL, JudgeInfo, JudgeReply, JudgeRequest
 
 _STOP = frozenset(
-    ["the", "and", "for", "are", "was", "were", "with", "that", "this", "from", "not", "but", "can", "has", "have", "had", "its", "into", "than", "then", "there", "their", "them", "they", "you", "your", "our", "any", "all", "per", "may", "will", "would", "should", "could", "does", "did", "what", "which", "when", "where", "who", "how", "why", "about", "after", "before", "within", "under", "over", "also", "only"])
+    [
+        "the",
+        "and",
+        "for",
+        "are",
+        "was",
+        "were",
+        "with",
+        "that",
+        "this",
+        "from",
+        "not",
+        "but",
+        "can",
+        "has",
+        "have",
+        "had",
+        "its",
+        "into",
+        "than",
+        "then",
+        "there",
+        "their",
+        "them",
+        "they",
+        "you",
+        "your",
+        "our",
+        "any",
+        "all",
+        "per",
+        "may",
+        "will",
+        "would",
+        "should",
+        "could",
+        "does",
+        "did",
+        "what",
+        "which",
+        "when",
+        "where",
+        "who",
+        "how",
+        "why",
+        "about",
+        "after",
+        "before",
+        "within",
+        "under",
+        "over",
+        "also",
+        "only",
+    ]
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _UNIT_KINDS = ("money", "duration", "percent", "date")
 
@@ -54,8 +108,12 @@ class FakeJudge:
 
     @property
     def info(self) -> JudgeInfo:
-        return JudgeInfo(f"{FAKE_LABEL} (rule-based, not a model)", "fake-rules-v1",
-                         {"position_bias": self.position_bias}, fake=True)
+        return JudgeInfo(
+            f"{FAKE_LABEL} (rule-based, not a model)",
+            "fake-rules-v1",
+            {"position_bias": self.position_bias},
+            fake=True,
+        )
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
         out = []
@@ -83,18 +141,24 @@ class FakeJudge:
         if task in ("context_relevance", "answer_relevance"):
             other = x["context"] if task == "context_relevance" else x["answer"]
             share = _share(_words(str(x["question"])), _words(str(other)))
-            return {"verdict": _verdict(share),
-                    "reason": f"{FAKE_LABEL}: {share:.0%} of the question's words found"}
+            return {
+                "verdict": _verdict(share),
+                "reason": f"{FAKE_LABEL}: {share:.0%} of the question's words found",
+            }
         if task == "correctness":
             c = score_correctness(str(x["answer"]), str(x["reference"]))
-            return {"verdict": "correct" if c.correct else "incorrect",
-                    "reason": f"{FAKE_LABEL}: {c.reason}"}
+            return {
+                "verdict": "correct" if c.correct else "incorrect",
+                "reason": f"{FAKE_LABEL}: {c.reason}",
+            }
         if task == "pairwise":
             ref = str(x["reference"])
             fa, fb = token_f1(str(x["answer_a"]), ref), token_f1(str(x["answer_b"]), ref)
             winner = "A" if fa > fb else "B" if fb > fa else ("A" if self.position_bias else "tie")
             return {"winner": winner, "reason": f"{FAKE_LABEL}: token F1 {fa:.2f} vs {fb:.2f}"}
         # a UsageError, not a NotFoundError: judge() turns a KeyError into "missing input"
-        raise UsageError(f"the fake judge has no rule for task '{task}'; it knows "
-                         "faithfulness, answer_relevance, context_relevance, correctness, "
-                         "pairwise")
+        raise UsageError(
+            f"the fake judge has no rule for task '{task}'; it knows "
+            "faithfulness, answer_relevance, context_relevance, correctness, "
+            "pairwise"
+        )

@@ -94,18 +94,23 @@ class OpenAIJudge:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise UsageError(f"judge base URL must start with http:// or https://, got '{base_url}'")
+            raise UsageError(
+                f"judge base URL must start with http:// or https://, got '{base_url}'"
+            )
         if not model:
             raise UsageError("the judge needs a model name")
         if timeout <= 0 or max_retries < 0 or concurrency < 1 or backoff < 0:
-            raise UsageError("judge options: timeout > 0, max_retries >= 0, concurrency >= 1, "
-                             "backoff >= 0")
+            raise UsageError(
+                "judge options: timeout > 0, max_retries >= 0, concurrency >= 1, backoff >= 0"
+            )
         self._key: str | None = None
         if api_key_env:
             self._key = os.environ.get(api_key_env)
             if not self._key:
-                raise UsageError(f"environment variable {api_key_env} is not set; it should hold "
-                                 "the judge's API key (or give no key variable for a local server)")
+                raise UsageError(
+                    f"environment variable {api_key_env} is not set; it should hold "
+                    "the judge's API key (or give no key variable for a local server)"
+                )
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.params = {**DEFAULT_PARAMS, **dict(params or {})}
@@ -128,8 +133,12 @@ class OpenAIJudge:
 
     # -- one HTTP exchange -------------------------------------------------------------------
     def _post(self, payload: bytes) -> dict[str, Any]:
-        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=payload,
-                                     method="POST", headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"{self.base_url}/chat/completions",
+            data=payload,
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         if self._key:
             req.add_header("Authorization", f"Bearer {self._key}")
         with self._lock:
@@ -167,8 +176,9 @@ class OpenAIJudge:
         return {"content": content, "usage": data.get("usage") or {}}
 
     def _call(self, messages: Sequence[Mapping[str, str]]) -> JudgeReply:
-        payload = json.dumps({"model": self.model, "messages": [dict(m) for m in messages],
-                              **self.params}).encode("utf-8")
+        payload = json.dumps(
+            {"model": self.model, "messages": [dict(m) for m in messages], **self.params}
+        ).encode("utf-8")
         error = "not attempted"
         for attempt in range(1, self.max_retries + 2):
             try:
@@ -193,11 +203,13 @@ class OpenAIJudge:
                 self.usage.prompt_tokens += pt
                 self.usage.completion_tokens += ct
                 if self.usage.cost is not None:
-                    self.usage.cost += pt / 1000 * (self.prices[0] or 0.0) + \
-                        ct / 1000 * (self.prices[1] or 0.0)
+                    self.usage.cost += pt / 1000 * (self.prices[0] or 0.0) + ct / 1000 * (
+                        self.prices[1] or 0.0
+                    )
             return JudgeReply(True, parsed, out["content"], None, attempt, False, pt, ct)
-        return self._failed(f"{error} (gave up after {self.max_retries + 1} attempts)",
-                            self.max_retries + 1)
+        return self._failed(
+            f"{error} (gave up after {self.max_retries + 1} attempts)", self.max_retries + 1
+        )
 
     def _failed(self, error: str, attempts: int) -> JudgeReply:
         with self._lock:
@@ -209,7 +221,7 @@ class OpenAIJudge:
         keys = [cache_key(self.model, r.messages, self.params) for r in requests]
         replies: dict[str, JudgeReply] = {}
         todo: dict[str, JudgeRequest] = {}
-        for key, req in zip(keys, requests):
+        for key, req in zip(keys, requests, strict=True):
             if key in replies or key in todo:
                 continue
             hit = self.cache.get(key) if self.cache is not None else None
@@ -226,13 +238,21 @@ class OpenAIJudge:
             todo[key] = req
         if todo:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo))) as pool:
-                done = dict(zip(todo, pool.map(lambda r: self._call(r.messages), todo.values())))
+                done = dict(zip(todo, pool.map(lambda r: self._call(r.messages), todo.values()), strict=True))
             for key, reply in done.items():
                 replies[key] = reply
                 if reply.ok and self.cache is not None:
-                    self.cache.put(key, {"content": reply.content, "model": self.model,
-                                         "usage": {"prompt_tokens": reply.prompt_tokens,
-                                                   "completion_tokens": reply.completion_tokens}})
+                    self.cache.put(
+                        key,
+                        {
+                            "content": reply.content,
+                            "model": self.model,
+                            "usage": {
+                                "prompt_tokens": reply.prompt_tokens,
+                                "completion_tokens": reply.completion_tokens,
+                            },
+                        },
+                    )
         return [replies[k] for k in keys]
 
 
@@ -240,4 +260,5 @@ def _tokens(usage: Mapping[str, Any]) -> tuple[int, int]:
     def num(name: str) -> int:
         v = usage.get(name)
         return int(v) if isinstance(v, (int, float)) else 0
+
     return num("prompt_tokens"), num("completion_tokens")

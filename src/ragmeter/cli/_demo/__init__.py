@@ -22,20 +22,22 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def demo_cmd(
-    example: Optional[Path] = typer.Option(
-        None, help="The fare-rules example folder (default: ./examples/fare-rules)."),
-    cache_dir: Optional[Path] = typer.Option(
-        None, help="Cache for chunkings, indexes and embeddings (default: beside the example)."),
-    toy_only: bool = typer.Option(False, "--toy-only",
-                                  help="Only the toy table of the RAG evaluation lesson."),
+    example: Path | None = typer.Option(
+        None, help="The fare-rules example folder (default: ./examples/fare-rules)."
+    ),
+    cache_dir: Path | None = typer.Option(
+        None, help="Cache for chunkings, indexes and embeddings (default: beside the example)."
+    ),
+    toy_only: bool = typer.Option(
+        False, "--toy-only", help="Only the toy table of the RAG evaluation lesson."
+    ),
 ) -> None:
     """The toy table of the RAG evaluation lesson, then the fare-rules example through the
     whole chain.
 
     Synthetic data; no network, no paid call, nothing written outside the cache.
     """
-    from ._chain_section import (answers_section, budget_section, experiment_section,
-                                 find_example)
+    from ._chain_section import answers_section, budget_section, experiment_section, find_example
     from ._toy_section import run as toy
     from ._verdict_section import verdict_section
 

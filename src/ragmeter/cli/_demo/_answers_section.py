@@ -31,18 +31,20 @@ from rich.rule import Rule
 
 from ..._errors import InputError
 from ..._literal import lit
-from .._render_answers import print_answer_comparison, print_report
-from .._render_diagnosis import print_answer_table, print_diagnosis
 from ...answers._schema import load_answers
-from ...diagnosis._diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
 from ...answers.paired import compare_answers
 from ...answers.report import check_answers
+from ...diagnosis._diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
 from ...diagnosis._table import table_from_report
+from .._render_answers import print_answer_comparison, print_report
+from .._render_diagnosis import print_answer_table, print_diagnosis
 
 
 def _smallest_allr(ev: Any) -> str | None:
-    allr = sorted((m for m in ev.metrics if m.name == "AllR" and (m.k or m.budget)),
-                  key=lambda m: (m.k or 0, m.budget or 0))
+    allr = sorted(
+        (m for m in ev.metrics if m.name == "AllR" and (m.k or m.budget)),
+        key=lambda m: (m.k or 0, m.budget or 0),
+    )
     return str(allr[0]) if allr else None
 
 
@@ -70,15 +72,21 @@ def run(
     corpus = load_corpus(folder / "corpus.jsonl")
     golden = load_golden(folder / "golden.jsonl", corpus)
     console.print(Rule("answers: correctness, quotes, faithful but wrong"))
-    console.print("The answers below are synthetic, written by hand for this example; no model "
-                  "and no judge was called.")
+    console.print(
+        "The answers below are synthetic, written by hand for this example; no model "
+        "and no judge was called."
+    )
     reports = {}
     for v in variants:
         path = folder / "answers" / f"{v}.jsonl"
         aset = load_answers(path, golden=golden, variant=v)
-        reports[v] = check_answers(aset, golden, corpus=corpus,
-                                   chunks=(chunkings or {}).get(v, chunks),
-                                   contexts=(contexts or {}).get(v))
+        reports[v] = check_answers(
+            aset,
+            golden,
+            corpus=corpus,
+            chunks=(chunkings or {}).get(v, chunks),
+            contexts=(contexts or {}).get(v),
+        )
         print_report(console, reports[v])
 
     tables = {}
@@ -88,13 +96,17 @@ def run(
         metric = prompt_metric or (_smallest_allr(ev) if ev is not None else None)
         if ev is None or metric is None:
             continue
-        tables[v] = table_from_report(evidence_from_evaluation(ev, metric), reports[v],
-                                      evidence_label=f"evidence in the prompt context "
-                                      f"({metric} = 1)")
+        tables[v] = table_from_report(
+            evidence_from_evaluation(ev, metric),
+            reports[v],
+            evidence_label=f"evidence in the prompt context ({metric} = 1)",
+        )
         print_answer_table(console, tables[v], title=f"retrieval-by-answer: {v}")
     if not tables:
-        console.print("(no retrieval evaluations given: the retrieval-by-answer table needs "
-                      "per-question AllR at the prompt k)")
+        console.print(
+            "(no retrieval evaluations given: the retrieval-by-answer table needs "
+            "per-question AllR at the prompt k)"
+        )
 
     comparison = None
     if len(variants) >= 2:
@@ -110,8 +122,8 @@ def run(
     if ev is not None and headroom_metric is not None:
         hr = recall_from_evaluation(ev, headroom_metric)
     console.print(Rule(lit(f"diagnosis of '{base}'", "rule.text")))  # the name as written
-    diagnosis = diagnose(table=tables.get(base), prompt_recall=pr, headroom_recall=hr,
-                         report=reports[base])
+    diagnosis = diagnose(
+        table=tables.get(base), prompt_recall=pr, headroom_recall=hr, report=reports[base]
+    )
     print_diagnosis(console, diagnosis)
-    return {"reports": reports, "tables": tables, "comparison": comparison,
-            "diagnosis": diagnosis}
+    return {"reports": reports, "tables": tables, "comparison": comparison, "diagnosis": diagnosis}

@@ -25,10 +25,14 @@ ANSWER_VARIANTS = {"baseline": "baseline", "reranker": "rerank"}
 
 def find_example(explicit: Path | None = None) -> Path:
     """The fare-rules example: ``explicit``, else ./examples/fare-rules, else the source tree's."""
-    candidates = [explicit] if explicit else [
-        Path.cwd() / "examples" / "fare-rules",
-        Path(__file__).resolve().parents[4] / "examples" / "fare-rules",
-    ]
+    candidates = (
+        [explicit]
+        if explicit
+        else [
+            Path.cwd() / "examples" / "fare-rules",
+            Path(__file__).resolve().parents[4] / "examples" / "fare-rules",
+        ]
+    )
     for c in candidates:
         if c is not None and (c / "experiment.toml").is_file():
             return c
@@ -42,18 +46,28 @@ def find_example(explicit: Path | None = None) -> Path:
 def budget_section(console: Console) -> None:
     from ...labels import budget_table
 
-    console.rule("[bold]2. Span labels: compare chunkings at the same context budget, not the same k")
-    console.print("Evidence is labelled as character spans of the documents, so the same golden "
-                  "set scores every chunking with no relabelling. The RAG evaluation lesson's "
-                  "budget table:")
+    console.rule(
+        "[bold]2. Span labels: compare chunkings at the same context budget, not the same k"
+    )
+    console.print(
+        "Evidence is labelled as character spans of the documents, so the same golden "
+        "set scores every chunking with no relabelling. The RAG evaluation lesson's "
+        "budget table:"
+    )
     t = Table()
     for col in ("chunk size", "k", "context tokens", "vs baseline", "fair comparison?"):
         t.add_column(col, justify="right" if col != "fair comparison?" else "left")
     for r in budget_table(["300x4", "900x4", "300x12"]):
-        t.add_row(f"{r.variant.chunk_tokens:g} tokens", str(r.variant.k),
-                  f"{r.context_tokens:,.0f}", f"{r.ratio_to_baseline:.2f}x",
-                  "baseline" if r.is_baseline else ("yes" if r.fair_with else "no"))
-    t.caption = "fair = within 10% of each other's context tokens (300 x 12 is fair against 900 x 4)"
+        t.add_row(
+            f"{r.variant.chunk_tokens:g} tokens",
+            str(r.variant.k),
+            f"{r.context_tokens:,.0f}",
+            f"{r.ratio_to_baseline:.2f}x",
+            "baseline" if r.is_baseline else ("yes" if r.fair_with else "no"),
+        )
+    t.caption = (
+        "fair = within 10% of each other's context tokens (300 x 12 is fair against 900 x 4)"
+    )
     console.print(t)
 
 
@@ -62,22 +76,30 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
     from .._render_experiment import render_experiment
 
     console.rule("[bold]3. Retrieval experiment: smaller chunks, hybrid search or a reranker?")
-    console.print(lit(f"{example / 'experiment.toml'}: one change per variant against the "
-                      "baseline, the same golden-set version, metrics at the prompt k and token "
-                      "budget. The first run encodes the corpus (about a minute on 2 cores); later "
-                      "runs read the cache."))
-    result = run_experiment(example / "experiment.toml", console=console, cache_dir=cache_dir,
-                            write=False)
+    console.print(
+        lit(
+            f"{example / 'experiment.toml'}: one change per variant against the "
+            "baseline, the same golden-set version, metrics at the prompt k and token "
+            "budget. The first run encodes the corpus (about a minute on 2 cores); later "
+            "runs read the cache."
+        )
+    )
+    result = run_experiment(
+        example / "experiment.toml", console=console, cache_dir=cache_dir, write=False
+    )
     for renderable in render_experiment(result):
         console.print(renderable)
     s, b = result.variant("smaller chunks"), result.baseline
     metric = f"R@budget={b.settings.budget}" if b.settings.budget else None
     if metric:
-        console.print(lit(  # lit: rich would read ":100:" in "tokens:100:0" as an emoji
-            f"Two chunkings, one golden set: {b.chunking.get('name')} at k = {b.settings.k} and "
-            f"{s.chunking.get('name')} at k = {s.settings.k} both fill about "
-            f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs "
-            f"{s.value(metric):.3f}.\n"))
+        console.print(
+            lit(  # lit: rich would read ":100:" in "tokens:100:0" as an emoji
+                f"Two chunkings, one golden set: {b.chunking.get('name')} at k = {b.settings.k} and "
+                f"{s.chunking.get('name')} at k = {s.settings.k} both fill about "
+                f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs "
+                f"{s.value(metric):.3f}.\n"
+            )
+        )
     return result
 
 
@@ -89,7 +111,12 @@ def answers_section(console: Console, example: Path, result: Any) -> dict[str, A
     evaluations, contexts, chunkings = experiment_contexts(result, ANSWER_VARIANTS)
     k = result.baseline.settings.k
     headroom = result.experiment.headroom_k
-    return answers_demo(console, example, evaluations=evaluations, prompt_metric=f"AllR@{k}",
-                        headroom_metric=f"R@{headroom}" if headroom else None,
-                        contexts=contexts, chunkings=chunkings)
-
+    return answers_demo(
+        console,
+        example,
+        evaluations=evaluations,
+        prompt_metric=f"AllR@{k}",
+        headroom_metric=f"R@{headroom}" if headroom else None,
+        contexts=contexts,
+        chunkings=chunkings,
+    )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ...metrics._evaluation import Evaluation
 from ...metrics._engine import evaluate
+from ...metrics._evaluation import Evaluation
 from .toy import toy_qrels, toy_run
 
 METRICS_AT = "R@{k},P@{k},RR@{k},nDCG(gain=exp)@{k}"
@@ -22,8 +22,10 @@ def toy_evaluations(k: int) -> dict[str, Evaluation]:
 
 def run(console: Console) -> dict[str, Evaluation]:
     console.rule("[bold]1. The lesson's toy set: four metrics at the prompt k = 3, and k = 8")
-    console.print("Six synthetic fare-rules queries, graded labels (2 = answers it, 1 = helpful); "
-                  "the generator receives three passages. nDCG uses exponential gain 2^g - 1.")
+    console.print(
+        "Six synthetic fare-rules queries, graded labels (2 = answers it, 1 = helpful); "
+        "the generator receives three passages. nDCG uses exponential gain 2^g - 1."
+    )
     t = Table()
     t.add_column("k", justify="right")
     t.add_column("run")
@@ -51,9 +53,11 @@ def run(console: Console) -> dict[str, Evaluation]:
     wins = sum(v > 0 for v in deltas.values())
     losses = sum(v < 0 for v in deltas.values())
     ties = sum(v == 0 for v in deltas.values())
-    d.caption = (f"{wins} wins, {losses} loss{'es' if losses != 1 else ''}, {ties} tie"
-                 f"{'s' if ties != 1 else ''}: the average hides the regression on "
-                 "'rule 16 code', an identifier lookup the baseline had first.")
+    d.caption = (
+        f"{wins} wins, {losses} loss{'es' if losses != 1 else ''}, {ties} tie"
+        f"{'s' if ties != 1 else ''}: the average hides the regression on "
+        "'rule 16 code', an identifier lookup the baseline had first."
+    )
     console.print(d)
     console.print("At k = 8 recall is 1.00 for both runs: a larger k is headroom, not quality.\n")
     return evals3

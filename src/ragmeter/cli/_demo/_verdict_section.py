@@ -20,8 +20,7 @@ from ..._literal import CAPTION, lit
 RETRIEVAL_LINKS = ("ranking", "candidates")
 
 
-def verdict_section(console: Console, result: Any, diagnosis: Any, *,
-                    split: str = "tune") -> Any:
+def verdict_section(console: Console, result: Any, diagnosis: Any, *, split: str = "tune") -> Any:
     """Print section 5; returns the :class:`~ragmeter.diagnosis._refutation.Verdicts` (None when
     the named experiment is not a retrieval change the experiment file could have measured)."""
     from ...diagnosis._refutation import apply_rule
@@ -29,32 +28,49 @@ def verdict_section(console: Console, result: Any, diagnosis: Any, *,
     e = diagnosis.experiment
     console.rule("[bold]5. The named experiment, measured: does it survive its rule?")
     if e.link not in RETRIEVAL_LINKS:
-        console.print(lit(f"The diagnosis names a {e.link} change; the experiment file measures "
-                          "retrieval changes only, so its rule waits for that run: "
-                          f"{e.refutation}."))
+        console.print(
+            lit(
+                f"The diagnosis names a {e.link} change; the experiment file measures "
+                "retrieval changes only, so its rule waits for that run: "
+                f"{e.refutation}."
+            )
+        )
         return None
     metric = f"AllR@{result.baseline.settings.k}"
     v = apply_rule(result, metric, split=split)
-    console.print(lit(f"The diagnosis wrote its rule before any comparison: {e.refutation}. "
-                      f"Here it is applied as written to the variants section 3 measured at "
-                      f"{metric}: {metric} paired per question against the baseline on "
-                      f"{v.where()}, by ragmeter.compare from the experiment's evaluations."))
+    console.print(
+        lit(
+            f"The diagnosis wrote its rule before any comparison: {e.refutation}. "
+            f"Here it is applied as written to the variants section 3 measured at "
+            f"{metric}: {metric} paired per question against the baseline on "
+            f"{v.where()}, by ragmeter.compare from the experiment's evaluations."
+        )
+    )
     t = Table()
     # n is in the line above; names fold rather than truncate, numbers never wrap (80 columns)
     for col in ("variant", "change", "fixed", "broken", "95% CI", "sign p", "rule"):
         named = col in ("variant", "change")
-        t.add_column(col, justify="left" if named or col == "rule" else "right",
-                     no_wrap=not named, overflow="fold")
+        t.add_column(
+            col,
+            justify="left" if named or col == "rule" else "right",
+            no_wrap=not named,
+            overflow="fold",
+        )
     for c in v.checks:
         s = c.stats
-        t.add_row(lit(c.variant), lit(", ".join(c.changes)),
-                  "-" if s.fixed is None else str(s.fixed),
-                  "-" if s.broken is None else str(s.broken), c.interval,
-                  f"{s.sign_test_p:.3f}", lit("refuted" if c.refuted else "survives",
-                                              "red" if c.refuted else "green"))
+        t.add_row(
+            lit(c.variant),
+            lit(", ".join(c.changes)),
+            "-" if s.fixed is None else str(s.fixed),
+            "-" if s.broken is None else str(s.broken),
+            c.interval,
+            f"{s.sign_test_p:.3f}",
+            lit("refuted" if c.refuted else "survives", "red" if c.refuted else "green"),
+        )
     notes = [f"{name}: {why} (outside this rule)" for name, why in v.skipped]
-    notes += [f"the {k} split ({n} questions) is kept for confirming the survivor"
-              for k, n in v.held_out]
+    notes += [
+        f"the {k} split ({n} questions) is kept for confirming the survivor" for k, n in v.held_out
+    ]
     if notes:
         t.caption = lit("; ".join(notes), CAPTION)
     console.print(t)
