@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine (Python >= 3.11 and make):
 #   make demo   sets up .venv with the demo extras and runs `ragmeter demo`
-#   make test   sets up .venv with the test extras and runs the whole test suite
+#   make test   sets up .venv with the test extras, runs the lint and type gate (ruff, mypy) and
+#               the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -24,6 +25,9 @@ demo: $(VENV)/.demo-stamp
 	$(BIN)/ragmeter demo
 
 test: $(VENV)/.test-stamp
+	$(BIN)/ruff check src tests benchmarks tools examples
+	$(BIN)/ruff format --check src tests benchmarks tools examples
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider -m "not slow"
 	$(BIN)/python tools/check_import_time.py --limit 0.3
 

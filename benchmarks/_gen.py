@@ -1,4 +1,5 @@
-"""Seeded TREC qrels and runs for the benchmarks: the same bytes for the same (queries, depth, seed).
+"""Seeded TREC qrels and runs for the benchmarks: the same bytes for the same (queries, depth,
+seed).
 
 The data are shaped so every peer's definition agrees and the means must be identical:
 

@@ -1,4 +1,5 @@
-"""Metric engine benchmark: ragmeter vs pytrec_eval vs ranx vs ir_measures, from TREC files to means.
+"""Metric engine benchmark: ragmeter vs pytrec_eval vs ranx vs ir_measures, from TREC files to
+means.
 
 Usage::
 
@@ -19,8 +20,9 @@ The floor is pyarrow alone reading the run file's three columns that matter (qid
 with ``pyarrow.csv``; the run's columnar size is that table's ``nbytes``. Peak memory is the
 growth of the process's peak RSS (``VmHWM``, reset just before) during the first full run over
 its RSS just before that run (after import and the tiny warm-up); for ranx it includes numba
-specialising its kernels for the data. The means of every tool must agree with ragmeter's to 1e-9 (the data have
-no ties and every query has a relevant item, so all the definitions agree); the run stops with an
+specialising its kernels for the data. The means of every tool must agree with ragmeter's to 1e-9
+(the data have no ties and every query has a relevant item, so all the definitions agree); the run
+stops with an
 error otherwise.
 
 pytrec_eval (trec_eval) has no reciprocal rank with a cutoff: it computes ``recip_rank`` over the
@@ -258,7 +260,8 @@ def _check_agreement(results: dict[str, dict[str, Any]], label: str) -> None:
         for name, value in res["means"].items():
             if abs(value - ours[name]) > AGREE:
                 raise AssertionError(
-                    f"{label}: {tool} {name} = {value!r}, ragmeter {ours[name]!r} (differ by more than {AGREE})"
+                    f"{label}: {tool} {name} = {value!r}, ragmeter {ours[name]!r} "
+                    f"(differ by more than {AGREE})"
                 )
 
 
@@ -276,8 +279,8 @@ def _table(label: str, nq: int, depth: int, results: dict[str, dict[str, Any]]) 
         ),
         "",
         (
-            "| tool | parse (s) | compute (s) | total (s) | total / ragmeter | runs | first run (s) "
-            "| import (s) | peak memory (MiB) |"
+            "| tool | parse (s) | compute (s) | total (s) | total / ragmeter | runs "
+            "| first run (s) | import (s) | peak memory (MiB) |"
         ),
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -367,7 +370,7 @@ def _load() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1k,10k,100k", help=f"comma list of {', '.join(SIZES)}")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--reps", type=int, default=3)
@@ -385,14 +388,15 @@ def main(argv: list[str] | None = None) -> int:
         "",
         (
             f"`python benchmarks/bench_metrics.py` on {_machine()}; {time.strftime('%Y-%m-%d')}. "
-            f"Measures: {', '.join(METRICS)} (pytrec_eval: RR without cutoff; trec_eval has no RR@k). "
-            f"Times are medians of {args.reps} timed runs after import, a tiny warm-up and one untimed "
-            f"full run ('first run': numba compiles ranx's kernels for the data then); a peer whose "
-            f"timed run takes over {SLOW_S:.0f} s is timed once (see 'runs'). Peak memory: growth of the "
-            "process's peak RSS during the first run over its RSS just before it (after import and the "
-            "tiny warm-up; for ranx it includes numba compiling for the data). Every "
-            "tool's means equal ragmeter's to 1e-9 (checked while running). Data: `benchmarks/_gen.py` "
-            "(seed 0; no ties; every query has a relevant item and 3 unretrieved judged items)."
+            f"Measures: {', '.join(METRICS)} (pytrec_eval: RR without cutoff; trec_eval has no "
+            f"RR@k). Times are medians of {args.reps} timed runs after import, a tiny warm-up and "
+            f"one untimed full run ('first run': numba compiles ranx's kernels for the data then); "
+            f"a peer whose timed run takes over {SLOW_S:.0f} s is timed once (see 'runs'). Peak "
+            "memory: growth of the process's peak RSS during the first run over its RSS just "
+            "before it (after import and the tiny warm-up; for ranx it includes numba compiling "
+            "for the data). Every tool's means equal ragmeter's to 1e-9 (checked while running). "
+            "Data: `benchmarks/_gen.py` (seed 0; no ties; every query has a relevant item and 3 "
+            "unretrieved judged items)."
         ),
         "",
     ]

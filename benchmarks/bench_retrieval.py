@@ -1,4 +1,5 @@
-"""Retrieval benchmark: ragmeter's wrappers against the libraries they wrap, and the experiment runner.
+"""Retrieval benchmark: ragmeter's wrappers against the libraries they wrap, and the experiment
+runner.
 
 Usage::
 
@@ -173,7 +174,7 @@ def bench_experiment(reps: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--dense-docs", type=int, default=512)
     ap.add_argument("--skip-experiment", action="store_true")

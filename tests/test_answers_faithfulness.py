@@ -129,8 +129,8 @@ def test_unresolvable_citations_are_reported() -> None:
             f"({len(BAGGAGE)} chars)"
         ),
         (
-            "answers.jsonl:3: field 'citations.0': cites a chunk but no chunks were given (pass the "
-            "chunking used for the prompt)"
+            "answers.jsonl:3: field 'citations.0': cites a chunk but no chunks were given "
+            "(pass the chunking used for the prompt)"
         ),
     ]
     assert FEES_2024  # fixture sanity

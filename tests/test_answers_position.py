@@ -258,7 +258,7 @@ def test_wilson_hand_values() -> None:
 
 
 def _write(tmp_path: Path) -> list[str]:
-    golden, chunking, run = _world()
+    golden, chunking, _run = _world()
     (tmp_path / "corpus.jsonl").write_text(
         "".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in TEXTS.items())
     )

@@ -183,7 +183,7 @@ def test_asking_a_result_for_what_it_does_not_hold_names_what_it_has() -> None:
     with pytest.raises(InputError, match=r"P@3 was not computed.*have: RR"):
         e.mean("P@3")
     s = sweep_values({"A": [1.0, 2.0], "B": [2.0, 1.0]}, [1, 2], "R")
-    with pytest.raises(NotFoundError, match="no run 'C'.*A, B"):
+    with pytest.raises(NotFoundError, match=r"no run 'C'.*A, B"):
         s.at("C", 1)
-    with pytest.raises(NotFoundError, match="no cutoff 5.*1, 2"):
+    with pytest.raises(NotFoundError, match=r"no cutoff 5.*1, 2"):
         s.at("A", 5)

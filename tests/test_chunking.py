@@ -193,7 +193,9 @@ def test_chunk_ids_are_stable_across_runs():
     a = chunk_corpus(doc(text), "recursive:7:2")
     b = chunk_corpus(doc(text), "recursive:7:2")
     assert a.ids == b.ids
-    assert all(i == f"d#{s}-{e}" for i, s, e in zip(a.ids, a.start.tolist(), a.end.tolist(), strict=True))
+    assert all(
+        i == f"d#{s}-{e}" for i, s, e in zip(a.ids, a.start.tolist(), a.end.tolist(), strict=True)
+    )
 
 
 def test_corpus_forms_accepted():

@@ -85,7 +85,9 @@ def test_spans_map_on_the_text_offsets_not_the_joined_title() -> None:
         Question(id="q2", question="sleep?", evidence=[Evidence(doc="d", start=0, end=5, grade=1)]),
     ]
     qrels = chunk_qrels(golden, docs, cover=1.0)
-    assert list(zip(qrels.qid.to_pylist(), qrels.doc.to_pylist(), qrels.rel.tolist(), strict=True)) == [
+    assert list(
+        zip(qrels.qid.to_pylist(), qrels.doc.to_pylist(), qrels.rel.tolist(), strict=True)
+    ) == [
         ("q1", "a#0-24", 2),
         ("q2", "d#0-14", 1),
     ]
@@ -129,7 +131,11 @@ def test_two_chunks_of_one_document_count_once_at_the_better_rank() -> None:
     run = _run(["q"] * 4, ["x#0-10", "y#0-8", "x#11-22", "z#0-9"], [2.0, 3.0, 4.0, 1.0])
     docs = rollup_run(run, windows)
     assert _ranked(docs) == {"q": ["x", "y", "z"]}  # x at rank 1, y at rank 2 (not 3)
-    assert dict(zip(docs.doc.to_pylist(), docs.score.tolist(), strict=True)) == {"x": 4.0, "y": 3.0, "z": 1.0}
+    assert dict(zip(docs.doc.to_pylist(), docs.score.tolist(), strict=True)) == {
+        "x": 4.0,
+        "y": 3.0,
+        "z": 1.0,
+    }
     assert docs.name == "r"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -130,7 +131,7 @@ def test_parquet_missing_column_and_duplicates(tmp_path):
 
 
 def test_bad_paths(tmp_path):
-    with pytest.raises(UsageError, match=".parquet or .jsonl"):
+    with pytest.raises(UsageError, match=re.escape(".parquet or .jsonl")):
         load_chunking(tmp_path / "c.csv")
     with pytest.raises(InputError, match="file not found"):
         load_chunking(tmp_path / "missing.jsonl")

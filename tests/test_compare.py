@@ -163,7 +163,7 @@ def test_metric_defaults_to_the_single_one_and_is_required_otherwise(toy_pair) -
 
 
 def test_different_golden_versions_are_refused() -> None:
-    with pytest.raises(VersionMismatchError, match="v1.*v2"):
+    with pytest.raises(VersionMismatchError, match=r"v1.*v2"):
         compare(ev({"a": 1}, golden_version="v1"), ev({"a": 0}, golden_version="v2"))
 
 
@@ -186,7 +186,7 @@ def test_questions_in_one_run_only_are_an_error_listing_them() -> None:
 def test_bad_values_are_reported_by_question() -> None:
     with pytest.raises(InputError, match="q2"):
         compare({"q1": 1, "q2": float("nan")}, {"q1": 1, "q2": 1})
-    with pytest.raises(InputError, match="binary metric.*q1"):
+    with pytest.raises(InputError, match=r"binary metric.*q1"):
         compare({"q1": 0.5}, {"q1": 1}, "Hit@3")
     with pytest.raises(UsageError, match="Evaluation or a"):
         compare([1, 0], {"q": 1})  # type: ignore[arg-type]

@@ -126,7 +126,7 @@ def test_randomisation_test_monte_carlo_is_seeded() -> None:
     assert a.p_value == pytest.approx(ttest_1samp(d, 0).pvalue, abs=0.03)
 
 
-# -- Must show 3: statistical honesty ----------------------------------------------------------------
+# -- Must show 3: statistical honesty --------------------------------------------------------------
 def test_no_difference_interval_covers_zero_about_95_percent() -> None:
     """400 seeded repetitions of 200 questions where A and B have the same per-question chances
     (the seed's difficulty mix), so the true paired difference is zero. 2,000 resamples per

@@ -126,7 +126,7 @@ def test_eval_prints_hostile_query_ids_and_run_paths(tmp_path: Path) -> None:
 
 
 def test_eval_error_message_is_literal(tmp_path: Path) -> None:
-    code, out, err = cli(
+    code, _out, err = cli(
         "eval", tmp_path / "[/x]:smile:" / "qrels.txt", tmp_path / "tokens:100:0.run"
     )
     assert code == 2

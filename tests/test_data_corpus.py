@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,7 @@ def test_missing_file_and_empty_corpus(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no documents"):
         load_corpus(empty)
     (tmp_path / "dir").mkdir()
-    with pytest.raises(InputError, match="no .txt or .md files"):
+    with pytest.raises(InputError, match=re.escape("no .txt or .md files")):
         load_corpus(tmp_path / "dir")
 
 

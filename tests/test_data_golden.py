@@ -93,7 +93,9 @@ def test_slices_splits_and_select() -> None:
 
 def test_doc_qrels_keep_the_best_grade_per_document() -> None:
     qrels = load_golden(FIX / "golden.jsonl").doc_qrels()
-    rows = sorted(zip(qrels.qid.to_pylist(), qrels.doc.to_pylist(), qrels.rel.tolist(), strict=True))
+    rows = sorted(
+        zip(qrels.qid.to_pylist(), qrels.doc.to_pylist(), qrels.rel.tolist(), strict=True)
+    )
     assert rows == [
         ("q1", "fees", 2),
         ("q2", "fees", 2),

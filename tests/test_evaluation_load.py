@@ -241,11 +241,11 @@ def test_bad_records_name_the_file_and_field(
 
 BAD_FILES = [
     (b"", None, "the file is empty"),
-    (b'{"run": "x",\n  "per_query": {oops}}', 2, "not JSON"),
+    (b'{"run": "x",\n  "per_query": {oops}}', 2, "invalid JSON"),
     (b"42", None, "got a number"),
     (b"[]", None, "got an empty list"),
     (b'[{"run": "a", "per_query": {}}, "b"]', None, "a list holding a string"),
-    (b'{"run": "caf\xe9"}', 1, "not UTF-8 text (byte 13 is 0xe9)"),
+    (b'{"run": "caf\xe9"}', 1, "not valid UTF-8: byte 0xe9 at byte offset 12"),
 ]
 
 

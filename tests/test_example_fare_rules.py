@@ -1,4 +1,5 @@
-"""The bundled synthetic fare-rules example: offsets exact, counts as documented, build reproducible.
+"""The bundled synthetic fare-rules example: offsets exact, counts as documented, build
+reproducible.
 
 The files are read with ``json`` and ``tomllib`` only, so these checks hold whatever the state of
 ragmeter's own loaders; the loaders have their own tests that use this example.

@@ -1,4 +1,5 @@
-"""Experiment files: TOML loading, validation with file/line/field, one-change and budget warnings."""
+"""Experiment files: TOML loading, validation with file/line/field, one-change and budget
+warnings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``ragmeter run``: every variant chunked, retrieved, scored and written; re-runs come from the cache."""
+"""``ragmeter run``: every variant chunked, retrieved, scored and written; re-runs come from the
+cache."""
 
 from __future__ import annotations
 

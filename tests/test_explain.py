@@ -72,7 +72,8 @@ def test_unretrieved_labelled_passage_caps_recall_and_ndcg() -> None:
             *[
                 rank_curve(k=5, grades=(2, 1), gain="linear").metrics,
                 rank_curve(k=5, grades=(2, 1), gain="linear").rows[0].values,
-            ], strict=True
+            ],
+            strict=True,
         )
     )
     assert lin["nDCG@5"] == pytest.approx(2 / (2 + 1 / math.log2(3)))

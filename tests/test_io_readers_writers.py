@@ -446,7 +446,7 @@ def test_the_reader_rules_one_by_one(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"byte 0xe2 at byte offset 7 \(column 8\)"):
         list(iter_jsonl(p))
     p.write_bytes("\ufeff".encode("utf-16-le") + '{"a": 1}\n'.encode("utf-16-le"))
-    with pytest.raises(InputError, match="NUL byte.*UTF-16"):
+    with pytest.raises(InputError, match=r"NUL byte.*UTF-16"):
         list(iter_jsonl(p))
     with pytest.raises(InputError, match="file not found"):
         list(iter_jsonl(tmp_path / "absent.jsonl"))

@@ -342,7 +342,7 @@ def test_duplicates_across_blocks(
     clean = write(tmp_path, "".join(lines), "clean.txt")
     assert len(read_run(clean, duplicates="error")) == len(lines)
     for pos in (5, 30, 41, 120, 239):  # a repeat of q0/d0: same block, next block, far
-        dup = lines[:pos] + ["q0 Q0 d0 0 1000 s\n"] + lines[pos:]
+        dup = [*lines[:pos], "q0 Q0 d0 0 1000 s\n", *lines[pos:]]
         p = write(tmp_path, "".join(dup), f"dup{pos}.txt")
         with pytest.raises(InputError) as e:
             read_run(p, duplicates="error")
@@ -365,7 +365,10 @@ def test_qrels_conflicting_grades() -> None:
         FIX / "conflict.qrels",
         3,
         "rel",
-        "document 'd1' in query 'q1' is judged twice with different grades (1 at line 1, 2 at line 3)",
+        (
+            "document 'd1' in query 'q1' is judged twice with different grades "
+            "(1 at line 1, 2 at line 3)"
+        ),
     )
 
 
@@ -484,7 +487,9 @@ def test_hypothesis_any_whitespace_reads_alike(tmp_path: Path, data: st.DataObje
 def fast(path: Path) -> list[tuple[str, str, float]]:
     parsed = _trec_fast.parse_clean_run(open_source(path), RUN_LAYOUT)
     assert not parsed.maybe_duplicates
-    return list(zip(parsed.qid.to_pylist(), parsed.doc.to_pylist(), parsed.value.tolist(), strict=True))
+    return list(
+        zip(parsed.qid.to_pylist(), parsed.doc.to_pylist(), parsed.value.tolist(), strict=True)
+    )
 
 
 def test_fast_path_reads_a_clean_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

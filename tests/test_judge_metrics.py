@@ -19,8 +19,8 @@ from ragmeter.answers.judges import (
     JudgeReply,
     JudgeRequest,
     load_prompt,
-    parse_json_object,
 )
+from ragmeter.answers.judges._protocol import parse_json_object
 from ragmeter.answers.report import check_answers
 
 CTX = "The change fee on Standard fares is $75 per passenger."

@@ -32,7 +32,9 @@ def oracle_run(golden, chunking) -> Run:
     spans = SpanTable.from_questions(golden.questions)
     pairs = map_spans(spans, chunking)
     best: dict[tuple[str, str], int] = {}
-    for s, c, n in zip(pairs.span.tolist(), pairs.chunk.tolist(), pairs.chars.tolist(), strict=True):
+    for s, c, n in zip(
+        pairs.span.tolist(), pairs.chunk.tolist(), pairs.chars.tolist(), strict=True
+    ):
         key = (spans.question_ids[spans.question[s]], chunking.ids[c])
         best[key] = max(best.get(key, 0), n)
     rows = sorted(best.items())

@@ -1,4 +1,5 @@
-"""The public surface: every exported name resolves, extras named in errors exist, imports are light."""
+"""The public surface: every exported name resolves, extras named in errors exist, imports are
+light."""
 
 from __future__ import annotations
 

@@ -19,12 +19,10 @@ from ragmeter.retrieval import (
     RerankRetriever,
     Retriever,
     cosine_topk,
-    describe,
     fuse,
-    normalize_reranker,
-    normalize_retriever,
 )
 from ragmeter.retrieval._protocol import ranked_lists, top_k
+from ragmeter.retrieval._specs import describe, normalize_reranker, normalize_retriever
 from ragmeter.retrieval.rerank import BiEncoderReranker
 
 IDS = ["d1", "d2", "d3", "d4", "d5"]
@@ -50,7 +48,7 @@ def make_run(rows: dict[str, list[tuple[str, float]]], name: str = "r") -> Run:
     )
 
 
-# -- exact top-k and cosine search ------------------------------------------------------------------
+# -- exact top-k and cosine search -----------------------------------------------------------------
 def test_top_k_orders_by_score_then_column() -> None:
     scores = np.array([[0.1, 0.9, 0.5, 0.9], [3.0, 2.0, 1.0, 0.0]])
     idx, vals = top_k(scores, 3)
@@ -74,7 +72,7 @@ def test_cosine_topk_equals_brute_force_and_ignores_slicing() -> None:
     assert np.all(np.diff(vals, axis=1) <= 0)
 
 
-# -- BM25 ------------------------------------------------------------------------------------------------
+# -- BM25 ------------------------------------------------------------------------------------------
 def test_bm25_matches_bm25s_called_directly() -> None:
     import bm25s
     import Stemmer
@@ -159,7 +157,7 @@ def test_search_before_fit_and_bad_inputs_are_usage_errors() -> None:
         r.search(["x", "y"], 3, qids=["q1"])
 
 
-# -- dense -------------------------------------------------------------------------------------------
+# -- dense -----------------------------------------------------------------------------------------
 def test_dense_retriever_ranks_by_exact_cosine() -> None:
     enc = HashingEncoder()
     r = DenseRetriever(enc)
@@ -200,7 +198,7 @@ def test_e5_encoder_adds_query_and_passage_prefixes() -> None:
         enc.encode(["x"], role="document")
 
 
-# -- hybrid ------------------------------------------------------------------------------------------
+# -- hybrid ----------------------------------------------------------------------------------------
 def test_rrf_fusion_by_hand() -> None:
     a = make_run({"q": [("x", 3.0), ("y", 2.0), ("z", 1.0)]})
     b = make_run({"q": [("z", 0.9), ("w", 0.8)]})
@@ -220,7 +218,9 @@ def test_weighted_fusion_normalises_min_max_per_query() -> None:
     fused = fuse([a, b], fusion="weighted", weights=[0.7, 0.3])
     got = {
         (q, d): s
-        for q, d, s in zip(fused.qid.to_pylist(), fused.doc.to_pylist(), fused.score.tolist(), strict=True)
+        for q, d, s in zip(
+            fused.qid.to_pylist(), fused.doc.to_pylist(), fused.score.tolist(), strict=True
+        )
     }
     assert got[("q", "x")] == pytest.approx(0.7 * 1.0)
     assert got[("q", "y")] == pytest.approx(0.7 * 0.5 + 0.3 * 0.5)
@@ -247,7 +247,7 @@ def test_hybrid_retriever_fuses_bm25_and_dense() -> None:
     assert max(len(v) for v in as_lists(run).values()) <= 3
 
 
-# -- rerank ------------------------------------------------------------------------------------------
+# -- rerank ----------------------------------------------------------------------------------------
 class ReverseReranker:
     """Scores each candidate by its first-stage position: reverses the head."""
 
@@ -289,7 +289,7 @@ def test_bi_encoder_reranker_scores_candidates_by_cosine(tmp_path) -> None:
     assert enc.calls == calls  # candidates and query came from the embedding cache
 
 
-# -- specs -------------------------------------------------------------------------------------------
+# -- specs -----------------------------------------------------------------------------------------
 def test_specs_normalise_shorthands_and_tables() -> None:
     problems: list[Problem] = []
     assert normalize_retriever("bm25", "r", problems)["k1"] == 1.2

@@ -1,4 +1,5 @@
-"""Bring your own run: JSONL runs of chunk ids or of (doc, start, end) spans, scored on span labels."""
+"""Bring your own run: JSONL runs of chunk ids or of (doc, start, end) spans, scored on span
+labels."""
 
 from __future__ import annotations
 
@@ -90,7 +91,10 @@ def test_ranks_are_read_as_descending_scores(tmp_path, corpus, golden, chunking,
         rows = [
             (d, s)
             for q, d, s in zip(
-                bm25_run.qid.to_pylist(), bm25_run.doc.to_pylist(), bm25_run.score.tolist(), strict=True
+                bm25_run.qid.to_pylist(),
+                bm25_run.doc.to_pylist(),
+                bm25_run.score.tolist(),
+                strict=True,
             )
             if q == qid
         ]

@@ -35,7 +35,7 @@ VOCAB = [
     *sorted(
         {
             w
-            for t in TEXTS + ["fee for infants", "refund payment"]
+            for t in [*TEXTS, "fee for infants", "refund payment"]
             for w in "".join(c.lower() if c.isalnum() else " " for c in t).split()
         }
     ),

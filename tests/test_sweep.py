@@ -200,7 +200,7 @@ def budget_scenario():
         )
         ev_s, ev_l = small.ids[start // 100], large.ids[start // 300]
         others = [c for c in small.ids if c != ev_s][:9]
-        ranked = others[: 2 + i % 6] + [ev_s] + others[2 + i % 6 :]
+        ranked = [*others[: 2 + i % 6], ev_s, *others[2 + i % 6 :]]
         run_s[q] = {c: float(20 - r) for r, c in enumerate(ranked)}
         l_others = [c for c in large.ids if c != ev_l][:5]
         ranked_l = ([ev_l] if i < 9 else []) + l_others

@@ -16,9 +16,10 @@ Rprec                        Rprec
 ndcg                         nDCG                          linear gain, ideal from all judged items
 ndcg_cut_k                   nDCG@k
 ndcg_1=3,2=9,4=4.5           nDCG(gains=1:3,2:9,4:4.5)     custom gain map (``-mndcg.1=3,...``)
-with ``-l N`` (N > 1)        P(rel=N)@k, R(rel=N)@k, Hit(rel=N)@k, RR(rel=N), AP(rel=N), AP(rel=N)@k,
-                             Rprec(rel=N); nDCG and nDCG@k stay plain, because trec_eval keeps the
-                             lower grades' gain in nDCG (upstream usnistgov/trec_eval#35)
+with ``-l N`` (N > 1)        P(rel=N)@k, R(rel=N)@k, Hit(rel=N)@k, RR(rel=N), AP(rel=N),
+                             AP(rel=N)@k, Rprec(rel=N); nDCG and nDCG@k stay plain, because
+                             trec_eval keeps the lower grades' gain in nDCG (upstream
+                             usnistgov/trec_eval#35)
 
 Not shared, so ignored: runid, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map,
 gm_bpref, bpref, infAP, iprec_at_recall_*, 11pt_avg*, Rprec_mult_*, utility*, binG, G, ndcg_rel,

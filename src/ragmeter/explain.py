@@ -102,7 +102,11 @@ class RankCurve:
             "setup": self.setup,
             "metrics": list(self.metrics),
             "rows": [
-                {"rank": r.rank, **dict(zip(self.metrics, r.values, strict=True)), "discount": r.discount}
+                {
+                    "rank": r.rank,
+                    **dict(zip(self.metrics, r.values, strict=True)),
+                    "discount": r.discount,
+                }
                 for r in self.rows
             ],
         }

@@ -74,7 +74,10 @@ class Answer(BaseModel):
 #: lower-cased answer). Kept short on purpose: set ``abstained`` explicitly when in doubt.
 ABSTENTION_PATTERNS: tuple[str, ...] = (
     r"\bi (?:do not|don't|cannot|can't) (?:know|find|answer|tell)\b",
-    r"\b(?:not|no) (?:enough )?(?:information|details?) (?:is |are )?(?:available|provided|given|in)\b",
+    (
+        r"\b(?:not|no) (?:enough )?(?:information|details?) (?:is |are )?"
+        r"(?:available|provided|given|in)\b"
+    ),
     (
         r"\b(?:the )?(?:provided|given|available) (?:context|documents?|passages?|sources?) "
         r"(?:do(?:es)? not|don't|doesn't) (?:say|state|mention|contain|cover|specify)\b"

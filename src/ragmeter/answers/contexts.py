@@ -45,7 +45,7 @@ def prompt_contexts(
         raise UsageError("give the prompt's k or its token budget (exactly one)")
     if k is not None and k < 1:
         raise UsageError(f"the prompt k must be >= 1, got {k}")
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     from ..io._tables import flat
 

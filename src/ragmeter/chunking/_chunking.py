@@ -193,7 +193,10 @@ def index_texts(chunking: Chunking, corpus: Any) -> list[str]:
     if not joins:
         return list(chunking.text)
     titles = _titles_of(corpus)
-    return [f"{t} {x}" if (t := titles.get(d)) else x for d, x in zip(chunking.doc, chunking.text, strict=True)]
+    return [
+        f"{t} {x}" if (t := titles.get(d)) else x
+        for d, x in zip(chunking.doc, chunking.text, strict=True)
+    ]
 
 
 def _titles_of(corpus: Any) -> dict[str, str]:

@@ -63,7 +63,7 @@ def _raise(problems: list[Problem], where: str) -> None:
         return
     if len(problems) > _MAX_PROBLEMS:
         rest = len(problems) - _MAX_PROBLEMS
-        problems = problems[:_MAX_PROBLEMS] + [Problem(f"... and {rest} more problem(s)", where)]
+        problems = [*problems[:_MAX_PROBLEMS], Problem(f"... and {rest} more problem(s)", where)]
     raise ValidationError(problems, what=f"chunk file {where}")
 
 

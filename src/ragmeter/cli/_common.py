@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import typer
@@ -43,7 +43,7 @@ err_console = _Console(stderr=True, highlight=False, emoji=False)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"

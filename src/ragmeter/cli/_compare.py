@@ -1,4 +1,5 @@
-"""``ragmeter compare``, ``ragmeter sweep`` and ``ragmeter gate``: paired decisions on scored runs."""
+"""``ragmeter compare``, ``ragmeter sweep`` and ``ragmeter gate``: paired decisions on scored
+runs."""
 
 from __future__ import annotations
 
@@ -15,8 +16,12 @@ from .._errors import RagmeterWarning, UsageError
 from ._common import TITLE, Format, console, err_console, handle_errors, line, lit, print_json
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
+    from rich.console import RenderableType
+
+    from ..metrics import Metric
     from ..metrics._evaluation import Evaluation
     from ..paired import Comparison, Sweep
+    from ..paired._sweep import Kind
 
 
 def register(app: typer.Typer) -> None:
@@ -143,7 +148,7 @@ def comparison_table(c: Comparison, width: int | None = None) -> Table:
     def row(label: str, s: Any, holm: float | None = None) -> None:
         # label: literal, never markup
         means = [] if narrow else [f"{s.baseline_mean:.3f}", f"{s.candidate_mean:.3f}"]
-        cells = [
+        cells: list[RenderableType] = [
             lit(label),
             str(s.n),
             *means,
@@ -191,7 +196,12 @@ def movers_table(c: Comparison) -> Table | None:
     t.add_column("slices", overflow="fold")
     for m in movers:
         change = ("fixed" if m.delta > 0 else "broken") if c.binary else f"{m.delta:+.4f}"
-        cells = [lit(m.qid), change, f"{m.baseline:.4f}", f"{m.candidate:.4f}"]
+        cells: list[RenderableType] = [
+            lit(m.qid),
+            change,
+            f"{m.baseline:.4f}",
+            f"{m.candidate:.4f}",
+        ]
         if ranks:
             cells.append(f"{_rank(m.rank_before)} -> {_rank(m.rank_after)}")
         t.add_row(*cells, lit(", ".join(m.slices)))
@@ -237,7 +247,7 @@ def print_comparison(c: Comparison) -> None:
         )
 
 
-# -- commands ---------------------------------------------------------------------------------------
+# -- commands --------------------------------------------------------------------------------------
 _SCORE_HELP = "Score run files (BASE and CAND) against these qrels instead of reading eval JSON."
 
 
@@ -468,13 +478,14 @@ def sweep_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """A metric for several runs at every k (or token budget), and where the winner changes."""
+    from ..metrics import parse_list
     from ..paired._sweep import parse_cutoffs
 
     if (qrels is None) == (golden is None):
         raise UsageError("give --qrels (item labels) or --golden with --chunks (span labels)")
     if budgets is not None and golden is None:
         raise UsageError("--budget needs span labels: give --golden and --chunks")
-    kinds: list[tuple[str, list[int]]] = []
+    kinds: list[tuple[Kind, list[int]]] = []
     if ks is not None or budgets is None:
         kinds.append(("k", parse_cutoffs(ks or "1..20")))
     if budgets is not None:
@@ -484,7 +495,7 @@ def sweep_cmd(
         names = [str(p) for p in runs]
     sweeps = []
     with err_console.status("scoring every run at every cutoff..."):
-        for i, m in enumerate(_split_metrics(metrics)):
+        for i, m in enumerate(parse_list(metrics)):
             for j, (kind, cutoffs) in enumerate(kinds):
                 head = (headroom_k or None) if i == j == 0 else None  # headroom printed once
                 if golden is not None:
@@ -496,7 +507,11 @@ def sweep_cmd(
                 else:
                     from ..paired._sweep import sweep
 
-                    sweeps.append(sweep(qrels, dict(zip(names, runs, strict=True)), m, cutoffs, headroom_k=head))
+                    sweeps.append(
+                        sweep(
+                            qrels, dict(zip(names, runs, strict=True)), m, cutoffs, headroom_k=head
+                        )
+                    )
     if fmt == Format.json:
         print_json([s.to_dict() for s in sweeps])
     elif fmt == Format.csv:
@@ -516,9 +531,9 @@ def _span_sweep(
     chunks: list[Path],
     runs: list[Path],
     names: list[str],
-    metric: str,
+    metric: Metric,
     cutoffs: list[int],
-    kind: str,
+    kind: Kind,
     headroom_k: int | None,
     cover: float,
 ) -> Sweep:
@@ -539,23 +554,10 @@ def _span_sweep(
         pairs,
         metric,
         cutoffs,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         headroom_k=headroom_k,
         cover=cover,
     )
-
-
-def _split_metrics(text: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur.strip())
-    return [m for m in out if m]
 
 
 def _print_sweep(s: Sweep) -> None:

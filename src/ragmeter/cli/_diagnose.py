@@ -8,33 +8,12 @@ from typing import Any
 import typer
 
 from .._errors import UsageError
+from ..diagnosis import pick_recall
 from ._common import Format, console, handle_errors, print_json
 
 
 def register(app: typer.Typer) -> None:
     app.command("diagnose")(diagnose_cmd)
-
-
-def _pick(evals: list[Any], metric: str | None, which: str) -> tuple[Any, str] | None:
-    """The evaluation and metric string for the prompt (smallest AllR cutoff) or headroom
-    (largest) recall, unless named."""
-    from ..metrics import parse
-
-    if metric is not None:
-        m = parse(metric)
-        for e in evals:
-            if m in e.metrics:
-                return e, str(m)
-        raise UsageError(f"no evaluation carries {m}")
-    found = [(e, m) for e in evals for m in e.metrics if m.name in ("AllR", "R") and m.k]
-    if not found:
-        return None
-    found.sort(key=lambda em: (em[1].name != "AllR", em[1].k))
-    allr = [x for x in found if x[1].name == found[0][1].name]
-    e, m = allr[0] if which == "prompt" else allr[-1]
-    if which == "headroom" and m == allr[0][1]:
-        return None
-    return e, str(m)
 
 
 @handle_errors
@@ -119,8 +98,8 @@ def diagnose_cmd(
         report = check_answers(
             load_answers(answers, golden=gold), gold, corpus=corp, chunks=chk, contexts=contexts
         )
-    prompt = _pick(evals, prompt_metric, "prompt") if evals else None
-    headroom = _pick(evals, headroom_metric, "headroom") if evals else None
+    prompt = pick_recall(evals, prompt_metric, "prompt") if evals else None
+    headroom = pick_recall(evals, headroom_metric, "headroom") if evals else None
     pr = recall_from_evaluation(*prompt) if prompt else None
     hr = recall_from_evaluation(*headroom) if headroom else None
     from ..answers.report import golden_version_of
@@ -181,8 +160,9 @@ def _score_run(
     if (k is None) == (budget is None):
         raise UsageError("give the prompt's --k or its --budget (exactly one)")
     from ..labels import evaluate_spans
+    from ..metrics import Metric
 
-    cut = f"@{k}" if k is not None else f"@budget={budget}"
+    allr = Metric("AllR")
     # span labels give R, Hit, RR and AllR (nDCG needs chunk qrels: ragmeter labels export)
-    metrics = [f"AllR{cut}", f"AllR@{large_k}"]
+    metrics = [allr.at(k=k) if k is not None else allr.at(budget=budget), allr.at(k=large_k)]
     return evaluate_spans(gold, chk, str(run), metrics, run_name=str(run))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import typer
 from rich.table import Table
@@ -12,6 +13,10 @@ from rich.table import Table
 from .._errors import UsageError
 from ..metrics._evaluation import Evaluation
 from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors, lit, print_json
+
+if TYPE_CHECKING:
+    from ..metrics._engine import Missing
+    from ..metrics._ranking import Ties
 
 DEFAULT_METRICS = "nDCG@10,RR@10,R@100,P@5,AP"
 
@@ -82,8 +87,9 @@ def eval_cmd(
                         qrels,
                         run,
                         metrics or DEFAULT_METRICS,
-                        missing=missing,  # type: ignore[arg-type]
-                        ties=ties,
+                        # the strings as typed: evaluate() refuses any other value (UsageError)
+                        missing=cast("Missing", missing),
+                        ties=cast("Ties", ties),
                         run_name=str(p),
                         config={"qrels": str(paths[0])},
                     )

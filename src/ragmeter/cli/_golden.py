@@ -11,7 +11,7 @@ problem).
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -31,12 +31,12 @@ golden_app = typer.Typer(
 )
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     beir = "beir"
     squad = "squad"
 
 
-class Output(str, Enum):
+class Output(StrEnum):
     table = "table"
     json = "json"
 

@@ -1,4 +1,5 @@
-"""Pydantic schemas of ragmeter's on-disk records (JSONL, one record a line). See docs/formats.md."""
+"""Pydantic schemas of ragmeter's on-disk records (JSONL, one record a line). See
+docs/formats.md."""
 
 from __future__ import annotations
 

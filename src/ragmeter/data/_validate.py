@@ -47,7 +47,8 @@ def quote(text: str, limit: int = _QUOTE) -> str:
 
 
 def field_path(loc: Sequence[int | str]) -> str | None:
-    """A pydantic error location as a field path: ``("evidence", 0, "end")`` → ``evidence[0].end``."""
+    """A pydantic error location as a field path: ``("evidence", 0, "end")`` →
+    ``evidence[0].end``."""
     out = ""
     for part in loc:
         if isinstance(part, int):

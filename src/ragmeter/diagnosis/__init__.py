@@ -5,7 +5,15 @@ its refutation rule, the rule applied to measured variants, and answer correctne
 position of the evidence in the prompt context (lost in the middle).
 """
 
-from ._diagnose import Diagnosis, NextExperiment, RecallAt, Step, Thresholds, diagnose
+from ._diagnose import (
+    Diagnosis,
+    NextExperiment,
+    RecallAt,
+    Step,
+    Thresholds,
+    diagnose,
+    pick_recall,
+)
 from ._position import PositionReport, evidence_positions, lost_in_the_middle, position_table
 from ._refutation import RuleCheck, Verdicts, apply_rule
 from ._table import RetrievalAnswerTable, build_table, table_from_counts, table_from_report
@@ -25,6 +33,7 @@ __all__ = [
     "diagnose",
     "evidence_positions",
     "lost_in_the_middle",
+    "pick_recall",
     "position_table",
     "table_from_counts",
     "table_from_report",

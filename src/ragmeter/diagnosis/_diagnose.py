@@ -40,7 +40,7 @@ search, chunk boundaries): the experiment is the first, and the second is named 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -531,3 +531,26 @@ def recall_from_evaluation(evaluation: Any, metric: Metric | str) -> RecallAt:
 def evidence_from_evaluation(evaluation: Any, metric: Metric | str) -> Mapping[str, bool]:
     """Per question: the binary ``metric`` (e.g. ``AllR@3``) equals 1 -> evidence in context."""
     return {q: v >= 1.0 - 1e-9 for q, v in evaluation.column(metric).items()}
+
+
+def pick_recall(
+    evaluations: Sequence[Any], metric: str | Metric | None = None, which: str = "prompt"
+) -> tuple[Any, Metric] | None:
+    """The evaluation and recall metric for the prompt k (the smallest rank cutoff) or the
+    headroom check (the largest), unless ``metric`` names it: ``AllR`` when the evaluations
+    carry it, else ``R``. None when nothing fits (or only one cutoff exists, for headroom)."""
+    if metric is not None:
+        m = parse(metric)
+        for e in evaluations:
+            if m in e.metrics:
+                return e, m
+        raise UsageError(f"no evaluation carries {m}")
+    found = [(e, m) for e in evaluations for m in e.metrics if m.name in ("AllR", "R") and m.k]
+    if not found:
+        return None
+    found.sort(key=lambda em: (em[1].name != "AllR", em[1].k))
+    same = [x for x in found if x[1].name == found[0][1].name]
+    e, m = same[0] if which == "prompt" else same[-1]
+    if which == "headroom" and m == same[0][1]:
+        return None
+    return e, m

@@ -176,7 +176,8 @@ def dedupe_qrels(t: Table, *, source: str, line_of: LineOf | None, unit: str = "
             problems.append(
                 Problem(
                     f"document '{t.doc[b].as_py()}' in query '{t.qid[b].as_py()}' is judged twice "
-                    f"with different grades ({t.value[a]} at {unit} {la}, {t.value[b]} at {unit} {lb})",
+                    f"with different grades ({t.value[a]} at {unit} {la}, "
+                    f"{t.value[b]} at {unit} {lb})",
                     source,
                     max(la, lb),
                     "rel",

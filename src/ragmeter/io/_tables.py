@@ -22,7 +22,8 @@ def dictionary_codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Ar
 
 @dataclass(frozen=True)
 class Qrels:
-    """Relevance judgements: one row per (query, item) with an integer grade (0 = judged non-relevant).
+    """Relevance judgements: one row per (query, item) with an integer grade (0 = judged
+    non-relevant).
 
     ``qid`` and ``doc`` are pyarrow string arrays, ``rel`` an int64 numpy array; no duplicate
     (qid, doc) pairs (readers enforce it).

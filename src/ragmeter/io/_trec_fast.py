@@ -2,8 +2,9 @@
 
 pyarrow parses the whole file at once on all cores (``read_csv``; the streaming reader parses
 one block at a time) but converts only the three columns a run is scored from (``qid``, ``doc``,
-``score``); the other three (iter, rank, tag) are split but never converted. What pyarrow does not check is
-checked byte-wise while the bytes stream past (``_CheckedStream``, numpy, no Python per line):
+``score``); the other three (iter, rank, tag) are split but never converted. What pyarrow does
+not check is checked byte-wise while the bytes stream past (``_CheckedStream``, numpy, no Python
+per line):
 
 - pyarrow itself refuses a line with other than 6 space-separated fields;
 - no byte <= 0x20 (space, newline, control) may follow another one, and the file may neither
@@ -18,8 +19,8 @@ Row ``i`` is then physical line ``i + 1``. Duplicate (qid, doc) pairs are ruled 
 64-bit hash per row (``_duplicates``: the qid hashed once per run of equal qids): sorted per
 block, and across blocks only for the query that straddles a boundary, when each query's rows
 are contiguous (the usual file); otherwise all hashes are sorted together. Equal hashes send the
-run to the exact check. Anything unusual raises ``Unclean`` and the general parsers take over, so this path
-only ever speeds up files it can vouch for; it never changes what a file means.
+run to the exact check. Anything unusual raises ``Unclean`` and the general parsers take over, so
+this path only ever speeds up files it can vouch for; it never changes what a file means.
 """
 
 from __future__ import annotations
@@ -88,7 +89,11 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
         raise Unclean("no rows")
 
     starts = np.cumsum([0] + [len(b[0]) for b in blocks])
-    bad = [i.bad_scores + start for i, start in zip(infos, starts[:-1], strict=True) if len(i.bad_scores)]
+    bad = [
+        i.bad_scores + start
+        for i, start in zip(infos, starts[:-1], strict=True)
+        if len(i.bad_scores)
+    ]
     score = _concat_numbers([b.pop() for b in blocks], np.float64)
     if bad:
         _report(

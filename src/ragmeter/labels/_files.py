@@ -6,10 +6,15 @@ import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._errors import UsageError
 from ..metrics._evaluation import Evaluation
 from ._span_metrics import DEFAULT_COVER, evaluate_spans, span_metric_list
+
+if TYPE_CHECKING:
+    from ..metrics._engine import Missing
+    from ..metrics._ranking import Ties
 
 
 def parse_ints(text: str | int | Sequence[int] | None, what: str) -> list[int]:
@@ -46,8 +51,8 @@ def evaluate_spans_files(
     k: str | int | Sequence[int] | None = None,
     budget: str | int | Sequence[int] | None = None,
     cover: float = DEFAULT_COVER,
-    missing: str = "zero",
-    ties: str = "trec",
+    missing: Missing = "zero",
+    ties: Ties = "trec",
     duplicates: str = "best",
 ) -> list[Evaluation]:
     """Load a golden set, a chunk file and runs of chunk ids (TREC or ``.jsonl``), and score
@@ -76,10 +81,10 @@ def evaluate_spans_files(
             run,
             ms,
             cover=cover,
-            ties=ties,  # type: ignore[arg-type]
+            ties=ties,
             missing=missing,
             run_name=str(path),
-        )  # type: ignore[arg-type]
+        )
         config = dict(ev.config, golden=str(golden), chunks=str(chunks))
         out.append(dataclasses.replace(ev, config=config))
     return out

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
+from ..io._atomic import atomic_write
 from ._registry import REGISTRY, MetricInfo, Param
 from ._spec import parse
 
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             return 0
         if new != text:
-            path.write_text(new, encoding="utf-8")
+            atomic_write(path, new)
         return 0
     if args:
         print("usage: python -m ragmeter.metrics._doc [--write|--check README.md]", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""The result of scoring one run: per-query values kept, means derived, plain serialisable records."""
+"""The result of scoring one run: per-query values kept, means derived, plain serialisable
+records."""
 
 from __future__ import annotations
 

@@ -10,13 +10,13 @@ never a ``KeyError`` or ``TypeError`` from deep inside.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from .._errors import InputError, UsageError
+from ..io._reading import read_json
 from ..io._source import open_source
 from ._spec import parse
 
@@ -29,28 +29,11 @@ WRITERS = (
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of an evaluation file, in file order (one for a single object)."""
     try:
-        src = open_source(path)
-        raw = src.read_all()  # gzip by magic bytes, byte order mark removed
+        src = open_source(path, allow_empty=True)
     except InputError as exc:
         raise InputError(f"cannot read the evaluation: {exc.message}", path=exc.path) from None
     display = src.display
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"not UTF-8 text (byte {exc.start + 1} is {raw[exc.start]:#04x})",
-            path=display,
-            line=line,
-        ) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not JSON ({exc.msg}); an evaluation file is what {WRITERS} writes",
-            path=display,
-            line=exc.lineno,
-        ) from None
+    data = read_json(src, hint=f"an evaluation file is what {WRITERS} writes")
     records = data if isinstance(data, list) else [data]
     if not records or not all(isinstance(r, dict) for r in records):
         got = (

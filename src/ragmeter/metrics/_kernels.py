@@ -119,7 +119,8 @@ def discounts(n: int) -> np.ndarray:
 
 
 def ndcg(gains: np.ndarray, ideal: np.ndarray, k: int | None) -> np.ndarray:
-    """nDCG@k = Σ_{i ≤ k} gain_i / log2(i+1) ÷ IDCG@k, IDCG from the ideal order of ALL judged items.
+    """nDCG@k = Σ_{i ≤ k} gain_i / log2(i+1) ÷ IDCG@k, IDCG from the ideal order of ALL judged
+    items.
 
     ``gains`` holds each ranked item's gain (already mapped from its grade); 0 when IDCG is 0.
     """

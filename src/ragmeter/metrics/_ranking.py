@@ -85,6 +85,7 @@ def rank_run(
         if rows.size < 2**31:
             rows = rows.astype(np.int32)
         qcode = codes[rows]
+    order: np.ndarray | None
     if ties == "given":
         order = np.argsort(qcode, kind="stable")
     else:

@@ -4,7 +4,8 @@ Grammar (whitespace is not allowed)::
 
     metric  := NAME [ "(" option ("," option)* ")" ] [ "@" cutoff ]
     cutoff  := INT | "budget=" INT
-    option  := "rel=" INT | "gain=" ("linear" | "exp") | "gains=" GRADE ":" GAIN ("," GRADE ":" GAIN)*
+    option  := "rel=" INT | "gain=" ("linear" | "exp")
+             | "gains=" GRADE ":" GAIN ("," GRADE ":" GAIN)*
 
 ``parse(str(m)) == m`` for every metric; ``str(parse(s))`` is the canonical spelling of ``s``
 (aliases resolved, default options dropped, gain maps sorted by grade). A metric equals its

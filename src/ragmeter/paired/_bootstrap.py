@@ -11,8 +11,9 @@ Two ways to draw the same distribution:
 ``"index"``
     Draw the indices themselves: ``rng.integers(0, n, size=(rows, n))`` block after block. With
     ``rng = numpy.random.default_rng(seed)`` this consumes the generator exactly as the RAG
-    evaluation lesson's hands-on lab does with ``diffs[rng.integers(0, n, n)]`` in a Python loop, so the lab's numbers
-    come out digit for digit (a test checks the streams are identical, odd n included).
+    evaluation lesson's hands-on lab does with ``diffs[rng.integers(0, n, n)]`` in a Python loop,
+    so the lab's numbers come out digit for digit (a test checks the streams are identical, odd n
+    included).
 ``"counts"``
     The mean of a resample only depends on how many times each *distinct* difference value was
     drawn. With u distinct values v_j of multiplicity w_j, the counts follow

@@ -3,9 +3,9 @@
 This is the one rule that ``ragmeter run`` (its one-change warnings), ``compare``, ``gate`` and
 the ledger all ask, so the same pair of runs never gets two different verdicts.
 
-It works on config mappings: the ``config`` an :class:`~ragmeter.metrics._evaluation.Evaluation` carries
-(``ragmeter run`` writes the span evaluator's keys plus a ``settings`` table) or an experiment
-variant's settings converted by :func:`ragmeter.experiments._config.settings_config`.
+It works on config mappings: the ``config`` an :class:`~ragmeter.metrics._evaluation.Evaluation`
+carries (``ragmeter run`` writes the span evaluator's keys plus a ``settings`` table) or an
+experiment variant's settings converted by :func:`ragmeter.experiments._config.settings_config`.
 
 The rule:
 

@@ -2,11 +2,11 @@
 
 Rules (each one is a test):
 
-- Both inputs are :class:`~ragmeter.metrics._evaluation.Evaluation` records or plain ``{qid: value}``
-  mappings. The metric picks the column of an Evaluation. Two mappings may instead hold a plain
-  outcome that is not a registry metric (e.g. ``"answer correct"``): then ``Comparison.metric``
-  is None and ``Comparison.outcome`` names what was compared (``label`` is either one as text,
-  the ``metric`` field of ``to_dict``).
+- Both inputs are :class:`~ragmeter.metrics._evaluation.Evaluation` records or plain
+  ``{qid: value}`` mappings. The metric picks the column of an Evaluation. Two mappings may
+  instead hold a plain outcome that is not a registry metric (e.g. ``"answer correct"``): then
+  ``Comparison.metric`` is None and ``Comparison.outcome`` names what was compared (``label`` is
+  either one as text, the ``metric`` field of ``to_dict``).
 - Binary outcomes (fixed / broken counted): the metric is declared binary in the registry
   (``Hit``, ``AllR``); or, when the label is not a registry metric, every value is 0 or 1. A
   registry metric that is not binary (``R@5``) never reports fixed / broken, whatever its values,
@@ -206,7 +206,10 @@ class Comparison:
         return {
             q: {"baseline": a, "candidate": b, "delta": b - a}
             for q, a, b in zip(
-                self.query_ids, self.baseline_values.tolist(), self.candidate_values.tolist(), strict=True
+                self.query_ids,
+                self.baseline_values.tolist(),
+                self.candidate_values.tolist(),
+                strict=True,
             )
         }
 
@@ -450,7 +453,11 @@ def compare(
     if m is not None:
         binary = m.binary
         if binary:
-            odd = [q for q, x, y in zip(qids, a, b, strict=True) if x not in (0.0, 1.0) or y not in (0.0, 1.0)]
+            odd = [
+                q
+                for q, x, y in zip(qids, a, b, strict=True)
+                if x not in (0.0, 1.0) or y not in (0.0, 1.0)
+            ]
             if odd:
                 raise InputError(
                     f"{m} is a binary metric but these questions have values other "
@@ -485,7 +492,9 @@ def compare(
         k: stats_of(a[idx], b[idx])[0] for k, idx in slice_groups(qids, *slice_maps).items()
     }
     adjusted = holm([st.sign_test_p for st in slice_stats.values()])
-    slices = {k: SliceResult(k, st, p) for (k, st), p in zip(slice_stats.items(), adjusted, strict=True)}
+    slices = {
+        k: SliceResult(k, st, p) for (k, st), p in zip(slice_stats.items(), adjusted, strict=True)
+    }
     splits = {
         k: SliceResult(k, stats_of(a[idx], b[idx])[0])
         for k, idx in split_groups(qids, *split_maps).items()

@@ -15,8 +15,9 @@ draw (its fresh score, an unbiased estimate of T). Over S seeded searches:
 Two uses:
 - :func:`best_of_n` with per-question success chances (``low = 0, high = 1``): the RAG
   evaluation lesson's illustration, 150 questions (half easy, 30% medium, 20% hard) with chances
-  0.95 / 0.60 / 0.20 (true rate 0.5 * 0.95 + 0.3 * 0.60 + 0.2 * 0.20 = 0.695), 30 variants, 300 searches: the winner
-  averages about 0.755 when picked, about 0.695 on fresh questions, an optimism of about +0.059.
+  0.95 / 0.60 / 0.20 (true rate 0.5 * 0.95 + 0.3 * 0.60 + 0.2 * 0.20 = 0.695), 30 variants, 300
+  searches: the winner averages about 0.755 when picked, about 0.695 on fresh questions, an
+  optimism of about +0.059.
 - :func:`optimism_from_pair` on this golden set: two runs compared question by question define
   variants "as different from each other as these two, and no better": on question i a variant
   scores the baseline's or the candidate's value with chance 1/2 each (the null hypothesis of the

@@ -6,9 +6,7 @@ heavy libraries are imported on first use.
 """
 
 from ._cache import Cache, encode_cached
-from ._factory import EncoderPool, build_reranked, build_retriever
 from ._protocol import Encoder, Retriever
-from ._specs import describe, normalize_reranker, normalize_retriever
 from .bm25 import BM25Retriever
 from .byo import ImportedRun, read_byo_run, write_byo_run
 from .dense import DenseRetriever, MiniLMEncoder, cosine_topk
@@ -39,5 +37,5 @@ __all__ = [
     "read_byo_run",
     "write_byo_run",
 ]
-# EncoderPool, build_reranked, build_retriever, describe and normalize_* stay importable here but
-# are the experiments layer's plumbing (specs -> retrievers), not public API.
+# EncoderPool, build_reranked, build_retriever (._factory), describe and normalize_* (._specs) are
+# the experiments layer's plumbing (specs -> retrievers), not public API: import them from there.

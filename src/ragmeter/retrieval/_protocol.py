@@ -136,9 +136,12 @@ def run_from_topk(
 
 
 def ranked_lists(run: Run) -> dict[str, list[tuple[str, float]]]:
-    """``{qid: [(item, score), ...]}`` best first: score desc, then item id desc (trec_eval's order)."""
+    """``{qid: [(item, score), ...]}`` best first: score desc, then item id desc (trec_eval's
+    order)."""
     out: dict[str, list[tuple[str, float]]] = {}
-    for qid, item, score in zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist(), strict=True):
+    for qid, item, score in zip(
+        run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist(), strict=True
+    ):
         out.setdefault(qid, []).append((item, score))
     for pairs in out.values():
         pairs.sort(key=lambda p: p[0], reverse=True)

@@ -2,7 +2,8 @@
 
 Score of item d for query q (``method="lucene"``, the default, as Lucene/Elasticsearch)::
 
-    score(q, d) = sum_{t in q} idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    score(q, d) = sum_{t in q} idf(t) * tf(t, d) * (k1 + 1)
+                  / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
     idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 
 Texts are lower-cased and split on ``\\b\\w\\w+\\b`` (bm25s' default, as scikit-learn), English

