@@ -166,7 +166,8 @@ def test_check_answers_records_judge_with_every_score() -> None:
 
 def test_parse_json_object() -> None:
     assert parse_json_object('```json\n{"a": 1}\n```') == {"a": 1}
-    assert parse_json_object('Sure! {"verdict": "yes"} Hope this helps.') == {"verdict": "yes"}
-    for bad in ("no json", "[1, 2]", "{broken"):
+    # the whole reply must be the JSON object: prose around it is a malformed reply (a refusal
+    # quoting the format would otherwise be read as a verdict); tests/test_hostile_judges.py
+    for bad in ("no json", "[1, 2]", "{broken", 'Sure! {"verdict": "yes"} Hope this helps.'):
         with pytest.raises(ValueError):
             parse_json_object(bad)

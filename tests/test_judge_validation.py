@@ -157,8 +157,8 @@ def test_bad_label_files_report_every_problem(tmp_path: Path) -> None:
     mixed = _write(
         tmp_path / "mixed.jsonl",
         [
-            {"id": "a", "label": "x", "judge": {"name": "j", "model": "m1"}},
-            {"id": "b", "label": "x", "judge": {"name": "j", "model": "m2"}},
+            {"id": "a", "label": "pass", "judge": {"name": "j", "model": "m1"}},
+            {"id": "b", "label": "pass", "judge": {"name": "j", "model": "m2"}},
         ],
     )
     with pytest.raises(ValidationError, match="mixes 2 judge configurations"):

@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "ragmeter._errors": 0,
     "ragmeter._extras": 0,
     "ragmeter._literal": 0,
+    "ragmeter._numbers": 0,
     "ragmeter.io": 1,
     "ragmeter.metrics": 2,
     "ragmeter.data": 3,

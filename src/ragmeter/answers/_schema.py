@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as PydanticError
 
 from .._errors import Problem, UsageError, ValidationError
+from ..data._schema import lone_surrogate_field
 from ..io._reading import iter_jsonl
 
 
@@ -68,6 +69,17 @@ class Answer(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     context: list[str] | None = None
     variant: str | None = None
+
+    @model_validator(mode="after")
+    def _no_lone_surrogate(self) -> Answer:
+        # files are checked by the JSON reader; this catches records built in Python
+        field = lone_surrogate_field(self)
+        if field is not None:
+            raise ValueError(
+                f"'{field}' holds a lone surrogate (\\ud800-\\udfff alone is not a Unicode "
+                "character)"
+            )
+        return self
 
 
 #: Phrases that mark an abstention when the record has no ``abstained`` field (matched on the

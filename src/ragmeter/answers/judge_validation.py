@@ -15,11 +15,22 @@ Definitions (rows = human label, columns = judge label, ``n`` judged items):
   population variance of numeric scores across runs.
 A failed judgement is never a label: failed items are listed and left out of kappa;
 ``agreement_all`` counts them as disagreements.
+
+Labels (human and judge alike) are JSON booleans or words from :data:`LABEL_WORDS`, compared
+after trimming spaces and ignoring case, and mapped explicitly to one canonical word per class:
+``true``/``"true"``/``"pass"`` -> ``pass``, ``false``/``"false"``/``"fail"`` -> ``fail``, and the
+judges' own scales (yes/partly/no, supported/unsupported, correct/incorrect, a/b/tie) to
+themselves. Anything else (a number, ``"maybe"``, ``"1"``) is an error naming the file, line and
+field, and so are two labels for the same item (same id, run and order) and labels from two
+scales in one comparison (``pass`` against ``supported`` would count as a disagreement every
+time). With nothing to compare (no labelled item judged, or every judgement failed) there is no
+agreement to report: an error says so instead of a NaN.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
@@ -29,6 +40,48 @@ import numpy as np
 
 from .._errors import Problem, UsageError, ValidationError
 from ..io._reading import iter_jsonl
+
+#: label word (trimmed, lower-cased) -> canonical label. JSON ``true``/``false`` read as
+#: ``"true"``/``"false"``. One scale per comparison (:data:`LABEL_SCALES`).
+LABEL_WORDS: Mapping[str, str] = {
+    "true": "pass",
+    "pass": "pass",
+    "false": "fail",
+    "fail": "fail",
+    "yes": "yes",
+    "partly": "partly",
+    "no": "no",
+    "supported": "supported",
+    "unsupported": "unsupported",
+    "correct": "correct",
+    "incorrect": "incorrect",
+    "a": "a",
+    "b": "b",
+    "tie": "tie",
+}
+#: the scales canonical labels belong to; human and judge labels must share one.
+LABEL_SCALES: tuple[tuple[str, ...], ...] = (
+    ("pass", "fail"),
+    ("yes", "partly", "no"),
+    ("supported", "unsupported"),
+    ("correct", "incorrect"),
+    ("a", "b", "tie"),
+)
+_SCALE_OF = {lab: "/".join(scale) for scale in LABEL_SCALES for lab in scale}
+_ACCEPTED = (
+    "true/false, pass/fail, yes/partly/no, supported/unsupported, correct/incorrect, a/b/tie"
+)
+
+
+def normalize_label(value: Any) -> str:
+    """The canonical label of ``value`` (see module docstring); ValueError when it is none."""
+    if isinstance(value, bool):
+        return "pass" if value else "fail"
+    if isinstance(value, str):
+        label = LABEL_WORDS.get(value.strip().lower())
+        if label is not None:
+            return label
+    raise ValueError(f"{json.dumps(value)[:60]} is not a label; use {_ACCEPTED} (any case)")
 
 
 def confusion_matrix(
@@ -132,14 +185,36 @@ def validate_judge(
     """
     if not human:
         raise UsageError("no human labels to validate against")
+    try:
+        human = {i: normalize_label(lab) for i, lab in human.items()}
+    except ValueError as exc:
+        raise UsageError(f"human label: {exc}") from None
     by: dict[tuple[str, int, str], JudgeLabel] = {}
     for jl in judged:
-        by[(jl.id, jl.run, jl.order)] = jl
+        key = (jl.id, jl.run, jl.order)
+        if key in by:
+            raise UsageError(
+                f"two judge labels for '{jl.id}' (run {jl.run}, order {jl.order}); keep one"
+            )
+        if jl.label is not None:
+            try:
+                jl = JudgeLabel(jl.id, normalize_label(jl.label), jl.run, jl.order, jl.score)
+            except ValueError as exc:
+                raise UsageError(f"judge label of '{jl.id}': {exc}") from None
+        by[key] = jl
+    _one_scale(human.values(), (jl.label for jl in by.values() if jl.label is not None))
     runs = sorted({r for _, r, _ in by})
     primary = {i: jl for (i, r, o), jl in by.items() if r == (runs[0] if runs else 0) and o == "ab"}
     ids = [i for i in human if i in primary and primary[i].label is not None]
     failed = tuple(i for i in human if i in primary and primary[i].label is None)
     unlabelled = tuple(i for i in human if i not in primary)
+    if not ids:
+        what = (
+            f"all {len(failed)} judgements of labelled items failed"
+            if failed
+            else "no human-labelled id was judged (do the two files use the same ids?)"
+        )
+        raise UsageError(f"nothing to compare: {what}; agreement and kappa are undefined")
     h = [human[i] for i in ids]
     j = [str(primary[i].label) for i in ids]
     labels = tuple(sorted(set(h) | set(j)))
@@ -197,27 +272,49 @@ def validate_judge(
     )
 
 
+def _one_scale(human: Iterable[str], judge: Iterable[str]) -> None:
+    """UsageError when the labels come from more than one scale of :data:`LABEL_SCALES`."""
+    hs = {_SCALE_OF[x] for x in human}
+    js = {_SCALE_OF[x] for x in judge}
+    if len(hs | js) > 1:
+        raise UsageError(
+            f"labels from different scales cannot agree: human labels use {', '.join(sorted(hs))}"
+            f", judge labels {', '.join(sorted(js)) or 'none'}; relabel one side so both use "
+            "one scale"
+        )
+
+
 # -- files ---------------------------------------------------------------------------------------
 def _read_jsonl(path: str | PathLike[str], problems: list[Problem]) -> list[tuple[int, Any]]:
     return list(iter_jsonl(path, problems, what="labels"))
 
 
 def load_human_labels(path: str | PathLike[str]) -> dict[str, str]:
-    """``{"id": ..., "label": ...}`` per line; one label per id."""
+    """``{"id": ..., "label": ...}`` per line; one label per id; labels as :data:`LABEL_WORDS`."""
     out: dict[str, str] = {}
+    lines: dict[str, int] = {}
     problems: list[Problem] = []
     for line, rec in _read_jsonl(path, problems):
         i, lab = rec.get("id"), rec.get("label")
         if not isinstance(i, str) or not i:
             problems.append(Problem("needs a non-empty string", str(path), line, "id"))
-        elif lab is None or isinstance(lab, (dict, list)):
+            continue
+        try:
+            label = normalize_label(lab)
+        except ValueError as exc:
+            problems.append(Problem(str(exc), str(path), line, "label"))
+            continue
+        if i in lines:
             problems.append(
-                Problem("needs a label (string, number or boolean)", str(path), line, "label")
+                Problem(
+                    f"second label for '{i}' (the first is on line {lines[i]}); keep one",
+                    str(path),
+                    line,
+                    "id",
+                )
             )
-        elif i in out:
-            problems.append(Problem(f"second label for '{i}'", str(path), line, "id"))
-        else:
-            out[i] = str(lab).lower() if isinstance(lab, bool) else str(lab)
+            continue
+        out[i], lines[i] = label, line
     if problems:
         raise ValidationError(problems, what=str(path))
     return out
@@ -226,11 +323,13 @@ def load_human_labels(path: str | PathLike[str]) -> dict[str, str]:
 def load_judge_labels(path: str | PathLike[str]) -> tuple[list[JudgeLabel], dict[str, Any]]:
     """Judge outputs: ``{"id", "label", "run"?, "order"?: "ab"|"ba", "score"?, "ok"?}`` per line
     (also the ``judged`` records of ``ragmeter answers check --format json``). A record with
-    ``"ok": false`` or no label is a failed judgement. Returns the labels and the judge info when
-    the records carry one (refusing a file that mixes two judge configurations)."""
+    ``"ok": false`` or no label is a failed judgement; ``ok`` is a JSON boolean, labels as
+    :data:`LABEL_WORDS`, and one record per (id, run, order). Returns the labels and the judge
+    info when the records carry one (refusing a file that mixes two judge configurations)."""
     out: list[JudgeLabel] = []
     problems: list[Problem] = []
     judges: set[str] = set()
+    seen: dict[tuple[str, int, str], int] = {}
     for line, rec in _read_jsonl(path, problems):
         i = rec.get("id")
         if not isinstance(i, str) or not i:
@@ -241,29 +340,46 @@ def load_judge_labels(path: str | PathLike[str]) -> tuple[list[JudgeLabel], dict
             problems.append(Problem("must be 'ab' or 'ba'", str(path), line, "order"))
             continue
         run = rec.get("run", 0)
-        if not isinstance(run, int) or isinstance(run, bool):
-            problems.append(Problem("must be an integer", str(path), line, "run"))
+        if not isinstance(run, int) or isinstance(run, bool) or run < 0:
+            problems.append(Problem("must be an integer >= 0", str(path), line, "run"))
             continue
-        lab = rec.get("label")
-        if rec.get("ok") is False:
-            lab = None
+        ok = rec.get("ok", True)
+        if not isinstance(ok, bool):
+            problems.append(Problem("must be true or false", str(path), line, "ok"))
+            continue
+        lab = rec.get("label") if ok else None
+        if lab is not None:
+            try:
+                lab = normalize_label(lab)
+            except ValueError as exc:
+                problems.append(Problem(str(exc), str(path), line, "label"))
+                continue
         score = rec.get("score")
-        if score is not None and not isinstance(score, (int, float)):
-            problems.append(Problem("must be a number", str(path), line, "score"))
+        if score is not None and (
+            not isinstance(score, (int, float))
+            or isinstance(score, bool)
+            or not math.isfinite(score)
+        ):
+            problems.append(Problem("must be a finite number", str(path), line, "score"))
             continue
+        key = (i, run, order)
+        if key in seen:
+            problems.append(
+                Problem(
+                    f"second judge label for '{i}' (run {run}, order {order}; the first is on "
+                    f"line {seen[key]}); keep one",
+                    str(path),
+                    line,
+                    "id",
+                )
+            )
+            continue
+        seen[key] = line
         if isinstance(rec.get("judge"), dict):
             judges.add(
                 json.dumps({"judge": rec["judge"], "prompt": rec.get("prompt")}, sort_keys=True)
             )
-        out.append(
-            JudgeLabel(
-                i,
-                None if lab is None else (str(lab).lower() if isinstance(lab, bool) else str(lab)),
-                run,
-                order,
-                None if score is None else float(score),
-            )
-        )
+        out.append(JudgeLabel(i, lab, run, order, None if score is None else float(score)))
     if len(judges) > 1:
         problems.append(
             Problem(

@@ -4,15 +4,17 @@ answer relevance, correctness, and pairwise preference.
 Each :class:`JudgeMetric` declares the inputs it needs; :func:`judge_metric` refuses (UsageError
 naming the input and the questions lacking it) before any call is made. Scores:
 
-- faithfulness = supported claims / claims (1.0 for an answer with no claim); label
-  "supported" when every claim is supported, else "unsupported".
+- faithfulness = supported claims / claims; label "supported" when every claim is supported,
+  else "unsupported". A reply listing no claim is a failure, not 1.0: every answer judged is
+  non-empty, and a refusal often looks exactly like an empty claim list.
 - context_relevance, answer_relevance: verdict yes / partly / no -> 1 / 0.5 / 0.
 - correctness: verdict correct / incorrect -> 1 / 0.
 - pairwise: winner A / B / tie (run in both orders by :func:`judge_pairwise`).
 
 Every :class:`JudgedScore` records the judge (name, model, params), the prompt id and the sha256
-of the prompt file; a reply that failed or does not fit the expected shape is a score with
-``ok=False`` and ``score=None``, counted as failed, never as a pass. :func:`require_one_config`
+of the prompt file; a reply that failed or does not fit its task's shape (checked by
+:func:`.judges._replies.check_reply` whichever judge produced it) is a score with ``ok=False``
+and ``score=None``, counted as failed, never as a pass. :func:`require_one_config`
 refuses to put scores from two judge configurations into one table.
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 from .._errors import UsageError
 from .judges._prompts import Prompt, load_prompt
 from .judges._protocol import Judge, JudgeInfo, JudgeRequest
+from .judges._replies import check_reply
 
 
 def _claims(data: Mapping[str, Any]) -> tuple[float, str, dict[str, Any]]:
@@ -34,7 +37,7 @@ def _claims(data: Mapping[str, Any]) -> tuple[float, str, dict[str, Any]]:
     ):
         raise ValueError("expected {'claims': [{'claim': ..., 'supported': true|false}]}")
     if not claims:
-        return 1.0, "supported", {"claims": []}
+        raise ValueError("the reply lists no claim (an empty claim list is a failure)")
     n_ok = sum(c["supported"] for c in claims)
     return (
         n_ok / len(claims),
@@ -223,7 +226,7 @@ def judge_metric(
             )
             continue
         try:
-            score, label, detail = m.parse(reply.data)
+            score, label, detail = m.parse(check_reply(m.name, reply.data))
         except ValueError as exc:
             out.append(
                 JudgedScore(

@@ -18,6 +18,8 @@ from ._format import META_KEY, suffix_of
 
 #: problems listed in one error before the rest are summarised.
 _MAX_PROBLEMS = 50
+#: offsets and token counts are stored as 64-bit integers; a larger one is refused by name.
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 UNKNOWN_TOKENIZER = "unknown"
 
 
@@ -69,6 +71,7 @@ def _raise(problems: list[Problem], where: str) -> None:
 
 def _read_parquet(path: Path) -> tuple[dict[str, list[Any]], list[int], dict[str, Any]]:
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     try:
@@ -96,6 +99,10 @@ def _read_parquet(path: Path) -> tuple[dict[str, list[Any]], list[int], dict[str
             raise InputError(
                 f"{arr.null_count} empty value(s), first in row {row}", path=path, field=col
             )
+        if kind == "int" and arr.type == pa.uint64() and len(arr):
+            top = pc.max(arr).as_py()
+            if top is not None and top > _INT64_MAX:
+                raise InputError(f"integer {top} is out of range (64-bit)", path=path, field=col)
         cols[col] = arr.to_pylist() if kind == "string" else arr.to_numpy().astype(np.int64)
     meta: dict[str, Any] = {}
     raw = (table.schema.metadata or {}).get(META_KEY)
@@ -128,6 +135,11 @@ def _read_jsonl(
                 row_ok = False
             elif want_int and (not isinstance(value, int) or isinstance(value, bool)):
                 problems.append(Problem(f"expected an integer, got {value!r}", where, number, col))
+                row_ok = False
+            elif want_int and not _INT64_MIN <= value <= _INT64_MAX:
+                problems.append(
+                    Problem(f"integer {value} is out of range (64-bit)", where, number, col)
+                )
                 row_ok = False
             elif not want_int and not isinstance(value, str):
                 problems.append(Problem(f"expected a string, got {value!r}", where, number, col))

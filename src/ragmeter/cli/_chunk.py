@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .._errors import UsageError
 from ._common import TITLE, Format, console, err_console, handle_errors, lit, print_json
 
 CHUNKER_HELP = (
@@ -43,12 +42,12 @@ def chunk_cmd(
     from ..chunking import chunk_corpus, get_tokenizer, make_chunker
     from ..chunking._format import suffix_of
     from ..data.corpus import load_corpus
+    from ._outputs import check_output
 
     spec = make_chunker(chunker)  # a bad name fails before any work
     tok = get_tokenizer(tokenizer)
     suffix_of(output)  # the library's rule for chunk file names, checked before any work
-    if output.exists() and not force:
-        raise UsageError(f"{output} exists; pass --force to overwrite it")
+    check_output(output, force=force, inputs=[corpus])
     docs = load_corpus(corpus)
     # markup=False: the chunker name (tokens:100:0) is printed as written, never as markup/emoji
     columns = (

@@ -55,12 +55,23 @@ def handle_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _finite_options(kwargs)
             return fn(*args, **kwargs)
         except RagmeterError as exc:
             err_console.print(line(("error:", "red"), f" {exc}"), soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _finite_options(kwargs: dict[str, Any]) -> None:
+    """No ragmeter option takes NaN or infinity (click reads 'nan', 'inf' and '1e999' as floats):
+    refuse them by the option's name before the command starts; ranges are the library's."""
+    from .._numbers import finite
+
+    for name, value in kwargs.items():
+        if isinstance(value, float):
+            finite("--" + name.replace("_", "-"), value)
 
 
 def print_json(obj: Any) -> None:

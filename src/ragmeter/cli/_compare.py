@@ -360,6 +360,9 @@ def gate_cmd(
     ),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write a markdown summary."),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a --markdown/--junit file that is not a gate report."
+    ),
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Seed for numpy.random.default_rng."),
     strict: bool = typer.Option(False, "--strict", help="Refuse unfair comparisons."),
@@ -376,6 +379,7 @@ def gate_cmd(
     """Exit 1 when the candidate regresses by the rule given, 0 otherwise (CI gate)."""
     from ..paired import GateRule, gate
 
+    _check_reports(markdown, junit, force, [base, cand], [qrels, golden, ledger, *(chunks or [])])
     rule = GateRule(
         max_broken=max_broken,
         min_delta=min_delta,
@@ -436,6 +440,33 @@ def gate_cmd(
         raise typer.Exit(1)
 
 
+#: the first bytes of the gate's reports: a file that starts so is an earlier report, replaced
+_REPORT_MARKS = {
+    "--markdown": b"## ragmeter gate ",
+    "--junit": b'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ragmeter gate"',
+}
+
+
+def _check_reports(
+    markdown: Path | None,
+    junit: Path | None,
+    force: bool,
+    runs: list[str],
+    files: list[Path | None],
+) -> None:
+    """Before any work: a report never replaces an input, a folder or, without --force, a
+    file that is not an earlier gate report (see cli/_outputs.py)."""
+    from ._outputs import check_output, starts_with
+
+    inputs = [*files, *(Path(r) for r in runs), *(Path(r.partition("#")[0]) for r in runs)]
+    for option, path in (("--markdown", markdown), ("--junit", junit)):
+        if path is not None:
+            mark = starts_with(_REPORT_MARKS[option])
+            check_output(path, force=force, option=option, inputs=inputs, replaceable=mark)
+    if markdown is not None and junit is not None and markdown.resolve() == junit.resolve():
+        raise UsageError(f"--markdown and --junit both name {markdown}; give two files")
+
+
 def _write(path: Path, text: str) -> None:
     """The gate's markdown and JUnit reports: whole or not at all (a CI job never reads half)."""
     from ..io._atomic import atomic_write
@@ -464,7 +495,8 @@ def sweep_cmd(
     ks: str | None = typer.Option(
         None,
         "--k",
-        help="Rank cutoffs: '1..20' (the default without --budget), '1,3,5,10' or a mix.",
+        help="Rank cutoffs: '1..20' (the default without --budget), '1,3,5,10' or a mix; a "
+        "range stops at the runs' depth.",
     ),
     budgets: str | None = typer.Option(
         None, "--budget", help="Token budgets (with --golden), e.g. '400..2000:400' or '600,1200'."
@@ -479,17 +511,17 @@ def sweep_cmd(
 ) -> None:
     """A metric for several runs at every k (or token budget), and where the winner changes."""
     from ..metrics import parse_list
-    from ..paired._sweep import parse_cutoffs
 
     if (qrels is None) == (golden is None):
         raise UsageError("give --qrels (item labels) or --golden with --chunks (span labels)")
     if budgets is not None and golden is None:
         raise UsageError("--budget needs span labels: give --golden and --chunks")
-    kinds: list[tuple[Kind, list[int]]] = []
+    # cutoffs travel as text: the library caps a k range at the runs' depth and says so
+    kinds: list[tuple[Kind, str]] = []
     if ks is not None or budgets is None:
-        kinds.append(("k", parse_cutoffs(ks or "1..20")))
+        kinds.append(("k", ks or "1..20"))
     if budgets is not None:
-        kinds.append(("budget", parse_cutoffs(budgets)))
+        kinds.append(("budget", budgets))
     names = [p.stem for p in runs]
     if len(set(names)) != len(names):
         names = [str(p) for p in runs]
@@ -532,7 +564,7 @@ def _span_sweep(
     runs: list[Path],
     names: list[str],
     metric: Metric,
-    cutoffs: list[int],
+    cutoffs: str,
     kind: Kind,
     headroom_k: int | None,
     cover: float,
@@ -574,6 +606,8 @@ def _print_sweep(s: Sweep) -> None:
     for j, (k, lead) in enumerate(zip(s.cutoffs, s.leaders, strict=True)):
         t.add_row(str(k), *(f"{v:.4f}" for v in s.values[:, j]), lit(lead or "tie"))
     console.print(t)
+    for note in s.notes:
+        console.print(lit(f"note: {note}."))
     console.print(lit(s.summary() + "."))
     if s.headroom:
         vals = ", ".join(f"{r} {v:.3f}" for r, v in s.headroom.items())

@@ -41,7 +41,7 @@ def diagnose_cmd(
         help="The table as counts: working,"
         "generation_failure,from_memory,retrieval_failure"
         "[,cites_outside_context[,support_unknown]] "
-        "(e.g. 41,9,6,14).",
+        "(e.g. 41,9,6,14; each 0 to 10,000,000).",
     ),
     split: str = typer.Option("tune", help="Split named in the experiment's comparison."),
     headroom_threshold: float = typer.Option(0.90, help="Recall at a large k counted high."),
@@ -53,6 +53,7 @@ def diagnose_cmd(
 ) -> None:
     """Walk recall at a large k -> recall at the prompt k -> faithful and correct -> slices, and
     print the failing link with ONE next experiment and its refutation rule."""
+    from .._numbers import rate
     from ..diagnosis._diagnose import (
         Thresholds,
         diagnose,
@@ -63,6 +64,12 @@ def diagnose_cmd(
     from ._render_answers import print_report
     from ._render_diagnosis import print_answer_table, print_diagnosis
 
+    for flag, value in (
+        ("--headroom-threshold", headroom_threshold),
+        ("--prompt-threshold", prompt_threshold),
+        ("--answer-threshold", answer_threshold),
+    ):
+        rate(flag, value)
     thresholds = Thresholds(
         headroom_recall=headroom_threshold,
         prompt_recall=prompt_threshold,

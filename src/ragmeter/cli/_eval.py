@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from .._errors import UsageError
-from ..metrics._evaluation import Evaluation
+from ..metrics._evaluation import NO_MEAN, Evaluation
 from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors, lit, print_json
 
 if TYPE_CHECKING:
@@ -140,8 +140,13 @@ def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
                 console.print(per_query_table(e))
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.6f}"
+def _fmt(v: float | None) -> str:
+    # no scorable query: no mean, an empty cell (never 0)
+    return "" if v is None else f"{v:.6f}"
+
+
+def _cell(v: float | None) -> str:
+    return NO_MEAN if v is None else f"{v:.4f}"
 
 
 def table(evals: list[Evaluation], title: str | None = None) -> Table:
@@ -152,7 +157,7 @@ def table(evals: list[Evaluation], title: str | None = None) -> Table:
         t.add_column(lit(n), justify="right")
     t.add_column("queries", justify="right")
     for e in evals:
-        t.add_row(lit(e.run), *(f"{e.aggregate[n]:.4f}" for n in names), str(e.n_queries))
+        t.add_row(lit(e.run), *(_cell(e.aggregate[n]) for n in names), str(e.n_queries))
     notes = []
     for e in evals:
         if e.n_missing or e.n_no_relevant:

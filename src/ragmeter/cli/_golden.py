@@ -58,12 +58,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(golden_app, name="golden")
 
 
-def _refuse_existing(*paths: Path, force: bool) -> None:
-    existing = [str(p) for p in paths if p.exists()]
-    if existing and not force:
-        raise UsageError(f"{', '.join(existing)} already exist(s); pass --force to replace")
-
-
 def _problem_dict(p: Problem) -> dict[str, Any]:
     return {"path": p.path, "line": p.line, "field": p.field, "message": p.message}
 
@@ -89,9 +83,13 @@ def import_(
     from ..data.corpus import write_corpus
     from ..data.golden import write_golden
     from ..data.squad import load_squad
+    from ._outputs import check_output
 
     corpus_file, golden_file = out / "corpus.jsonl", out / "golden.jsonl"
-    _refuse_existing(corpus_file, golden_file, force=force)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; name the folder to write into")
+    for file in (corpus_file, golden_file):
+        check_output(file, force=force, option="--out", inputs=[src])
     with err_console.status(lit(f"reading {src}")):
         corpus, golden = load_beir(src, split) if kind is Source.beir else load_squad(src)
     write_corpus(corpus, corpus_file)
@@ -269,8 +267,10 @@ def relocate(
     from ..data.corpus import load_corpus
     from ..data.golden import load_golden, write_golden
     from ..data.relocate import relocate as run_relocate
+    from ._outputs import check_output
 
-    _refuse_existing(out, force=force)
+    # the golden set may be rewritten in place (with --force); the corpus never
+    check_output(out, force=force, option="--out", inputs=[corpus])
     docs = load_corpus(corpus)
     report = run_relocate(load_golden(golden), docs)
     write_golden(report.golden, out)

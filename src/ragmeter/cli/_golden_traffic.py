@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .._errors import UsageError
 from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors, lit, print_json
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,9 +71,10 @@ def sample(
     """Seeded sample of distinct logged questions to label, stratified (proportional)."""
     from ..data.corpus import write_lines
     from ..data.traffic import read_log, sample_log
+    from ._outputs import check_output
 
-    if out is not None and out.exists() and not force:
-        raise UsageError(f"{out} already exists; pass --force to replace it")
+    if out is not None:
+        check_output(out, force=force, inputs=[logs])
     result = sample_log(read_log(logs), n, by=by, seed=seed)
     if out is None:
         for line in result.to_jsonl():

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .._errors import RagmeterWarning, UsageError
+from .._errors import RagmeterWarning
 from ._common import Format, console, err_console, handle_errors, line, lit, print_json
 
 labels_app = typer.Typer(
@@ -48,10 +48,10 @@ def export_cmd(
     from ..data.golden import load_golden
     from ..labels import chunk_qrels, write_chunk_qrels
     from ..labels._span_metrics import check_cover
+    from ._outputs import check_output
 
     check_cover(cover)
-    if output.exists() and not force:
-        raise UsageError(f"{output} exists; pass --force to overwrite it")
+    check_output(output, force=force, inputs=[golden, chunks, corpus])
     corpus_obj = load_corpus(corpus) if corpus is not None else None
     golden_set = load_golden(golden, corpus=corpus_obj)
     chunking = load_chunking(chunks, corpus=corpus_obj)

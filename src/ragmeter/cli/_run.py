@@ -1,4 +1,5 @@
-"""``ragmeter run EXPERIMENT.toml``: chunk, index, retrieve and score every variant of an experiment."""
+"""``ragmeter run EXPERIMENT.toml``: chunk, index, retrieve and score every variant of an
+experiment."""
 
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ def run_cmd(
         ".ragmeter-cache/ beside the experiment file).",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompute everything; store nothing."),
+    allow_outside: bool = typer.Option(
+        False,
+        "--allow-outside",
+        help="Let the file's output and cache point outside its folder.",
+    ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Run every variant; write run files, configs and evaluations; print the metric table.
@@ -41,7 +47,11 @@ def run_cmd(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagmeterWarning)
         result = run_experiment(
-            experiment, console=err_console, cache_dir=cache_dir, use_cache=not no_cache
+            experiment,
+            console=err_console,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            allow_outside=allow_outside,
         )
     for w in caught:
         if issubclass(w.category, RagmeterWarning):

@@ -4,12 +4,53 @@ docs/formats.md."""
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
-class Document(BaseModel):
+
+def lone_surrogate_field(value: Any, path: str = "") -> str | None:
+    """The field path of the first string (key or value) in ``value`` holding a lone surrogate
+    (``"\\ud800"`` is not a Unicode character: such text fails later, when written or hashed).
+    Files are checked by the JSON reader; this catches records built in Python."""
+    if isinstance(value, str):
+        return (path or "value") if _LONE_SURROGATE.search(value) else None
+    if isinstance(value, BaseModel):
+        value = {k: getattr(value, k) for k in type(value).model_fields}
+    if isinstance(value, dict):
+        for key, item in value.items():
+            sub = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _LONE_SURROGATE.search(key):
+                return sub
+            found = lone_surrogate_field(item, sub)
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = lone_surrogate_field(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+class _Text(BaseModel):
+    """Refuses a lone surrogate in any string field (a record built in Python, not read)."""
+
+    @model_validator(mode="after")
+    def _no_lone_surrogate(self) -> Any:
+        field = lone_surrogate_field(self)
+        if field is not None:
+            raise ValueError(
+                f"'{field}' holds a lone surrogate (\\ud800-\\udfff alone is not a Unicode "
+                "character)"
+            )
+        return self
+
+
+class Document(_Text):
     """One source document of a corpus. Evidence spans are character offsets into ``text``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -25,7 +66,7 @@ class Document(BaseModel):
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
-class Evidence(BaseModel):
+class Evidence(_Text):
     """A labelled span ``doc.text[start:end]`` with a grade (2 = answers it, 1 = helpful)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -40,7 +81,7 @@ class Evidence(BaseModel):
     required: bool | None = None
 
 
-class Question(BaseModel):
+class Question(_Text):
     """One golden question with its evidence spans."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

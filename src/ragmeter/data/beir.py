@@ -141,11 +141,29 @@ def _read_qrels(path: Path, problems: list[Problem]) -> list[tuple[str, str, int
     rows: list[tuple[str, str, int, int]] = []
     seen: dict[tuple[str, str], int] = {}
     where = str(path)
-    text = path.read_bytes().decode("utf-8-sig", errors="replace")
-    for number, line in enumerate(text.splitlines(), start=1):
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # never replace a byte silently: it would change an id
+        line_no = data.count(b"\n", 0, exc.start) + 1
+        problems.append(Problem(f"not UTF-8: invalid byte at offset {exc.start}", where, line_no))
+        return rows
+    # lines end at \n (a \r before it is dropped); splitlines() would also split at \x0b,
+    # \x1c, \u2028 and others inside an id
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if "\x00" in line or "\ufeff" in line or "\r" in line:
+            problems.append(
+                Problem(
+                    "a NUL byte, byte order mark or carriage return inside the line",
+                    where,
+                    number,
+                )
+            )
+            continue
         if not line.strip():
             continue
-        cols = line.rstrip("\r").split("\t")
+        cols = line.split("\t")
         if number == 1 and cols[0].strip().lower() in ("query-id", "query_id", "qid"):
             continue
         if len(cols) != 3:

@@ -143,16 +143,51 @@ def load_corpus(path: str | os.PathLike[str]) -> Corpus:
     return Corpus(docs, source=where)
 
 
+def _folder_files(folder: Path, problems: list[Problem]) -> list[Path]:
+    """The .txt/.md files under ``folder`` (names starting with ``.`` skipped), sorted.
+
+    Symbolic links are never a way out of the folder: a linked file is read only when it
+    resolves inside the folder, a link that leads outside is a problem naming it (a corpus
+    folder from elsewhere must not pull ``/etc/passwd`` into the chunks), and linked folders
+    are not descended into (what they hold inside the folder is read at its own path)."""
+    root = os.path.realpath(folder)
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in list(dirnames):
+            if (here / name).is_symlink():
+                dirnames.remove(name)
+                if not _within(here / name, root):
+                    problems.append(_outside(here / name, "folder"))
+        for name in filenames:
+            path = here / name
+            if name.startswith(".") or path.suffix.lower() not in TEXT_SUFFIXES:
+                continue
+            if path.is_symlink() and not _within(path, root):
+                problems.append(_outside(path, "file"))
+            elif path.is_file():
+                files.append(path)
+    return sorted(files)
+
+
+def _within(link: Path, root: str) -> bool:
+    target = os.path.realpath(link)
+    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _outside(link: Path, kind: str) -> Problem:
+    return Problem(
+        f"a symbolic link to a {kind} outside the corpus folder ({os.path.realpath(link)}); "
+        "links are followed only inside the folder: copy the file in, or remove the link",
+        str(link),
+    )
+
+
 def _load_folder(folder: Path) -> Corpus:
     problems: list[Problem] = []
     docs: list[Document] = []
-    files = sorted(
-        p
-        for p in folder.rglob("*")
-        if p.suffix.lower() in TEXT_SUFFIXES
-        and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+    files = _folder_files(folder, problems)
     for file in files:
         doc_id = file.relative_to(folder).as_posix()
         try:

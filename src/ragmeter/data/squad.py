@@ -17,7 +17,15 @@ Mapping to ragmeter's data model:
   others ``required: false``, so AllR@k means "the first annotator's answer was retrieved",
   Hit@k means "some accepted answer was retrieved" (the natural "answered" test for SQuAD),
   and R@k is the share of distinct accepted answers retrieved.
-- v2.0 questions with ``is_impossible: true`` become unanswerable questions without evidence.
+- v2.0 questions with ``is_impossible: true`` become unanswerable questions without evidence
+  (their ``plausible_answers`` are not answers and are ignored). ``is_impossible`` must be a
+  JSON boolean, and ``true`` with a non-empty ``answers`` list is refused as contradictory.
+- a question that is not marked ``is_impossible: true`` and has no answer is an error, never an
+  unanswerable question: SQuAD v1.1 has no unanswerable questions, so an empty ``answers`` list
+  there is damage, and reading it as "unanswerable" would silently change what is measured.
+- titles, contexts, ids and questions must be strings, ``paragraphs``, ``qas`` and ``answers``
+  lists: every problem is reported at once with its path in the file
+  (``data[0].paragraphs[1].qas[2].answers``).
 """
 
 from __future__ import annotations
@@ -57,11 +65,21 @@ def load_squad(
     where = str(path)
     for a, article in enumerate(articles):
         try:
-            title = str(article["title"])
+            title = article["title"]
             paragraphs = article["paragraphs"]
-            contexts = [str(p["context"]) for p in paragraphs]
+            contexts = [p["context"] for p in paragraphs]
         except (KeyError, TypeError) as exc:
             problems.append(Problem(f"article without {exc}", where, field=f"data[{a}]"))
+            continue
+        bad = _not_text(title, f"data[{a}].title")
+        for p, c in enumerate(contexts):
+            if bad is None and not isinstance(c, str):
+                bad = (
+                    f"must be a string, got {type(c).__name__}",
+                    f"data[{a}].paragraphs[{p}].context",
+                )
+        if bad is not None:
+            problems.append(Problem(bad[0], where, field=bad[1]))
             continue
         if title in seen_docs:
             problems.append(
@@ -73,7 +91,13 @@ def load_squad(
         docs.append(Document(id=title, text=text, title=title.replace("_", " ")))
         offset = 0
         for p, paragraph in enumerate(paragraphs):
-            for k, qa in enumerate(paragraph.get("qas", [])):
+            qas = paragraph.get("qas", [])
+            if not isinstance(qas, list):
+                problems.append(
+                    Problem("must be a list", where, field=f"data[{a}].paragraphs[{p}].qas")
+                )
+                qas = []
+            for k, qa in enumerate(qas):
                 field = f"data[{a}].paragraphs[{p}].qas[{k}]"
                 q = _question(qa, title, text, offset, field, where, heldout, problems)
                 if q is None:
@@ -105,14 +129,47 @@ def _question(
     problems: list[Problem],
 ) -> Question | None:
     try:
-        qid, question = str(qa["id"]), str(qa["question"])
+        qid, question = qa["id"], qa["question"]
         answers = qa.get("answers", [])
+        impossible = qa.get("is_impossible", False)
     except (KeyError, TypeError, AttributeError) as exc:
         problems.append(Problem(f"question without {exc}", where, field=field))
         return None
+    bad = (
+        _not_text(qid, f"{field}.id")
+        or _not_text(question, f"{field}.question")
+        or (None if isinstance(answers, list) else ("must be a list", f"{field}.answers"))
+        or (
+            None
+            if isinstance(impossible, bool)
+            else (f"must be true or false, got {impossible!r}", f"{field}.is_impossible")
+        )
+    )
+    if bad is not None:
+        problems.append(Problem(bad[0], where, field=bad[1]))
+        return None
     split = assign_split(qid, heldout)
-    if qa.get("is_impossible") or not answers:
+    if impossible:
+        if answers:
+            problems.append(
+                Problem(
+                    f"is_impossible is true but the question lists {len(answers)} answer(s)",
+                    where,
+                    field=f"{field}.answers",
+                )
+            )
+            return None
         return Question(id=qid, question=question, answerable=False, slices=[title], split=split)
+    if not answers:
+        problems.append(
+            Problem(
+                "no answers, and not marked is_impossible: true (SQuAD v2.0's unanswerable "
+                "questions are); a question without answers is not read as unanswerable",
+                where,
+                field=f"{field}.answers",
+            )
+        )
+        return None
     spans: list[tuple[int, int]] = []
     for j, ans in enumerate(answers):
         try:
@@ -156,6 +213,13 @@ def _question(
         slices=[title],
         split=split,
     )
+
+
+def _not_text(value: Any, field: str) -> tuple[str, str] | None:
+    """(message, field) when ``value`` is not a non-empty string."""
+    if isinstance(value, str):
+        return None if value else ("must be a non-empty string", field)
+    return f"must be a string, got {type(value).__name__}", field
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, Problem, UsageError, ValidationError
+from .._numbers import seed as check_seed
+from .._numbers import whole
 from ..io._reading import iter_jsonl
 from ._validate import quote
 
@@ -218,8 +220,8 @@ def sample_log(log: TrafficLog, n: int, by: str | None = None, seed: int = 0) ->
     Lines without the field form their own stratum. Asking for more questions than the log
     has distinct ones returns all of them.
     """
-    if n < 1:
-        raise UsageError(f"the sample size must be at least 1, got {n}")
+    whole("the sample size", n, low=1)
+    check_seed(seed)
     kept, dropped = dedupe(log)
     problems: list[Problem] = []
     groups: dict[str | None, list[LogLine]] = {}

@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .._errors import UsageError
+from .._numbers import rate, whole
 from ..answers.report import AnswerReport
 from ..metrics import Metric, parse
 from ._table import RetrievalAnswerTable
@@ -60,6 +61,12 @@ class Thresholds:
     abstention: float = 0.80
     min_slice: int = 10
     slice_gap: float = 0.15
+
+    def __post_init__(self) -> None:
+        # each bar is a rate: a threshold of -1 or 2 (or NaN) would pass or fail every step
+        for name in ("headroom_recall", "prompt_recall", "answer_ok", "abstention", "slice_gap"):
+            rate(name, getattr(self, name))
+        whole("min_slice", self.min_slice, low=1)
 
 
 @dataclass(frozen=True)

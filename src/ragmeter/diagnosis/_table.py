@@ -35,12 +35,13 @@ generation, then memory). Built from plain per-question verdicts, so it needs no
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from .._errors import Problem, UsageError, ValidationError
+from .._numbers import MAX_CELL_COUNT, whole
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ _BAD_ORDER = ("retrieval_failure", "generation_failure", "from_memory")
 class RetrievalAnswerTable:
     """Counts and question ids per cell."""
 
-    ids: Mapping[str, tuple[str, ...]]  # cell key (CELLS and OTHER) -> question ids
+    ids: Mapping[str, Sequence[str]]  # cell key (CELLS and OTHER) -> question ids
     excluded: Mapping[str, str]  # question id -> why it is not in the table
     evidence_label: str = "evidence in the prompt context"
 
@@ -152,7 +153,7 @@ class RetrievalAnswerTable:
                     "title": c.title,
                     "reading": c.reading,
                     "count": self.count(c.key),
-                    "ids": list(self.ids[c.key]),
+                    "ids": _ids(self.ids[c.key]),
                 }
                 for c in CELLS
             ],
@@ -162,13 +163,39 @@ class RetrievalAnswerTable:
                     "title": c.title,
                     "reading": c.reading,
                     "count": self.count(c.key),
-                    "ids": list(self.ids[c.key]),
+                    "ids": _ids(self.ids[c.key]),
                 }
                 for c in OTHER
             ],
             "largest_bad_cell": lb.key if lb else None,
             "excluded": dict(self.excluded),
         }
+
+
+class CountedIds(Sequence[str]):
+    """The questions of a cell known only by their count (``table_from_counts``): ids
+    ``<cell>-<n>`` made on access and never stored, so a count of ten million costs nothing."""
+
+    def __init__(self, key: str, n: int) -> None:
+        self.key, self.n = key, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n))]
+        j = range(self.n)[i]  # IndexError past the end, negative indices from the end
+        return f"{self.key}-{j + 1:04d}"
+
+
+def _ids(ids: Sequence[str]) -> list[str] | None:
+    """The ids of a cell for JSON: None when the table was given as counts (no real ids)."""
+    return None if isinstance(ids, CountedIds) else list(ids)
 
 
 def _place(ev: bool, ok: bool | None, correct: bool | None, outside: bool) -> str | None:
@@ -253,8 +280,10 @@ def table_from_counts(
     cites_outside_context: int = 0,
     support_unknown: int = 0,
 ) -> RetrievalAnswerTable:
-    """A table from the counts alone (synthetic ids ``<cell>-<n>``), e.g. the RAG evaluation
-    lesson's lab sample ``table_from_counts(41, 9, 6, 14)``."""
+    """A table from the counts alone, e.g. the RAG evaluation lesson's lab sample
+    ``table_from_counts(41, 9, 6, 14)``. Each count is an integer from 0 to 10,000,000
+    (:data:`~ragmeter._numbers.MAX_CELL_COUNT`); the questions have no ids (synthetic
+    ``<cell>-<n>`` on access, ``null`` in JSON), so no per-question record is ever built."""
     counts = {
         "working": working,
         "generation_failure": generation_failure,
@@ -263,20 +292,12 @@ def table_from_counts(
         "cites_outside_context": cites_outside_context,
         "support_unknown": support_unknown,
     }
-    ev: dict[str, bool] = {}
-    ok: dict[str, bool | None] = {}
-    right: dict[str, bool] = {}
-    outside: dict[str, bool] = {}
     for key, n in counts.items():
-        if n < 0:
-            raise UsageError(f"cell counts must be >= 0, got {key}={n}")
-        c = _BY_KEY[key]
-        for i in range(n):
-            qid = f"{key}-{i + 1:04d}"
-            ev[qid], right[qid] = c.evidence, c.answer_ok
-            ok[qid] = None if key == "support_unknown" else c.answer_ok
-            outside[qid] = key == "cites_outside_context"
-    return build_table(ev, ok, correct=right, cites_outside=outside)
+        whole(f"the count of {key}", n, low=0, high=MAX_CELL_COUNT)
+    if not any(counts.values()):
+        raise UsageError("every count is 0: the table has no question")
+    # the cell of each count is known, so no per-question verdicts are built (see CountedIds)
+    return RetrievalAnswerTable({k: CountedIds(k, n) for k, n in counts.items()}, {})
 
 
 #: optional per-question fields of ``--table``: name -> keyword of ``build_table``
@@ -289,7 +310,8 @@ def table_from_file(
     """The table from a JSON Lines file of per-question verdicts (``ragmeter diagnose --table``):
     ``{"id", "evidence_in_context": bool, "answer_ok": bool|null, "correct"?: bool,
     "cites_outside_context"?: bool}`` (``answer_ok`` null: correct, support unknown). Every bad
-    line is reported at once, naming the file, the line and the field."""
+    line is reported at once, naming the file, the line and the field; an id given twice is an
+    error naming both lines (one question is one verdict, never the last of several)."""
     from ..io._reading import iter_jsonl
 
     path = Path(path)
@@ -297,10 +319,23 @@ def table_from_file(
     ok: dict[str, bool | None] = {}
     extra: dict[str, dict[str, bool]] = {}
     problems: list[Problem] = []
+    lines: dict[str, int] = {}
     for line, rec in iter_jsonl(path, problems, what="questions"):
-        if not isinstance(rec.get("id"), str):
-            problems.append(Problem("needs a string id", str(path), line, "id"))
+        if not isinstance(rec.get("id"), str) or not rec["id"]:
+            problems.append(Problem("needs a non-empty string id", str(path), line, "id"))
             continue
+        if rec["id"] in lines:
+            problems.append(
+                Problem(
+                    f"'{rec['id']}' appears twice (first on line {lines[rec['id']]}); give "
+                    "each question one line",
+                    str(path),
+                    line,
+                    "id",
+                )
+            )
+            continue
+        lines[rec["id"]] = line
         v = rec.get("evidence_in_context")
         if not isinstance(v, bool):
             problems.append(

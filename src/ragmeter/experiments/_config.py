@@ -48,7 +48,9 @@ that the budget stays within 10% is one change (the chunking, at an equal budget
 Validation: the shape of each table (keys, types, ranges, chunker and metric names, retriever
 and reranker specs) is checked by the pydantic models of :mod:`._schema`; the rules that join
 tables (inheritance from the baseline, required settings, depth against ``headroom_k`` and k,
-unique variant names) are checked here. Every problem of a file is reported at once, in file
+unique variant names and variant folders) are checked here, and where the file may write
+(:mod:`._paths`: ``output`` and ``cache`` stay inside the experiment's folder unless allowed;
+reads may point anywhere). Every problem of a file is reported at once, in file
 order, each with its line (:mod:`._toml_lines`) and dotted field (``variant[2].retriever.k1``).
 """
 
@@ -67,6 +69,7 @@ from ..paired._changes import changes as _logical_changes
 from ..paired._changes import chunk_size as _chunk_size
 from ..paired._changes import context_budget, same_budget
 from ..retrieval._specs import describe, spec_dict
+from ._paths import check_folders, check_writes
 from ._sources import read_level, read_source
 from ._toml_lines import Keys, key_lines, line_of
 
@@ -190,9 +193,13 @@ def settings_config(s: Settings) -> dict[str, Any]:
     return {"settings": s.to_dict()}
 
 
-def load_experiment(path: str | Path, *, warn: bool = True) -> Experiment:
+def load_experiment(
+    path: str | Path, *, warn: bool = True, allow_outside: bool = False
+) -> Experiment:
     """Read and validate an experiment file; every problem is reported at once with its field.
 
+    ``output`` and ``cache`` must stay inside the file's folder unless ``allow_outside=True``
+    (an experiment file from elsewhere must not make ragmeter write anywhere it likes).
     Emits a :class:`RagmeterWarning` per variant that changes more than one thing or changes
     the context budget (also kept in ``Experiment.warnings``) unless ``warn=False``.
     """
@@ -210,7 +217,7 @@ def load_experiment(path: str | Path, *, warn: bool = True) -> Experiment:
         raise InputError(
             f"not valid TOML: {exc}", path=path, line=int(m.group(1)) if m else None
         ) from None
-    exp = _build(path, text, data)
+    exp = _build(path, text, data, allow_outside)
     if warn:
         for msg in exp.warnings:
             warnings.warn(f"{path}: {msg}", RagmeterWarning, stacklevel=2)
@@ -232,13 +239,19 @@ class _Checker:
 
     def add(self, message: str, field: str) -> None:
         """A problem at a field name: ``k``, ``baseline.k``, ``variant[2].depth``."""
-        m = re.fullmatch(r"variant\[(\d+)\](?:\.(.+))?", field)
-        keys: Keys = (
-            tuple(field.split("."))
-            if m is None
-            else ("variant", int(m.group(1)) - 1, *(m.group(2).split(".") if m.group(2) else ()))
-        )
-        self.problems.append(Problem(message, self.path, line_of(self.lines, keys), field))
+        self.problems.append(Problem(message, self.path, self.line(field), field))
+
+    def line(self, field: str) -> int | None:
+        """The line of a field name (as :meth:`add` places it)."""
+        return line_of(self.lines, _keys(field))
+
+
+def _keys(field: str) -> Keys:
+    """``variant[2].depth`` -> ``("variant", 1, "depth")``; ``baseline.k`` -> its two keys."""
+    m = re.fullmatch(r"variant\[(\d+)\](?:\.(.+))?", field)
+    if m is None:
+        return tuple(field.split("."))
+    return ("variant", int(m.group(1)) - 1, *(m.group(2).split(".") if m.group(2) else ()))
 
 
 def _field(keys: Keys) -> str:
@@ -256,7 +269,7 @@ def _field(keys: Keys) -> str:
     return out
 
 
-def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
+def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> Experiment:
     from ._schema import validate  # pydantic loads here, not at `import ragmeter`
 
     base = path.parent
@@ -265,6 +278,8 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
     source = read_source(f, set(data), base, ck)  # golden + corpus, or a BEIR folder
     metrics = tuple(f.metrics or (parse(m) for m in DEFAULT_METRICS))
     level = read_level(f.level, metrics, ck)
+    written: dict[str, str | None] = {k: getattr(f, k) for k in ("output", "cache") if k in data}
+    check_writes(written, base, ck, allow_outside=allow_outside)
     if "baseline" not in data:
         ck.add("a [baseline] table is required (chunker, retriever, depth, ...)", "baseline")
     top = Settings(k=f.k, budget=f.budget)
@@ -290,6 +305,7 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
     variants: list[Variant] = []
     checked = [("baseline", baseline_settings)]
     names = {baseline.name}
+    folders = [("baseline.name", baseline.name)]  # (field, name): one output folder each
     for i, table in enumerate(f.variant, start=1):
         where = f"variant[{i}]"
         if i - 1 in broken:  # not a table: reported by the schema
@@ -305,6 +321,7 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
                 f"{where}.name",
             )
         names.add(vname)
+        folders.append((f"{where}.name", vname))
         settings = _settings(table, valid["variant"][i - 1], where, baseline_settings, base, ck)
         variants.append(
             Variant(
@@ -316,6 +333,7 @@ def _build(path: Path, text: str, data: dict[str, Any]) -> Experiment:
         )
         checked.append((where, settings))
 
+    check_folders(folders, ck)
     for where, s in checked:
         if s.depth < f.headroom_k:
             ck.add(

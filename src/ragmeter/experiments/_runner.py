@@ -71,7 +71,7 @@ class VariantResult:
         """Mean of ``metric`` from whichever evaluation holds it."""
         for ev in (self.evaluation, self.chunk_evaluation):
             if ev is not None and str(metric) in ev.aggregate:
-                return ev.aggregate[str(metric)]
+                return ev.mean(metric)
         raise UsageError(f"variant '{self.name}' has no metric {metric}")
 
     def to_dict(self) -> dict[str, Any]:
@@ -162,17 +162,19 @@ def run_experiment(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     write: bool = True,
+    allow_outside: bool = False,
 ) -> ExperimentResult:
     """Run every variant of the experiment file at ``path`` (see the module docstring).
 
     ``console`` (a rich Console) shows progress bars; ``cache_dir`` overrides the file's
     ``cache`` (default ``.ragmeter-cache/`` beside the experiment file); ``use_cache=False``
-    recomputes everything and stores nothing; ``write=False`` writes no output files.
+    recomputes everything and stores nothing; ``write=False`` writes no output files. The
+    file's ``output`` and ``cache`` must stay inside its folder unless ``allow_outside=True``.
     """
     from ..data import load_corpus, load_golden
 
     started = time.perf_counter()
-    exp = load_experiment(path)
+    exp = load_experiment(path, allow_outside=allow_outside)
     # bars only on a terminal: in logs and CI they would print one frame per refresh
     show = console is not None and getattr(console, "is_terminal", False)
     progress: ProgressSink = RichProgress(console) if show else SILENT
@@ -247,13 +249,10 @@ class _Context:
         )
         if key in self._chunkings:
             return self._chunkings[key], True
-        hit = self.cache.lookup("chunkings", key, ".parquet")
-        if hit is not None:
-            try:
-                self._chunkings[key] = load_chunking(hit)
-                return self._chunkings[key], True
-            except InputError:
-                pass  # a damaged entry is rebuilt
+        cached = self.cache.load("chunkings", key, ".parquet", load_chunking)
+        if cached is not None:  # a damaged entry is a miss (with a warning), rebuilt below
+            self._chunkings[key] = cached
+            return cached, True
         with self.progress.step(
             f"chunk {len(self.corpus)} documents ({s.chunker})", len(self.corpus)
         ) as advance:
@@ -291,12 +290,9 @@ class _Context:
             _model_fingerprints([s.retriever, s.reranker], self.exp.path.parent),
             _versions(),
         )
-        hit = self.cache.lookup("runs", key, ".parquet")
-        if hit is not None:
-            try:
-                return read_cached_run(hit, v.name), True
-            except (OSError, KeyError, ValueError):
-                pass
+        cached = self.cache.load("runs", key, ".parquet", lambda p: read_cached_run(p, v.name))
+        if cached is not None:  # a damaged entry is a miss (with a warning), rebuilt below
+            return cached, True
         first = build_retriever(
             s.retriever, cache=self.cache, pool=self.pool, progress=self.progress
         )

@@ -15,6 +15,7 @@ in a single ``write`` (under ``flock`` where there is one), for the selection le
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -102,7 +103,8 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes | Writer) -> Pa
         os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise _failed(target, exc) from None
         raise
@@ -146,10 +148,15 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield tmp
         if tmp.is_dir():
+            for file in sorted(tmp.rglob("*")):
+                if file.is_file():
+                    _fsync_file(file)
             try:
                 os.replace(tmp, target)
-            except OSError:  # another process filled ``target`` first: its entry is equal
-                pass
+            except OSError:
+                if not target.is_dir():
+                    raise
+                # another process filled ``target`` first: its entry is equal
         else:
             _fsync_file(tmp)
             os.chmod(tmp, _mode_for(target))
@@ -164,10 +171,13 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 def append_line(path: str | os.PathLike[str], line: str, *, what: str = "file") -> None:
     """Append ``line`` and a ``\\n`` to ``path`` with one ``write`` on an ``O_APPEND`` file,
     under an exclusive ``flock`` where the platform has one: concurrent writers never
-    interleave partial lines. ``what`` names the file in messages (``cannot write the ledger``)."""
+    interleave partial lines, and a write that fails part-way (a full disk) is cut back, so the
+    log never holds half a line. ``what`` names the file in messages ("cannot write the
+    ledger")."""
     target = Path(path)
     data = (line + "\n").encode("utf-8")
     _prepare(target, what=what)
+    created = not target.exists()
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as exc:
@@ -179,7 +189,17 @@ def append_line(path: str | os.PathLike[str], line: str, *, what: str = "file") 
             fcntl.flock(fd, fcntl.LOCK_EX)
         except ImportError:  # pragma: no cover - not on POSIX
             pass
-        os.write(fd, data)
+        size = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            written = os.write(fd, data)
+            if written != len(data):  # a full disk can take part of a line
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)  # never leave half a line behind
+                if created and size == 0:  # nor a 0-byte log this call created
+                    target.unlink()
+            raise
     except OSError as exc:
         raise _failed(target, exc, what) from None
     finally:

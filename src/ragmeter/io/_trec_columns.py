@@ -10,9 +10,12 @@ slower pass:
    parse without touching rows one by one: no field may be empty or contain other whitespace
    (which would mean the split differed from whitespace tokenisation), no ``qid`` may start with
    ``#`` (a comment line), scores must be finite. Row ``i`` is then physical line ``i + 1``.
+   The bytes pass a ``ByteGuard`` on their way to pyarrow (no NUL, no byte order mark after
+   the start, no lone ``\\r``: pyarrow would end a line there, the line-by-line pass does not).
 2. *normalised*: the bytes are streamed through a block-wise normaliser (tabs and other blanks
    to spaces, runs of spaces collapsed, lines stripped, comment lines dropped) and parsed again.
    Line numbers are lost here, so any problem found afterwards goes to the line-by-line pass.
+   The raw bytes pass the same ``ByteGuard`` first.
 
 The file is streamed in blocks (``BLOCK_SIZE`` bytes): pyarrow parses ahead on its threads while
 worker threads check each finished block, and only qid, doc and the value column are kept, so
@@ -40,6 +43,7 @@ from ._trec_arrays import concat_numbers as _concat_numbers
 from ._trec_arrays import concat_strings as _concat_strings
 from ._trec_arrays import report as _report
 from ._trec_arrays import string_offsets as _offsets
+from ._trec_bytes import BadBytes, ByteGuard, GuardedStream
 from ._trec_format import (
     INT64_MAX,
     INT64_MIN,
@@ -65,18 +69,23 @@ def parse_columnar(src: Source, layout: Layout) -> Parsed:
     head = src.read_head(SNIFF_BYTES)
     has_comments = head.startswith(b"#") or b"\n#" in head
     tabs = b"\t" in head
+    direct = not has_comments and not (tabs and b" " in head)
     if layout.kind == "run" and not has_comments and not tabs:
         from ._trec_fast import parse_clean_run
 
         try:
             return parse_clean_run(src, layout)
-        except Unclean:
-            pass
-    if not has_comments and not (tabs and b" " in head):
+        except Unclean as exc:
+            # the direct pass would split the same bytes on the same spaces and fail alike
+            direct = direct and not exc.parse_error
+    if direct:
         try:
             with src.arrow_stream() as stream:
-                return _parse(stream, src, layout, "\t" if tabs else " ", rows_are_lines)
-        except Unclean:
+                guarded = GuardedStream(stream)
+                parsed = _parse(guarded, src, layout, "\t" if tabs else " ", rows_are_lines)
+                guarded.guard.finish()  # the parse read every byte
+                return parsed
+        except (Unclean, BadBytes):
             pass
     with src.open_binary() as raw:
         return _parse(_Normalising(raw), src, layout, " ", None)
@@ -186,7 +195,9 @@ def _analyse(block: dict[str, pa.Array], layout: Layout) -> _Block:
     starts = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1)).astype(np.int64)
     info = _Block(starts, block["qid"].take(pa.array(starts)))
     for name in layout.names:
-        if name not in ("qid", "doc", "score", "rel") and _bad_strings(block[name]):
+        # every field but the scores pyarrow parsed: rel stays text, so a blank in it (a tab
+        # after the delimiter) would reach the grade check and be reported as a bad grade
+        if name not in ("qid", "doc", "score") and _bad_strings(block[name]):
             info.unusual = name
             return info
     if _bad_strings(qid.dictionary) or pc.any(pc.starts_with(qid.dictionary, "#")).as_py():
@@ -332,13 +343,16 @@ class _Normalising(io.RawIOBase):
         self._carry = b""
         self._buf = b""
         self._eof = False
+        self._guard = ByteGuard()
 
     def readable(self) -> bool:
         return True
 
     def _fill(self) -> None:
         data = self._raw.read(self._block)
+        self._guard.feed(data)
         if not data:
+            self._guard.finish()
             self._eof = True
             text, self._carry = self._carry, b""
         else:

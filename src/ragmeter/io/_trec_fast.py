@@ -13,7 +13,8 @@ per line):
 - the file holds exactly 6 blank bytes per row (5 separating spaces and the line end): so no
   field holds a tab, vertical tab, form feed or other control byte (a whitespace split would cut
   there), and lines end in ``\n`` or ``\r`` alone;
-- no ``qid`` starts with ``#`` (a comment line); every score is finite.
+- no ``qid`` starts with ``#`` (a comment line); every score is finite;
+- no byte ``_trec_bytes`` refuses (NUL, a byte order mark after the start, a lone ``\\r``).
 
 Row ``i`` is then physical line ``i + 1``. Duplicate (qid, doc) pairs are ruled out with one
 64-bit hash per row (``_duplicates``: the qid hashed once per run of equal qids): sorted per
@@ -40,6 +41,7 @@ from ._trec_arrays import concat_numbers as _concat_numbers
 from ._trec_arrays import concat_strings as _concat_strings
 from ._trec_arrays import report as _report
 from ._trec_arrays import string_offsets as _offsets
+from ._trec_bytes import ByteGuard
 from ._trec_format import Layout, Parsed, Unclean, describe_nonfinite, rows_are_lines
 
 BLOCK_SIZE = 1 << 22
@@ -84,7 +86,8 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
         with ThreadPoolExecutor(max_workers=workers) as executor:  # numpy and arrow free the GIL
             infos = list(executor.map(lambda cols: _check_block(*cols), blocks))
     except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
-        raise Unclean(str(exc)) from None
+        # pyarrow's own errors (not those of the checks, raised as plain ValueError)
+        raise Unclean(str(exc), parse_error=isinstance(exc, pa.ArrowInvalid)) from None
     if not blocks:
         raise Unclean("no rows")
 
@@ -206,6 +209,7 @@ class _CheckedStream:
 
     def __init__(self, raw: Any) -> None:
         self._raw = raw
+        self._guard = ByteGuard()
         self._last = 0x0A  # as if a newline came before the file: a leading blank is caught
         self._seen = False
         self._blanks = 0
@@ -215,7 +219,9 @@ class _CheckedStream:
     def read_buffer(self, nbytes: int | None = None) -> pa.Buffer:
         buf = self._raw.read_buffer(nbytes) if nbytes is not None else self._raw.read_buffer()
         if buf.size:
-            self._check(np.frombuffer(buf, dtype=np.uint8))
+            data = np.frombuffer(buf, dtype=np.uint8)
+            self._guard.feed(data)
+            self._check(data)
         return buf
 
     def read(self, nbytes: int | None = None) -> bytes:
@@ -240,6 +246,7 @@ class _CheckedStream:
     def finish(self, rows: int) -> None:
         """Check the whole file: 5 spaces and 1 line end per row (the last line end may be
         missing), nothing else blank; the file does not end in a space."""
+        self._guard.finish()
         if self._last == 0x20:
             raise ValueError("a space at the end of the file")
         expected = 6 * rows - (0 if self._last in (0x0A, 0x0D) else 1)

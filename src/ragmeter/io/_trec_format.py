@@ -2,11 +2,16 @@
 
 - qrels: ``qid iter doc rel`` - exactly 4 whitespace-separated fields; ``rel`` an integer grade.
 - run: ``qid Q0 doc rank score tag`` - 6 fields; ``score`` a decimal number (higher = better).
-  Fields after the 6th are ignored with a warning, as trec_eval ignores them.
+  Text after the 6th field is ignored with a warning, as trec_eval ignores it ("reserved for
+  future expansion"), but only on a line whose columns cannot have shifted: its rank is an
+  integer and its tag is not a number. Otherwise it is an error: an id holding a space moves
+  every later column one to the right (the rank read as the score, the score as the tag).
 
-Fields are separated by runs of spaces or tabs. Blank lines and lines whose first non-blank
-character is ``#`` are skipped (a ``#`` inside a field, as in MS MARCO v2.1 ids, is data).
-Line numbers are 1-based physical lines (``\\n``, ``\\r\\n`` or ``\\r`` end a line).
+Fields are separated by runs of blanks (space, tab, vertical tab, form feed). Blank lines and
+lines whose first non-blank character is ``#`` are skipped (a ``#`` inside a field, as in MS
+MARCO v2.1 ids, is data). Line numbers are 1-based physical lines: ``\\n`` ends a line (``\\r\\n``
+too); NUL bytes, a byte order mark after the file's start and a ``\\r`` not followed by ``\\n``
+are refused (``_trec_bytes``).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ class Layout:
     kind: Literal["run", "qrels"]
     names: tuple[str, ...]
     value: str  # name of the numeric column ("score" or "rel")
-    allow_extra: bool  # trailing fields beyond ``names`` are ignored (with a warning)
+    allow_extra: bool  # trailing text after the last field is ignored (with a warning)
 
     @property
     def width(self) -> int:
@@ -58,7 +63,14 @@ LineOf = Callable[[np.ndarray], np.ndarray]
 
 
 class Unclean(Exception):
-    """A fast pass cannot vouch for this input (or lost its line numbers); use the slow pass."""
+    """A fast pass cannot vouch for this input (or lost its line numbers); use the slow pass.
+
+    ``parse_error``: pyarrow itself refused a row (a field count or a number), so another
+    pyarrow pass over the same bytes with the same delimiter would refuse it too."""
+
+    def __init__(self, message: str = "", *, parse_error: bool = False) -> None:
+        super().__init__(message)
+        self.parse_error = parse_error
 
 
 @dataclass

@@ -62,5 +62,21 @@ def _read(src: Source, layout: Layout, dedupe: Callable[[Table, LineOf | None], 
         return dedupe(table, parsed.line_of) if parsed.maybe_duplicates else table
     except Unclean:
         pass
+    check_file(src, layout)
     parsed = parse_lines(src, layout)
     return dedupe(Table(parsed.qid, parsed.doc, parsed.value), parsed.line_of)
+
+
+def check_file(src: Source, layout: Layout) -> None:
+    """Raise the problems of a file no columnar pass vouched for, keeping no row.
+
+    Such a file is most often a bad one: one bad line at the end of a huge file then costs
+    about a columnar read (blocks a columnar parse vouches for are skipped, ``_trec_check``),
+    not a Python pass that keeps every row before it."""
+    from ._trec_check import Tally, unvouched_lines
+    from ._trec_lines import parse_lines
+
+    tally = Tally()
+    lines = unvouched_lines(src, layout, tally)
+    skipped = lambda: (tally.rows, tally.bytes)  # noqa: E731
+    parse_lines(src, layout, keep=False, numbered_lines=lines, skipped=skipped)

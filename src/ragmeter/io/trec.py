@@ -5,8 +5,14 @@ Formats (fields separated by spaces or tabs; ``#`` comment lines and blank lines
 - qrels: ``qid iter doc rel`` - ``rel`` an integer grade (0 = judged non-relevant);
 - run: ``qid Q0 doc rank score tag`` - ``score`` a decimal number, higher = better. The rank and
   tag fields are not used: the ranking comes from the scores (score descending, then doc id
-  descending, as trec_eval) or, with ``ties="given"`` in the engine, from the row order. Fields
-  after the 6th are ignored with a warning (trec_eval ignores them too).
+  descending, as trec_eval) or, with ``ties="given"`` in the engine, from the row order. Text
+  after the 6th field is ignored with a warning (trec_eval ignores it too) when the line's rank
+  is an integer and its tag is not a number; otherwise the columns look shifted (an id holding a
+  space) and the line is an error.
+
+NUL bytes, a byte order mark after the file's start and a ``\\r`` not followed by ``\\n`` are
+errors naming the line (trec_eval would read them differently from other tools; see
+docs/formats.md).
 
 Scores keep every digit of float64 (pyarrow's parser rounds correctly). Bad input raises
 InputError naming the file, the 1-based line and the field; it never passes silently.

@@ -179,3 +179,32 @@ def map_spans(spans: SpanTable, chunking: Any) -> Overlaps:
     return overlap_pairs(
         span_codes, spans.start, spans.end, chunk_codes, chunking.start, chunking.end
     )
+
+
+def check_spans_within_chunking(golden: Any, chunking: Any, *, where: str) -> None:
+    """Without the corpus, the chunking is the only record of how long each document is (at
+    least as long as its last chunk's end): a span past that end cannot be in the document the
+    chunks were cut from, and scoring it would quietly count it as never found. ValidationError
+    naming each such question and span. Spans on documents with no chunk are left to the
+    warning of ``evaluate_spans``."""
+    from .._errors import Problem, ValidationError
+
+    extent: dict[str, int] = {}
+    for doc, end in zip(chunking.doc, np.asarray(chunking.end).tolist(), strict=True):
+        if end > extent.get(doc, -1):
+            extent[doc] = end
+    problems = [
+        Problem(
+            f"question {q.id!r}: span {ev.start}-{ev.end} of document {ev.doc!r} runs past the "
+            f"end of what the chunking covers ({extent[ev.doc]} characters); check the golden "
+            "set against the corpus (--corpus)",
+            where,
+            None,
+            f"evidence[{j}].end",
+        )
+        for q in questions_of(golden)
+        for j, ev in enumerate(q.evidence)
+        if ev.doc in extent and ev.end > extent[ev.doc]
+    ]
+    if problems:
+        raise ValidationError(problems[:20], what=f"golden set {where}")

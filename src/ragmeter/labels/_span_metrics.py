@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from .._errors import InputError, RagmeterWarning, UsageError
+from ..io._id_spaces import check_query_ids
 from ..io._tables import dictionary_codes
 from ..io._tables import flat as _flat
 from ..metrics import Metric, parse_list
@@ -160,6 +161,10 @@ def evaluate_spans(
 
     # -- which questions are scored -------------------------------------------------------------
     in_run = set(pc.unique(_flat(r.qid)).to_pylist())
+    # a run for other questions would score 0 everywhere: refuse it; warn for some strays
+    check_query_ids(
+        in_run, [q.id for q in questions], run=run_name or r.name, labels="the golden set"
+    )
     with_ev = [q for q in questions if q.evidence]
     no_relevant = sorted(q.id for q in questions if not q.evidence)
     missing_ids = sorted(q.id for q in with_ev if q.id not in in_run)

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._errors import UsageError
+from ..io._id_spaces import check_run_against_qrels
 from ..io._tables import Qrels, Run, dictionary_codes
 from . import _kernels as K
 from ._evaluation import ColumnDetails, Evaluation
@@ -62,6 +63,7 @@ def evaluate(
         raise UsageError(f"missing must be 'zero' or 'skip', got '{missing}'")
     q = to_qrels(qrels)
     r = to_run(run)
+    check_run_against_qrels(q, r, run_name=run_name)  # ids that match nothing: loud, not 0.000
     table = _score(q, r, ms, missing, ties)
     cfg = {"ties": ties, "missing": missing, "level": "item"}
     cfg.update(config or {})
@@ -74,10 +76,27 @@ def evaluate(
         no_relevant_ids=tuple(table["no_relevant_ids"]),
         golden_version=golden_version,
         config=cfg,
-        slices={k: tuple(v) for k, v in (slices or {}).items()},
+        slices=_slice_names(slices),
         splits=dict(splits or {}),
         details=table["details"],
     )
+
+
+def _slice_names(slices: Mapping[str, Iterable[str]] | None) -> dict[str, tuple[str, ...]]:
+    """``{query: (slice, ...)}``; a bare string is refused, not split into one slice per letter
+    (the golden set's ``slices`` field refuses it the same way)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for qid, names in (slices or {}).items():
+        if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+            raise UsageError(
+                f"slices[{qid!r}] must be a list of slice names, got {names!r}"
+                + (f" (write [{names!r}] for one slice)" if isinstance(names, str) else "")
+            )
+        got = tuple(names)
+        if not all(isinstance(n, str) and n for n in got):
+            raise UsageError(f"slices[{qid!r}] must hold non-empty strings, got {list(got)!r}")
+        out[qid] = got
+    return out
 
 
 def _score(q: Qrels, run: Run, ms: list[Metric], missing: Missing, ties: Ties) -> dict[str, Any]:

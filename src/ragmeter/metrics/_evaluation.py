@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InputError
+from .._errors import InputError, UsageError
 from ._evaluation_file import check_record, pick_record, read_records
 from ._spec import Metric, parse
 
@@ -44,6 +44,20 @@ class ColumnDetails(Mapping[str, Mapping[str, Any]]):
 
     def __len__(self) -> int:
         return len(self._index)
+
+
+#: how tables print the mean of an evaluation with no scorable query
+NO_MEAN = "n/a (no scorable query)"
+
+
+def no_mean_message(e: Evaluation) -> str:
+    """Why ``e`` has no mean, for errors."""
+    why = (
+        f"all {e.n_no_relevant} labelled queries have no relevant item (grade >= 1)"
+        if e.n_no_relevant
+        else "the labels hold no query"
+    )
+    return f"run '{e.run}' has no scorable query ({why}): there is no mean to report"
 
 
 @dataclass(frozen=True)
@@ -103,10 +117,11 @@ class Evaluation:
             ) from None
 
     @property
-    def aggregate(self) -> dict[str, float]:
-        """Mean over queries of each metric, keyed by canonical metric string."""
+    def aggregate(self) -> dict[str, float | None]:
+        """Mean over queries of each metric, keyed by canonical metric string; ``None`` for every
+        metric when no query could be scored (no mean exists: never 0)."""
         if not self.query_ids:
-            return {str(m): 0.0 for m in self.metrics}
+            return {str(m): None for m in self.metrics}
         means = self.values.mean(axis=0)
         return {str(m): float(v) for m, v in zip(self.metrics, means, strict=True)}
 
@@ -124,7 +139,12 @@ class Evaluation:
         return dict(zip(self.query_ids, self.values[:, j].tolist(), strict=True))
 
     def mean(self, metric: Metric | str) -> float:
-        return self.aggregate[str(self.metrics[self._col(metric)])]
+        """Mean of one metric over the scored queries; a :class:`UsageError` when no query could
+        be scored (every labelled query has no relevant item, or there are no labels)."""
+        value = self.aggregate[str(self.metrics[self._col(metric)])]
+        if value is None:
+            raise UsageError(no_mean_message(self))
+        return value
 
     # -- serialisation -------------------------------------------------------------------------
     def to_dict(self, per_query: bool = True) -> dict[str, Any]:
@@ -213,5 +233,7 @@ class Evaluation:
         )
 
     def __repr__(self) -> str:
-        agg = ", ".join(f"{k}={v:.4f}" for k, v in self.aggregate.items() if not math.isnan(v))
+        agg = ", ".join(
+            f"{k}={v:.4f}" for k, v in self.aggregate.items() if v is not None and not math.isnan(v)
+        )
         return f"Evaluation(run={self.run!r}, n_queries={self.n_queries}, {agg})"

@@ -114,6 +114,9 @@ def check_record(d: Mapping[str, Any], where: str) -> None:
                 raise bad("per_query", f"query '{q}' lacks a value for {n}")
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise bad("per_query", f"query '{q}': {n} must be a finite number, got {v!r}")
+            if not 0.0 <= v <= 1.0:
+                # every metric ragmeter computes lies in [0, 1]: a value outside was edited in
+                raise bad("per_query", f"query '{q}': {n} must lie in [0, 1], got {v!r}")
     for field in ("missing_ids", "no_relevant_ids"):
         ids = d.get(field, [])
         if not isinstance(ids, list) or not all(isinstance(x, str) for x in ids):

@@ -19,6 +19,7 @@ turns grades into nDCG gains.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -44,20 +45,50 @@ class Options(Protocol):
 
 
 def gain_values(
-    grades: Any, gain: str = "linear", gains: tuple[tuple[int, float], ...] | None = None
+    grades: Any,
+    gain: str = "linear",
+    gains: tuple[tuple[int, float], ...] | None = None,
+    shift: int = 0,
 ) -> np.ndarray:
     """The gain of each grade: the grade itself (``linear``, trec_eval's default), ``2^g - 1``
     (``exp``), or a ``(grade, gain)`` map whose missing grades keep their own value. Grades <= 0
-    always give 0 (a gain map names grades >= 1 only; the metric grammar refuses others)."""
+    always give 0 (a gain map names grades >= 1 only; the metric grammar refuses others).
+
+    ``shift`` divides every gain by ``2^shift`` (exactly: a power of two), computed without ever
+    forming the unscaled gain, so ``2^1024 - 1`` never overflows to infinity; nDCG is a ratio of
+    gains, so the same shift on both sides leaves it unchanged (:func:`gain_shift` picks it)."""
     g = np.asarray(grades)
+    pos = g > 0
+    if gain == "exp" and gains is None:
+        # 2^(g - shift) - 2^-shift == (2^g - 1) / 2^shift, in int64 so huge grades stay exact
+        e = np.where(pos, g, 0).astype(np.int64) - shift
+        return np.where(pos, np.exp2(e.astype(np.float64)) - np.exp2(float(-shift)), 0.0)
+    out = np.where(pos, g, 0).astype(np.float64)
     if gains is not None:
-        out = np.where(g > 0, g, 0).astype(np.float64)
         for grade, value in gains:
             out[g == grade] = value
-        return out
-    if gain == "exp":
-        return np.where(g > 0, np.exp2(np.maximum(g, 0).astype(np.float64)) - 1.0, 0.0)
-    return np.where(g > 0, g, 0).astype(np.float64)
+    return np.ldexp(out, -shift) if shift else out
+
+
+#: gains above 2^this are scaled down before summing (sums of up to 2^60 such gains stay finite)
+_SAFE_EXPONENT = 960
+
+
+def gain_shift(
+    judged: Any, gain: str = "linear", gains: tuple[tuple[int, float], ...] | None = None
+) -> int:
+    """The power of two :func:`gain_values` divides by so that no gain of the ``judged`` grades,
+    nor any sum of them, overflows a float: 0 (no scaling, the usual case) unless the largest
+    gain exceeds ``2^960`` (``gain=exp`` on a grade >= 961, or a map with a gain near 1e308)."""
+    g = np.asarray(judged)
+    top = int(g.max()) if g.size else 0
+    if top <= 0:
+        return 0
+    if gain == "exp" and gains is None:
+        return top if top > _SAFE_EXPONENT else 0
+    biggest = float(np.abs(gain_values(g, gain, gains)).max())
+    exponent = math.frexp(biggest)[1]
+    return exponent if exponent > _SAFE_EXPONENT else 0
 
 
 def _cut(a: np.ndarray, k: int | None) -> np.ndarray:
@@ -170,11 +201,19 @@ class RankInputs:
             self._cache[key] = np.bincount(self.j_row[self.j_rel >= rel], minlength=self.nq)
         return self._cache[key]
 
+    def shift(self, m: Options) -> int:
+        """The power of two every gain under ``m``'s rule is divided by (:func:`gain_shift`,
+        from ALL judged grades, so ranked and ideal gains share it)."""
+        key = ("shift", m.gain, m.gains)
+        if key not in self._cache:
+            self._cache[key] = np.array(gain_shift(self.j_rel, m.gain, m.gains))
+        return int(self._cache[key])
+
     def gains(self, m: Options) -> np.ndarray:
         """Gain of the item at each rank under ``m``'s gain rule."""
         key = ("gains", m.gain, m.gains)
         if key not in self._cache:
-            self._cache[key] = gain_values(self.grades, m.gain, m.gains)
+            self._cache[key] = gain_values(self.grades, m.gain, m.gains, self.shift(m))
         return self._cache[key]
 
     def ideal(self, m: Options) -> np.ndarray:
@@ -182,7 +221,7 @@ class RankInputs:
         key = ("ideal", m.gain, m.gains)
         if key not in self._cache:
             self._cache[key] = ideal_gains(
-                gain_values(self.j_rel, m.gain, m.gains), self.j_row, self.nq
+                gain_values(self.j_rel, m.gain, m.gains, self.shift(m)), self.j_row, self.nq
             )
         return self._cache[key]
 

@@ -17,6 +17,8 @@ arguments, JSON); inside ragmeter a metric travels as a :class:`Metric`.
 from __future__ import annotations
 
 import difflib
+import math
+import numbers
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -78,6 +80,14 @@ class Metric:
                 raise UsageError(
                     f"{self.name}: a gain map names grades >= 1 (grades <= 0 "
                     f"always have gain 0), got grade {low[0]}"
+                )
+            # a negative gain takes nDCG below 0, a non-finite one makes it NaN: refused, so
+            # nDCG stays in [0, 1] (a gain of 0 is how a grade is given no gain)
+            bad = [(g, v) for g, v in self.gains or () if not _gain_ok(v)]
+            if bad:
+                raise UsageError(
+                    f"{self.name}: a gain must be a finite number >= 0, got grade "
+                    f"{bad[0][0]}:{bad[0][1]}"
                 )
 
     # -- identity: the canonical string ------------------------------------------------------
@@ -143,8 +153,19 @@ class Metric:
         return f"Metric({str(self)!r})"
 
 
+def _gain_ok(v: object) -> bool:
+    return (
+        isinstance(v, numbers.Real)
+        and not isinstance(v, bool)
+        and math.isfinite(float(v))
+        and float(v) >= 0
+    )
+
+
 def _num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
+    # whole gains print as integers (gains=1:3), but not 1e308 as its 309 digits
+    f = float(v)
+    return str(int(f)) if f.is_integer() and abs(f) < 1e16 else repr(f)
 
 
 def _unknown(name: str) -> str:
@@ -164,6 +185,11 @@ def parse(text: str | Metric, *, default_k: int | None = None) -> Metric:
     """
     if isinstance(text, Metric):
         return text
+    if not isinstance(text, str):
+        raise UsageError(
+            f"a metric is a string such as 'nDCG@10' or a Metric, got {type(text).__name__} "
+            f"{text!r}"
+        )
     s = text.strip()
     m = _METRIC_RE.match(s)
     if not m:
@@ -259,8 +285,13 @@ def parse_list(text: str | Iterable[str | Metric]) -> list[Metric]:
                 cur += ch
         items.append(cur)
         raw: Iterable[str | Metric] = [i for i in (s.strip() for s in items) if i]
-    else:
+    elif isinstance(text, Iterable):
         raw = text
+    else:
+        raise UsageError(
+            "metrics are a string such as 'nDCG@10,RR' or a list of metric strings or Metric "
+            f"values, got {type(text).__name__} {text!r}"
+        )
     out: list[Metric] = []
     for item in raw:
         m = parse(item)

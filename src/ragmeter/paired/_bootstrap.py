@@ -36,6 +36,8 @@ from typing import Literal
 import numpy as np
 
 from .._errors import UsageError
+from .._numbers import MAX_RESAMPLES, number_in, whole
+from .._numbers import seed as check_seed
 
 Method = Literal["auto", "index", "counts"]
 
@@ -71,10 +73,8 @@ class BootstrapInterval:
 def _check(diffs: np.ndarray, n_resamples: int, confidence: float) -> None:
     if diffs.ndim != 1:
         raise UsageError("paired differences must be a one-dimensional array")
-    if n_resamples < 1:
-        raise UsageError(f"the number of resamples must be positive, got {n_resamples}")
-    if not 0.0 < confidence < 1.0:
-        raise UsageError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    whole("the number of resamples", n_resamples, low=1, high=MAX_RESAMPLES)
+    number_in("confidence", confidence, 0.0, 1.0, open_low=True, open_high=True)
     if not np.all(np.isfinite(diffs)):
         raise UsageError("paired differences must be finite numbers")
 
@@ -97,11 +97,16 @@ def resample_means(
 ) -> np.ndarray:
     """``n_resamples`` bootstrap means of ``diffs``, drawn with ``rng`` by ``method``."""
     n = len(diffs)
+    out = np.empty(n_resamples, dtype=np.float64)
     if method == "counts":
         values, mult = np.unique(diffs, return_counts=True)
-        counts = rng.multinomial(n, mult / n, size=n_resamples)
-        return (counts @ values) / n
-    out = np.empty(n_resamples, dtype=np.float64)
+        # blocks of resamples (the same stream as one draw: multinomial rows are drawn in turn)
+        step = max(1, BLOCK_ELEMENTS // len(values))
+        for start in range(0, n_resamples, step):
+            stop = min(start + step, n_resamples)
+            counts = rng.multinomial(n, mult / n, size=stop - start)
+            out[start:stop] = (counts @ values) / n
+        return out
     rows = max(1, BLOCK_ELEMENTS // max(n, 1))
     # int32 indices draw the same stream as the default int64 (same bounded 32-bit generator).
     dtype = np.int32 if n < 2**31 else np.int64
@@ -128,6 +133,7 @@ def paired_bootstrap(
     """
     d = np.asarray(diffs, dtype=np.float64)
     _check(d, n_resamples, confidence)
+    check_seed(seed)
     chosen = choose_method(d, n_resamples, method)
     if len(d) == 0:
         return BootstrapInterval(float("nan"), float("nan"), confidence, n_resamples, seed, chosen)

@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, RagmeterWarning, UsageError, VersionMismatchError
+from .._numbers import MAX_RESAMPLES, number_in, whole
+from .._numbers import seed as check_seed
 from ..metrics import Metric, parse
 from ..metrics._evaluation import Evaluation
 from ._bootstrap import Method
@@ -435,6 +437,11 @@ def compare(
     simulated optimism of the best of that many equally good variants (``selection``).
     ``names`` overrides the two run names (mappings are otherwise "baseline" and "candidate").
     """
+    # numbers first, before any file is read (one rule and message for each: ragmeter._numbers)
+    check_seed(seed)
+    whole("the number of resamples", n_resamples, low=1, high=MAX_RESAMPLES)
+    number_in("confidence", confidence, 0.0, 1.0, open_low=True, open_high=True)
+    whole("the number of movers (--movers)", max_movers, low=0)
     sides = (baseline, candidate)
     m, what = _resolve_metric(metric, outcome, sides)
     label = str(m) if m is not None else str(what)

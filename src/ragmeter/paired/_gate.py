@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import UsageError
+from .._numbers import number_in, whole
 from ..metrics import Metric
 from ._comparison import Comparison
 from ._slices import SMALL_NOTE, SMALL_SLICE, PairedStats
@@ -46,14 +47,20 @@ class GateRule:
                 "the gate needs a rule: give at least one of --max-broken, "
                 "--min-delta, --require-ci-above"
             )
-        if self.max_broken is not None and self.max_broken < 0:
-            raise UsageError(f"--max-broken must be 0 or more, got {self.max_broken}")
-        if self.min_slice < 1:
-            raise UsageError(f"--min-slice must be 1 or more, got {self.min_slice}")
-        if not 0 < self.alpha < 1:
-            raise UsageError(
-                f"the per-slice significance level must be in (0, 1), got {self.alpha}"
-            )
+        if self.max_broken is not None:
+            whole("--max-broken", self.max_broken, low=0)
+        # a difference of two means of [0, 1] metrics lies in [-1, 1]: a bar outside it (or NaN)
+        # would fail or pass every candidate whatever the numbers
+        for flag, value in (
+            ("--min-delta", self.min_delta),
+            ("--require-ci-above", self.require_ci_above),
+        ):
+            if value is not None:
+                number_in(flag, value, -1.0, 1.0, what="a difference of two means")
+        whole("--min-slice", self.min_slice, low=1)
+        number_in(
+            "the per-slice significance level", self.alpha, 0.0, 1.0, open_low=True, open_high=True
+        )
 
     def statement(
         self, metric: Metric | str, *, binary: bool = True, confidence: float = 0.95

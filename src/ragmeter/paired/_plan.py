@@ -170,10 +170,20 @@ class SizePlan:
 
 
 # -- inputs ----------------------------------------------------------------------------------------
+#: the smallest target half-width: below it the questions needed overflow any count (and a
+#: metric in [0, 1] is not measured to nine decimals)
+MIN_TARGET = 1e-9
+
+
 def _check_target(target: float) -> float:
     t = check_number("the target half-width", target)
     if t <= 0.0:
         raise UsageError(f"the target half-width must be positive, got {target}")
+    if not MIN_TARGET <= t <= 1.0:
+        raise UsageError(
+            f"the target half-width must lie in [{MIN_TARGET:g}, 1] (a difference of two "
+            f"means in [0, 1]), got {target}"
+        )
     return t
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import UsageError
+from .._numbers import seed as check_seed
 
 #: Binomial draws allowed per simulation before the normal approximation is used.
 EXACT_LIMIT = 20_000_000
@@ -114,6 +115,7 @@ def _simulate(
 ) -> SelectionEstimate:
     if n_variants < 1 or n_searches < 1:
         raise UsageError("the number of variants and of searches must be positive")
+    check_seed(seed)
     n = len(low)
     if n == 0:
         raise UsageError("selection optimism needs at least one question")

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._errors import NotFoundError, UsageError
+from .._numbers import MAX_CUTOFFS, whole
 from ..metrics import Metric, parse
 
 Kind = Literal["k", "budget"]
@@ -44,10 +45,21 @@ def _at(metric: Metric, kind: Kind, cutoff: int) -> Metric:
     return metric.at(budget=cutoff) if kind == "budget" else metric.at(cutoff)
 
 
-def parse_cutoffs(text: str) -> list[int]:
+def parse_cutoffs(text: str, *, cap: int | None = None) -> list[int]:
     """``"1..20"``, ``"1-20"``, ``"1,3,5,10"``, a stepped range ``"400..2000:400"`` or a mix
-    (``"1..5,10,20"``) -> sorted cutoffs."""
-    out: set[int] = set()
+    (``"1..5,10,20"``) -> sorted cutoffs.
+
+    ``cap`` (a run's depth) cuts every range there: past the last retrieved item no rank-level
+    value changes except P's, so ``1..100000000`` on 8-item lists is ``1..8``; a cutoff given
+    alone is kept. Without a cap, or after it, more than :data:`MAX_CUTOFFS` cutoffs are refused;
+    ranges are counted, never expanded, before that check."""
+    return _parse_cutoffs(text, cap)[0]
+
+
+def _parse_cutoffs(text: str, cap: int | None) -> tuple[list[int], bool]:
+    """:func:`parse_cutoffs`, and whether a range was cut at ``cap``."""
+    capped = False
+    pieces: list[tuple[int, int, int]] = []
     for piece in (p.strip() for p in text.split(",")):
         if not piece:
             continue
@@ -65,10 +77,43 @@ def parse_cutoffs(text: str) -> list[int]:
             ) from None
         if a < 1 or b < a or step < 1:
             raise UsageError(f"cutoff range '{piece}' must run upwards from 1 or more")
-        out.update(range(a, b + 1, step))
-    if not out:
+        if cap is not None and sep and b > cap:
+            b, capped = max(a, cap), True
+        pieces.append((a, b, step))
+    if not pieces:
         raise UsageError("no cutoff given")
-    return sorted(out)
+    if sum((b - a) // step + 1 for a, b, step in pieces) > MAX_CUTOFFS:
+        raise UsageError(
+            f"cutoffs '{text}' name more than {MAX_CUTOFFS:,} cutoffs; a sweep scores at most "
+            f"{MAX_CUTOFFS:,} (a k range is capped at the runs' depth)"
+        )
+    out: set[int] = set()
+    for a, b, step in pieces:
+        out.update(range(a, b + 1, step))
+    return sorted(out), capped
+
+
+def _cutoffs(ks: str | Iterable[int], cap: int | None, kind: Kind) -> tuple[list[int], str | None]:
+    """The cutoffs of a sweep and a note when a range was capped at ``cap`` (the runs' depth)."""
+    if isinstance(ks, str):
+        cuts, capped = _parse_cutoffs(ks, cap)
+        note = (
+            f"{kind} range capped at {cap}, the deepest list the runs retrieved (past it "
+            "only P@k changes, falling as 1/k)"
+            if capped
+            else None
+        )
+        return cuts, note
+    got = list(itertools.islice(ks, MAX_CUTOFFS + 1))
+    if len(got) > MAX_CUTOFFS:
+        raise UsageError(
+            f"a sweep scores at most {MAX_CUTOFFS:,} cutoffs; give a range as text ('1..N') to "
+            "have it capped at the runs' depth"
+        )
+    cuts = sorted({whole("a cutoff", k, low=1) for k in got})
+    if not cuts:
+        raise UsageError("cutoffs must be positive integers")
+    return cuts, None
 
 
 @dataclass(frozen=True)
@@ -95,6 +140,8 @@ class Sweep:
     n_queries: int | None = None
     headroom_k: int | None = None
     headroom: Mapping[str, float] = field(default_factory=dict)
+    #: what the sweep changed in what was asked (e.g. a k range capped at the runs' depth)
+    notes: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -179,6 +226,7 @@ class Sweep:
                 "values": dict(self.headroom),
                 "note": HEADROOM_NOTE,
             },
+            "notes": list(self.notes),
         }
 
 
@@ -191,6 +239,7 @@ def sweep_values(
     n_queries: int | None = None,
     headroom_k: int | None = None,
     headroom: Mapping[str, float] | None = None,
+    notes: Sequence[str] = (),
 ) -> Sweep:
     """Build a :class:`Sweep` from means already computed (``{run: [value at each cutoff]}``)."""
     runs = tuple(values)
@@ -210,6 +259,7 @@ def sweep_values(
         n_queries,
         headroom_k,
         dict(headroom or {}),
+        tuple(notes),
     )
 
 
@@ -217,7 +267,7 @@ def sweep(
     qrels: Any,
     runs: Mapping[str, Any] | Iterable[Any],
     metric: str | Metric = "R",
-    ks: Iterable[int] = range(1, 21),
+    ks: str | Iterable[int] = range(1, 21),
     *,
     headroom_k: int | None = 100,
     **evaluate_kw: Any,
@@ -225,18 +275,20 @@ def sweep(
     """Evaluate every run at every k in ``ks`` with the metric engine (rank-level labels).
 
     ``runs`` maps names to anything ``ragmeter.evaluate`` reads (a Run, a dict-of-dicts, a path),
-    or is a sequence of them named by their own names. ``headroom_k`` adds ``R@headroom_k`` as
-    pool headroom (None: leave it out).
+    or is a sequence of them named by their own names. ``ks`` is cutoffs, or their text
+    (``"1..20"``, :func:`parse_cutoffs`) whose ranges are capped at the runs' depth (said in
+    ``Sweep.notes``); at most :data:`MAX_CUTOFFS`. ``headroom_k`` adds ``R@headroom_k`` as pool
+    headroom (None: leave it out).
     """
+    from ..io.convert import to_run
     from ..metrics._engine import evaluate
 
     base = base_metric(metric)
-    cutoffs = sorted({int(k) for k in ks})
-    if not cutoffs or cutoffs[0] < 1:
-        raise UsageError("cutoffs must be positive integers")
+    named = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    named = [(name, to_run(r)) for name, r in named]
+    cutoffs, note = _cutoffs(ks, max((_depth(r) for _, r in named), default=0) or None, "k")
     ms = [base.at(k) for k in cutoffs]
     head = Metric("R", headroom_k) if headroom_k else None
-    named = runs.items() if isinstance(runs, Mapping) else ((None, r) for r in runs)
     values: dict[str, list[float]] = {}
     headroom: dict[str, float] = {}
     n_queries = None
@@ -256,14 +308,25 @@ def sweep(
         n_queries=n_queries,
         headroom_k=headroom_k if head else None,
         headroom=headroom,
+        notes=[note] if note else [],
     )
+
+
+def _depth(run: Any) -> int:
+    """The longest list of one query in a run (what a k range is capped at)."""
+    from ..io._tables import dictionary_codes
+
+    if not len(run):
+        return 0
+    codes, _ = dictionary_codes(run.qid)
+    return int(np.bincount(codes).max())
 
 
 def sweep_spans(
     golden: Any,
     runs: Mapping[str, tuple[Any, Any]],
     metric: str | Metric = "R",
-    cutoffs: Iterable[int] = (400, 800, 1200, 1600, 2000),
+    cutoffs: str | Iterable[int] = (400, 800, 1200, 1600, 2000),
     *,
     kind: Kind = "budget",
     headroom_k: int | None = 100,
@@ -271,13 +334,15 @@ def sweep_spans(
 ) -> Sweep:
     """Evaluate runs of chunk ids against span labels at every token budget (``kind="budget"``)
     or rank k (``kind="k"``); ``runs`` maps a name to ``(chunking, run)``, so each run is scored
-    against its own chunking (span-level metrics: R, Hit, AllR, RR)."""
+    against its own chunking (span-level metrics: R, Hit, AllR, RR). ``cutoffs`` as text: a k
+    range is capped at the runs' depth, as in :func:`sweep`."""
+    from ..io.convert import to_run
     from ..labels import DEFAULT_COVER, evaluate_spans
 
     base = base_metric(metric)
-    cuts = sorted({int(c) for c in cutoffs})
-    if not cuts or cuts[0] < 1:
-        raise UsageError("cutoffs must be positive integers")
+    runs = {name: (chunking, to_run(run)) for name, (chunking, run) in runs.items()}
+    depth = max((_depth(r) for _, r in runs.values()), default=0) or None
+    cuts, note = _cutoffs(cutoffs, depth if kind == "k" else None, kind)
     ms = [_at(base, kind, c) for c in cuts]
     head = Metric("R", headroom_k) if headroom_k else None
     values: dict[str, list[float]] = {}
@@ -304,4 +369,5 @@ def sweep_spans(
         n_queries=n_queries,
         headroom_k=headroom_k if head else None,
         headroom=headroom,
+        notes=[note] if note else [],
     )

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import UsageError
+from .._numbers import MAX_RESAMPLES, whole
+from .._numbers import seed as check_seed
 
 
 def sign_test(wins: int, losses: int) -> float:
@@ -79,6 +81,8 @@ def randomisation_test(
     diffs: np.ndarray | list[float], *, n_resamples: int = 10_000, seed: int | None = 0
 ) -> RandomisationTest:
     """Two-sided paired randomisation test of ``mean(diffs) == 0`` (see the module docstring)."""
+    whole("the number of resamples", n_resamples, low=1, high=MAX_RESAMPLES)
+    check_seed(seed)
     d = np.asarray(diffs, dtype=np.float64)
     # Differences of float metric values carry rounding noise; 1e-12 is far below any real change.
     nz = d[np.abs(d) > 1e-12]

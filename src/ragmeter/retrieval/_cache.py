@@ -13,10 +13,18 @@ runs            retriever config, hash of the items searched, hash of the querie
 
 Embeddings are stored per text, so changing k, depth or the set of chunks re-embeds only texts
 never seen before by that model. New vectors are stored as a shard every ``flush_every`` texts
-or ``flush_seconds`` while encoding, and what is finished is stored when encoding stops early,
-so an interrupted run resumes where it stopped. Every file and folder is written under a
-temporary name and moved into place with ``os.replace`` (``ragmeter.io._atomic``), so a crash
-leaves either the old entry or the new one, never half of one.
+or once ``flush_seconds`` (30 s) have passed since the last save, checked after each batch sent
+to the encoder; batches are sized from the encoder's measured speed so that one takes about a
+quarter of that interval (a slow model gets small batches), so a process killed at any moment
+loses at most about 30 s of encoding. What is finished is also stored when encoding stops
+early (an exception or Ctrl-C), so an interrupted run resumes where it stopped. Every file and
+folder is written under a temporary name and moved into place with ``os.replace``
+(``ragmeter.io._atomic``), so a crash leaves either the old entry or the new one, never half of
+one.
+
+An entry that cannot be read (truncated or zero-byte file, wrong columns or shape, a folder
+that lost a file) is a miss: a :class:`~ragmeter._errors.RagmeterWarning` names the file, the
+entry is computed again and rewritten (:meth:`Cache.load`, :func:`damaged`).
 """
 
 from __future__ import annotations
@@ -24,22 +32,48 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 import uuid
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from .._errors import InputError
+from .._errors import RagmeterWarning
 from ..io._atomic import atomic_write
 from ..io._reading import read_json
 from ._protocol import Encoder
 
 #: Shards written per (model, role) before they are merged into one file on the next load.
 MAX_SHARDS = 32
+#: Texts in the first batch sent to the encoder, before its speed is known.
+FIRST_BATCH = 16
+
+T = TypeVar("T")
+
+
+def damaged(path: Path, exc: BaseException) -> None:
+    """Warn that the cache entry at ``path`` cannot be read and put it out of the way: a file is
+    replaced when the entry is written again; a folder (a BM25 index) is moved aside and removed
+    now, since a folder cannot be replaced over a non-empty one."""
+    text = str(exc).strip()
+    reason = text.splitlines()[0][:120] if text else type(exc).__name__
+    warnings.warn(
+        f"{path}: unreadable cache entry ({reason}); it is computed again and rewritten",
+        RagmeterWarning,
+        stacklevel=3,
+    )
+    if path.is_dir() and not path.is_symlink():
+        aside = path.with_name(f".{path.name}.{uuid.uuid4().hex}.damaged")
+        try:
+            os.replace(path, aside)  # one rename: a reader sees the old entry or none
+        except OSError:
+            return
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def digest(*parts: Any) -> str:
@@ -83,14 +117,23 @@ class Cache:
         counter[kind] = counter.get(kind, 0) + 1
         return path if found else None
 
-    def read_json(self, kind: str, key: str) -> Any | None:
-        path = self.lookup(kind, key, ".json")
+    def load(self, kind: str, key: str, suffix: str, reader: Callable[[Path], T]) -> T | None:
+        """``reader(path)`` of the entry, or None when there is none or it cannot be read: any
+        error of the reader makes a damaged entry a miss (counted as one, with a warning naming
+        the file, see :func:`damaged`) that the caller computes and writes again."""
+        path = self.lookup(kind, key, suffix)
         if path is None:
             return None
         try:
-            return read_json(path)
-        except InputError:  # a damaged entry is a miss, rebuilt below
+            return reader(path)
+        except Exception as exc:  # whatever a truncated or foreign file makes a reader raise
+            self.hits[kind] -= 1
+            self.misses[kind] = self.misses.get(kind, 0) + 1
+            damaged(path, exc)
             return None
+
+    def read_json(self, kind: str, key: str) -> Any | None:
+        return self.load(kind, key, ".json", read_json)
 
     def write_json(self, kind: str, key: str, value: Any) -> None:
         path = self.entry(kind, key, ".json")
@@ -126,15 +169,30 @@ class EmbeddingStore:
         shards = (
             sorted(self.folder.glob("shard-*.npz")) if self.folder and self.folder.exists() else []
         )
+        read: list[tuple[Path, np.ndarray, np.ndarray]] = []
         for shard in shards:
             try:
-                with np.load(shard) as z:
-                    keys, vecs = z["keys"], z["vecs"]
-            except (OSError, ValueError, KeyError):
-                continue  # damaged shard: its texts are simply encoded again
+                keys, vecs = _read_shard(shard)
+            except Exception as exc:  # truncated, zero bytes, not an npz, wrong shape
+                _drop_shard(shard, exc)  # its texts are simply encoded again
+                continue
+            read.append((shard, keys, vecs))
+        # every vector of one model has one width: the width most rows have wins
+        widths: Counter[int] = Counter()
+        for _, keys, vecs in read:
+            widths[vecs.shape[1]] += len(keys)
+        top = widths.most_common(2)
+        # a tie leaves no width to trust: every shard is encoded again
+        width = top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None
+        kept = []
+        for shard, keys, vecs in read:
+            if vecs.shape[1] != width:
+                _drop_shard(shard, ValueError(f"vectors of width {vecs.shape[1]}, not {width}"))
+                continue
             self._append(keys, vecs)
-        if len(shards) > MAX_SHARDS and self._blocks:
-            self._compact(shards)
+            kept.append(shard)
+        if len(kept) > MAX_SHARDS and self._blocks:
+            self._compact(kept)
         return self._rows
 
     def _append(self, keys: np.ndarray, vecs: np.ndarray) -> None:
@@ -190,6 +248,25 @@ class EmbeddingStore:
         return len(self._load())
 
 
+def _read_shard(shard: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, vectors) of a shard, checked: 32-byte keys, one finite float row per key."""
+    with np.load(shard, allow_pickle=False) as z:
+        keys, vecs = np.asarray(z["keys"]), np.asarray(z["vecs"])
+    if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != 32:
+        raise ValueError(f"keys of shape {keys.shape} and type {keys.dtype}, not (n, 32) uint8")
+    if vecs.ndim != 2 or len(vecs) != len(keys) or vecs.dtype.kind != "f" or not vecs.shape[1]:
+        raise ValueError(f"vectors of shape {vecs.shape} for {len(keys)} keys")
+    if not np.isfinite(vecs).all():
+        raise ValueError("vectors that are not finite")
+    return keys, vecs
+
+
+def _drop_shard(shard: Path, exc: BaseException) -> None:
+    """A shard is never rewritten under its name (new ones get new names): remove it."""
+    damaged(shard, exc)
+    shard.unlink(missing_ok=True)
+
+
 def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
@@ -204,14 +281,18 @@ def encode_cached(
     flush_seconds: float = 30.0,
     slice_size: int = 256,
     on_progress: Callable[[int], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> np.ndarray:
     """Vectors for ``texts`` (one row each), encoding only texts the cache has not seen.
 
-    Equal texts are encoded once. Missing texts go to the encoder in slices of ``slice_size``
-    (progress is reported after each); finished vectors are stored as a shard every
-    ``flush_every`` texts or ``flush_seconds``, and whatever is finished is stored when encoding
-    stops early (an exception or Ctrl-C), so an interrupted run resumes where it stopped.
-    ``on_progress(n)`` is called with the number of texts done (cached ones at once).
+    Equal texts are encoded once. Missing texts go to the encoder in batches of at most
+    ``slice_size`` (progress is reported after each), sized by :func:`next_batch` so that one
+    batch takes about a quarter of ``flush_seconds``; finished vectors are stored as a shard
+    when ``flush_every`` texts are pending or ``flush_seconds`` have passed since the last save
+    (checked after each batch), and whatever is finished is stored when encoding stops early (an
+    exception or Ctrl-C), so an interrupted or killed run resumes where it stopped.
+    ``on_progress(n)`` is called with the number of texts done (cached ones at once); ``clock``
+    (seconds, monotonic) is injectable for tests.
     """
     cache = cache or Cache(None)
     store = cache.embeddings(encoder.model_id, "text" if encoder.symmetric else role)
@@ -225,10 +306,11 @@ def encode_cached(
     todo = [k for k, f in zip(ukeys, found, strict=True) if not f]
     if on_progress:
         on_progress(len(texts) - sum(copies[k] for k in todo))
-    step = max(1, min(slice_size, flush_every))
+    cap = max(1, min(slice_size, flush_every))
+    step = min(cap, FIRST_BATCH)
     pending_keys: list[bytes] = []
     pending_vecs: list[np.ndarray] = []
-    last_flush = time.monotonic()
+    last_flush = clock()
 
     def flush() -> None:
         nonlocal last_flush
@@ -236,20 +318,36 @@ def encode_cached(
             store.add(list(pending_keys), np.concatenate(pending_vecs))
             pending_keys.clear()
             pending_vecs.clear()
-        last_flush = time.monotonic()
+        last_flush = clock()
 
     try:
-        for start in range(0, len(todo), step):
-            part = todo[start : start + step]
+        start = 0
+        while start < len(todo):
+            # a batch never crosses a shard boundary: shards hold ``flush_every`` texts
+            part = todo[start : start + min(step, flush_every - len(pending_keys))]
+            start += len(part)
+            began = clock()
             pending_vecs.append(encoder.encode([texts[first[k]] for k in part], role=role))
+            spent = clock() - began
             pending_keys.extend(part)
-            if len(pending_keys) >= flush_every or time.monotonic() - last_flush >= flush_seconds:
+            if len(pending_keys) >= flush_every or clock() - last_flush >= flush_seconds:
                 flush()
             if on_progress:
                 on_progress(sum(copies[k] for k in part))
+            step = next_batch(step, len(part), spent, flush_seconds / 4, cap)
     finally:
         flush()  # keep what was finished, also when encoding was interrupted
     found, rows = store.get(keys)
     if not found.all():  # pragma: no cover - flush() above stores every missing key
         raise RuntimeError("embedding store lost vectors it just stored")
     return store.matrix()[rows]
+
+
+def next_batch(step: int, done: int, seconds: float, target: float, cap: int) -> int:
+    """The next batch size after ``done`` texts took ``seconds``: as many texts as fit in
+    ``target`` seconds at that speed, at most twice the last batch (one fast measurement does
+    not jump to ``cap``) and within ``[1, cap]``."""
+    if seconds <= 0 or done <= 0:
+        return min(cap, 2 * step)
+    fits = int(target * done / seconds)
+    return max(1, min(cap, 2 * step, fits))

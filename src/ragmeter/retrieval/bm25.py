@@ -22,6 +22,7 @@ import numpy as np
 
 from .._errors import UsageError
 from .._extras import require
+from .._numbers import number_in
 from ..io._atomic import atomic_path
 from ..io._tables import Run
 from ._cache import Cache, digest, texts_digest
@@ -49,10 +50,9 @@ class BM25Retriever:
     ) -> None:
         if method not in METHODS:
             raise UsageError(f"bm25 method must be one of {', '.join(METHODS)}, got '{method}'")
-        if k1 < 0 or not 0 <= b <= 1:
-            raise UsageError(f"bm25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
-        self.k1 = float(k1)
-        self.b = float(b)
+        # NaN passes every comparison: the family check refuses it (and infinity) by name
+        self.k1 = number_in("bm25 k1", k1, 0.0)
+        self.b = number_in("bm25 b", b, 0.0, 1.0)
         self.method = method
         self.stemmer = stemmer
         self.stopwords = stopwords
@@ -112,14 +112,11 @@ class BM25Retriever:
         self._ids = np.asarray(ids, dtype=object)
         cache = self.cache or Cache(None)
         key = digest("bm25", self.config, texts_digest(ids, texts))
-        hit = cache.lookup("bm25", key)
-        if hit is not None:
-            try:
-                self._index = bm25s.BM25.load(str(hit), show_progress=False)
-                self.loaded_from_cache = True
-                return
-            except (OSError, ValueError):
-                pass  # damaged entry: rebuild it below
+        loaded = cache.load("bm25", key, "", lambda p: _load_index(bm25s, p, len(texts)))
+        if loaded is not None:  # a damaged entry is a miss (with a warning), rebuilt below
+            self._index = loaded
+            self.loaded_from_cache = True
+            return
         with self.progress.step(f"index {len(texts)} items ({self.name})", None):
             index = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
             index.index(self.tokenize(texts), show_progress=False)
@@ -149,3 +146,24 @@ class BM25Retriever:
         idx = np.asarray(res.documents, dtype=np.int64)
         scores = np.asarray(res.scores, dtype=np.float64)
         return run_from_topk(qs, self._ids, idx, scores, self.name, valid=scores > 0)
+
+
+def _load_index(bm25s: Any, path: Any, n_items: int) -> Any:
+    """A cached index, checked against the items it must cover: a folder that lost a file or
+    holds arrays of the wrong shape raises (and the cache rebuilds it) instead of searching."""
+    index = bm25s.BM25.load(str(path), show_progress=False)
+    scores = index.scores
+    data, indices, indptr = (np.asarray(scores[k]) for k in ("data", "indices", "indptr"))
+    if int(scores["num_docs"]) != n_items:
+        raise ValueError(f"an index of {scores['num_docs']} items, not {n_items}")
+    if (
+        indptr.ndim != 1
+        or not len(indptr)
+        or int(indptr[0]) != 0
+        or int(indptr[-1]) != len(data)
+        or bool((np.diff(indptr) < 0).any())
+        or len(data) != len(indices)
+        or (len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= n_items))
+    ):
+        raise ValueError("index arrays of inconsistent shapes")
+    return index

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._errors import UsageError
+from .._numbers import number_in
 from ..io._tables import Run
 from ._protocol import Retriever, check_depth, check_fit_input, query_ids
 
@@ -77,12 +78,13 @@ def fuse(
     """
     if fusion not in FUSIONS:
         raise UsageError(f"fusion must be one of {', '.join(FUSIONS)}, got '{fusion}'")
-    if fusion == "rrf" and k < 0:
-        raise UsageError(f"rrf k must be >= 0, got {k}")
+    if fusion == "rrf":
+        number_in("rrf k", k, 0.0)
     if weights is None:
         weights = [1.0 / len(runs)] * len(runs)
-    if len(weights) != len(runs) or any(w < 0 for w in weights):
+    if len(weights) != len(runs):
         raise UsageError("give one non-negative weight per run")
+    weights = [number_in("a fusion weight", w, 0.0) for w in weights]
     qvocab = np.unique(
         np.asarray([q for r in runs for q in r.qid.to_pylist()] or [""], dtype=object)
     )
@@ -132,8 +134,8 @@ class HybridRetriever:
     ) -> None:
         if fusion not in FUSIONS:
             raise UsageError(f"fusion must be one of {', '.join(FUSIONS)}, got '{fusion}'")
-        if not 0.0 <= weight <= 1.0:
-            raise UsageError(f"hybrid weight must be between 0 and 1, got {weight}")
+        number_in("hybrid weight", weight, 0.0, 1.0)
+        number_in("rrf k", k, 0.0)
         check_depth(pool)
         self.first, self.second = first, second
         self.fusion = fusion

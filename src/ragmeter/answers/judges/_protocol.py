@@ -2,8 +2,9 @@
 
 A judge receives :class:`JudgeRequest` s (rendered chat messages plus the raw inputs they were
 rendered from) and returns one :class:`JudgeReply` per request, in order. A reply is ``ok`` only
-when it carries a parsed JSON object; any failure (HTTP error after retries, timeout, malformed
-JSON) is a reply with ``ok=False`` and an ``error`` — never a pass.
+when the whole reply is one JSON object of its task's shape (:mod:`._replies`); any failure
+(HTTP error after retries, timeout, prose around the JSON, a shape that does not fit) is a reply
+with ``ok=False`` and an ``error`` — never a pass.
 
 Judges are always passed in explicitly; ragmeter never builds a networked or paid client itself.
 """
@@ -14,6 +15,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from ._replies import parse_reply
 
 FAKE_LABEL = "FAKE JUDGE"
 
@@ -83,24 +86,9 @@ class Judge(Protocol):
 
 
 def parse_json_object(content: str) -> dict[str, Any]:
-    """The JSON object in a model reply; tolerates a ```json fence around it.
+    """The JSON object a model reply consists of (whitespace or one ```json fence around it
+    allowed, nothing else): :func:`._replies.parse_reply` without a task schema.
 
-    Raises ValueError when there is no JSON object (a malformed reply, retried by clients).
+    Raises ValueError when the reply is not exactly one JSON object (retried by clients).
     """
-    text = content.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end <= start:
-            raise ValueError("the reply holds no JSON object") from None
-        try:
-            data = json.loads(text[start : end + 1])
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the reply is not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise ValueError("the reply is JSON but not an object")
-    return data
+    return parse_reply(content)

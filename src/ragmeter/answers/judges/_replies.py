@@ -84,21 +84,21 @@ class RelevanceReply(_Reply):
     """``{"verdict": "yes"|"partly"|"no"}``."""
 
     verdict: str
-    _check = _one_of("verdict", ("yes", "partly", "no"))
+    check_words = _one_of("verdict", ("yes", "partly", "no"))
 
 
 class CorrectnessReply(_Reply):
     """``{"verdict": "correct"|"incorrect"}``."""
 
     verdict: str
-    _check = _one_of("verdict", ("correct", "incorrect"))
+    check_words = _one_of("verdict", ("correct", "incorrect"))
 
 
 class PairwiseReply(_Reply):
     """``{"winner": "A"|"B"|"tie"}``."""
 
     winner: str
-    _check = _one_of("winner", ("A", "B", "tie"))
+    check_words = _one_of("winner", ("A", "B", "tie"))
 
 
 #: task name -> the schema its reply must fit (rule 3 of the module docstring).
@@ -141,15 +141,13 @@ def parse_reply(content: str, task: str | None = None) -> dict[str, Any]:
         raise ValueError("the reply content is not text")
     fenced = _FENCED.match(content)
     text = fenced["body"] if fenced else content
-    if "```" in text:
-        raise ValueError("the reply holds more than one code fence or text around one")
     try:
         data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         stripped = text.strip()
         if stripped[:1] == "{" and exc.msg == "Extra data":
             raise ValueError(
-                f"text after the JSON object ({_short(stripped[exc.pos :])}); the whole reply "
+                f"text after the JSON object ({_short(text[exc.pos :])}); the whole reply "
                 "must be the JSON object"
             ) from None
         if "{" in stripped and stripped[:1] != "{":
