@@ -184,7 +184,7 @@ def test_questions_in_one_run_only_are_an_error_listing_them() -> None:
 
 
 def test_bad_values_are_reported_by_question() -> None:
-    with pytest.raises(InputError, match="q2"):
+    with pytest.raises(UsageError, match="q2"):
         compare({"q1": 1, "q2": float("nan")}, {"q1": 1, "q2": 1})
     with pytest.raises(InputError, match=r"binary metric.*q1"):
         compare({"q1": 0.5}, {"q1": 1}, "Hit@3")

@@ -134,3 +134,18 @@ def test_unwritable_ledger_is_a_clear_error(tmp_path: Path) -> None:
             golden_version=None, metric="m", baseline="a", candidate="b"
         )
     assert os.path.isfile(blocker)
+
+
+def test_non_finite_values_are_written_as_null(tmp_path) -> None:
+    """A comparison over no questions has no mean: the ledger records null, not NaN, and reads
+    back through the one JSON reader."""
+    from ragmeter.paired import Ledger
+
+    led = Ledger(tmp_path / "ledger.jsonl")
+    led.append(
+        {"golden_version": "g-1", "mean_delta": float("nan"), "ci": [float("-inf"), 0.5], "n": 0}
+    )
+    text = (tmp_path / "ledger.jsonl").read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert '"mean_delta": null' in text and '"ci": [null, 0.5]' in text
+    assert len(list(led.entries())) == 1

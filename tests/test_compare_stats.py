@@ -70,8 +70,8 @@ def test_bootstrap_input_checks() -> None:
         paired_bootstrap([1.0], confidence=1.0)
     with pytest.raises(UsageError, match="finite"):
         paired_bootstrap([1.0, float("inf")])
-    empty = paired_bootstrap([])
-    assert np.isnan(empty.lo) and np.isnan(empty.hi)
+    with pytest.raises(UsageError, match="empty"):
+        paired_bootstrap([])
 
 
 @settings(max_examples=40, deadline=None)

@@ -495,3 +495,108 @@ def test_fence_rules() -> None:
     ):
         with pytest.raises(ValueError):
             parse_json_object(bad)
+
+
+# -- the judge's options are bounded where they are validated (OpenAIJudge) -------------------
+_FARE = Path(__file__).resolve().parents[1] / "examples" / "fare-rules"
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("timeout", 1e308, "timeout"),  # before: OverflowError (timestamp out of range)
+        ("timeout", 10**20, "timeout"),
+        ("timeout", 3600.5, "timeout"),
+        ("timeout", 0, "timeout"),
+        ("timeout", float("nan"), "timeout"),
+        ("max_retries", 10**20, "retries"),  # before: ran on past 60 s
+        ("max_retries", 21, "retries"),
+        ("max_retries", -1, "retries"),
+        ("max_retries", 2.5, "retries"),
+        ("concurrency", 257, "concurrency"),
+        ("concurrency", 10**20, "concurrency"),
+        ("concurrency", True, "concurrency"),
+        ("backoff", 1e308, "backoff"),
+        ("max_backoff", -1.0, "max_backoff"),
+        ("max_reply_bytes", 2**40, "max_reply_bytes"),
+        ("max_reply_bytes", 0, "max_reply_bytes"),
+        ("price_per_1k_prompt", float("inf"), "price_per_1k_prompt"),
+        ("price_per_1k_completion", -0.5, "price_per_1k_completion"),
+    ],
+)
+def test_judge_options_outside_their_bounds_are_refused(
+    option: str, value: object, words: str
+) -> None:
+    from ragmeter import UsageError
+
+    with pytest.raises(UsageError, match=words):
+        kw: dict[str, Any] = {option: value}
+        OpenAIJudge(base_url="http://127.0.0.1:9/v1", model="m", **kw)
+
+
+def test_judge_options_at_their_bounds_are_kept() -> None:
+    j = OpenAIJudge(
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        timeout=3600,
+        max_retries=20,
+        concurrency=256,
+        backoff=0,
+        max_backoff=3600,
+        max_reply_bytes=256 * 1024 * 1024,
+    )
+    assert (j.timeout, j.max_retries, j.concurrency) == (3600.0, 20, 256)
+    j = OpenAIJudge(base_url="http://127.0.0.1:9/v1", model="m", timeout=0.001, max_retries=0)
+    assert (j.timeout, j.max_retries, j.concurrency) == (0.001, 0, 4)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "bound"),
+    [
+        ("--judge-timeout", "1e308", "3600"),
+        ("--judge-timeout", "100000000000000000000", "3600"),
+        ("--judge-retries", "100000000000000000000", "20"),
+        ("--judge-concurrency", "1000", "256"),
+    ],
+)
+def test_judge_cli_options_are_refused_and_their_help_says_the_bound(
+    option: str, value: str, bound: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from ragmeter.cli._app import app
+
+    runner = CliRunner()
+    args = [
+        "answers", "check", str(_FARE / "answers" / "baseline.jsonl"),
+        "--golden", str(_FARE / "golden.jsonl"), "--judge", "openai",
+        "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-cache", "",
+        option, value,
+    ]  # fmt: skip
+    r = runner.invoke(app, args, env={"COLUMNS": "120"})
+    assert not (r.exception and not isinstance(r.exception, SystemExit)), repr(r.exception)
+    assert r.exit_code == 2, r.stderr[-400:]
+    assert "error:" in r.stderr and bound in r.stderr
+    help_text = runner.invoke(app, ["answers", "check", "--help"], env={"COLUMNS": "200"}).stdout
+    assert bound in help_text
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    timeout=st.one_of(st.floats(), st.integers(-(10**30), 10**30)),
+    retries=st.integers(-(10**30), 10**30),
+)
+def test_any_timeout_and_retries_are_bounded_or_refused(timeout: Any, retries: int) -> None:
+    from ragmeter import UsageError
+
+    try:
+        j = OpenAIJudge(
+            base_url="http://127.0.0.1:9/v1", model="m", timeout=timeout, max_retries=retries
+        )
+    except UsageError:
+        ok = 0 < timeout <= 3600 and 0 <= retries <= 20
+        assert not ok, (timeout, retries)
+        return
+    assert 0 < j.timeout <= 3600 and 0 <= j.max_retries <= 20
+    # the deadline of one attempt is a representable monotonic time
+    assert time.monotonic() + j.timeout < float("inf")

@@ -441,3 +441,105 @@ def test_beir_qrels_bytes(tmp_path: Path, line: bytes, words: str | None) -> Non
     with pytest.raises(ValidationError) as exc:
         load_beir(tmp_path)
     assert "test.tsv:2" in str(exc.value) and words in str(exc.value), str(exc.value)
+
+
+# -- spans mapped onto a chunking without a corpus: the chunking is the record of the documents --
+_CHUNKS: list[
+    dict[str, Any]
+] = [  # doc "a" is 10 characters as far as the chunking knows, doc "b" 6
+    {"id": "a#0", "doc": "a", "start": 0, "end": 6, "text": "abcdef", "n_tokens": 1},
+    {"id": "a#1", "doc": "a", "start": 4, "end": 10, "text": "efghij", "n_tokens": 1},
+    {"id": "b#0", "doc": "b", "start": 0, "end": 6, "text": "uvwxyz", "n_tokens": 1},
+]
+
+
+def _span_files(tmp_path: Path, evidence: list[dict[str, Any]]) -> tuple[Path, Path, Path]:
+    good = {"id": "q0", "question": "?", "evidence": [{"doc": "a", "start": 0, "end": 3}]}
+    bad = {"id": "q1", "question": "?", "evidence": [{"doc": "b", "start": 0, "end": 2}, *evidence]}
+    golden = _jsonl(tmp_path / "golden.jsonl", [good, bad])
+    chunks = _jsonl(tmp_path / "chunks.jsonl", _CHUNKS)
+    run = tmp_path / "run.trec"
+    run.write_text("q0 Q0 a#0 1 2.0 x\nq1 Q0 b#0 1 1.0 x\n", encoding="utf-8")
+    return golden, chunks, run
+
+
+_OUTSIDE = [
+    ({"doc": "a", "start": 8, "end": 11}, "evidence[1].end", "runs past the end"),
+    ({"doc": "zz", "start": 0, "end": 2}, "evidence[1].doc", "document 'zz' has no chunk"),
+]
+
+
+@pytest.mark.parametrize(("span", "field", "words"), _OUTSIDE)
+@pytest.mark.parametrize("route", ["labels-export", "eval"])
+def test_span_outside_the_chunking_is_refused_without_a_corpus(
+    tmp_path: Path, span: dict[str, Any], field: str, words: str, route: str
+) -> None:
+    golden, chunks, run = _span_files(tmp_path, [span])
+    if route == "eval":
+        args = ["eval", "--golden", str(golden), "--chunks", str(chunks), str(run)]
+    else:
+        out = tmp_path / "qrels.txt"
+        args = [
+            "labels",
+            "export",
+            "--golden",
+            str(golden),
+            "--chunks",
+            str(chunks),
+            "-o",
+            str(out),
+        ]
+    r = _cli(*args)
+    assert r.exit_code == 2, r.output
+    text = " ".join(r.output.split())
+    assert f"golden.jsonl:2: field '{field}': question 'q1':" in text
+    assert words in text
+    if route != "eval":
+        assert not out.exists()
+
+
+def test_span_offset_beyond_int64_is_a_load_error(tmp_path: Path) -> None:
+    golden, chunks, _ = _span_files(tmp_path, [{"doc": "a", "start": 0, "end": 10**30}])
+    out = tmp_path / "qrels.txt"
+    r = _cli("labels", "export", "--golden", str(golden), "--chunks", str(chunks), "-o", str(out))
+    assert r.exit_code == 2, r.output
+    assert "golden.jsonl:2: field 'evidence[1].end'" in " ".join(r.output.split())
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 12), st.integers(1, 4)),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_chunk_qrels_refuses_exactly_the_spans_outside_the_chunking(
+    spans: list[tuple[str, int, int]],
+) -> None:
+    """Over random spans: refused iff a span's document has no chunk or it ends past the
+    document's last chunk end (a: 10, b: 6, c: none); the problems name evidence[j]."""
+    from ragmeter.chunking import Chunking
+    from ragmeter.data import Evidence, Question
+    from ragmeter.labels import chunk_qrels
+
+    chunking = Chunking(
+        name="toy",
+        tokenizer="t",
+        ids=[str(c["id"]) for c in _CHUNKS],
+        doc=[str(c["doc"]) for c in _CHUNKS],
+        start=[int(c["start"]) for c in _CHUNKS],
+        end=[int(c["end"]) for c in _CHUNKS],
+        text=[str(c["text"]) for c in _CHUNKS],
+        n_tokens=[int(c["n_tokens"]) for c in _CHUNKS],
+    )
+    evidence = [Evidence(doc=d, start=s, end=s + n) for d, s, n in spans]
+    q = Question(id="q", question="?", evidence=evidence)
+    extent = {"a": 10, "b": 6}
+    bad = [j for j, (d, s, n) in enumerate(spans) if d not in extent or s + n > extent[d]]
+    if not bad:
+        chunk_qrels([q], chunking)
+        return
+    with pytest.raises(ValidationError) as e:
+        chunk_qrels([q], chunking)
+    assert [str(p.field).split(".")[0] for p in e.value.problems] == [f"evidence[{j}]" for j in bad]

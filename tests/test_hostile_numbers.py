@@ -539,3 +539,127 @@ def test_every_seed_runs_or_exits_2(value: int) -> None:
     code, _, err = cli("compare", *GATE, "--no-ledger", "--resamples", "50", "--seed", str(value))
     assert code in (0, 2)
     assert (code == 2) == (value < 0), err
+
+
+# -- the Python API on plain mappings, paired_bootstrap and a saved comparison -----------------
+@pytest.mark.parametrize(
+    ("baseline", "metric", "qid"),
+    [
+        ({"a": 0.5, "b": 1.7}, "R@5", "b"),  # above 1 for a [0, 1] metric
+        ({"a": -0.5, "b": 0.5}, "R@5", "a"),  # below 0
+        ({"a": "0.5", "b": 0.5}, "R@5", "a"),  # text, even text float() would read
+        ({"a": "0.5", "b": 0.5}, None, "a"),  # text is refused for a plain outcome too
+        ({"a": 0.5, "b": None}, None, "b"),
+        ({"a": float("nan"), "b": 0.5}, None, "a"),
+        ({"a": 0.5, "b": float("-inf")}, "answer correct", "b"),
+        ({"a": 10**400, "b": 0.5}, None, "a"),  # an integer beyond any float
+    ],
+)
+def test_compare_refuses_bad_mapping_values_naming_the_question(
+    baseline: dict[str, object], metric: str | None, qid: str
+) -> None:
+    candidate = {"a": 0.25, "b": 0.75}
+    with pytest.raises(UsageError, match=rf"question {qid} \(") as info:
+        ragmeter.compare(baseline, candidate, metric, n_resamples=50)  # type: ignore[arg-type]
+    assert "Traceback" not in str(info.value)
+    # the same values on the other side are refused too, naming that side
+    with pytest.raises(UsageError, match="candidate"):
+        ragmeter.compare(candidate, baseline, metric, n_resamples=50)  # type: ignore[arg-type]
+
+
+def test_compare_plain_outcome_may_be_any_finite_number() -> None:
+    # no metric: a plain outcome (latency, a cost) is any finite number; the mean delta is exact
+    c = ragmeter.compare({"a": 120.0, "b": -3}, {"a": 100.0, "b": 7}, n_resamples=50)
+    assert c.mean_delta == pytest.approx(((100 - 120) + (7 - -3)) / 2)  # -5.0
+    assert c.binary is False
+    # bools count as 0 and 1 (an "answer correct" outcome)
+    c = ragmeter.compare({"a": True, "b": False}, {"a": True, "b": True}, "answer correct")
+    assert c.mean_delta == pytest.approx(0.5) and c.fixed == 1
+    # a bounded metric takes its endpoints
+    c = ragmeter.compare({"a": 0, "b": 1}, {"a": 1, "b": 1}, "R@5", n_resamples=50)
+    assert c.mean_delta == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    "diffs",
+    [
+        [],
+        np.array([]),
+        ["0.5", 0.1],  # numpy would read the text as 0.5
+        [0.1, "x"],
+        [[0.1, 0.2], [0.3]],  # ragged: "mismatched lengths"
+        [[0.1, 0.2], [0.3, 0.4]],  # two-dimensional
+        np.array(["0.1", "0.2"]),
+        [0.1, float("nan")],
+        [float("inf"), 1.0],
+        [10**400, 0.0],
+        "0.5",
+        None,
+    ],
+)
+def test_paired_bootstrap_refuses_what_has_no_interval(diffs: object) -> None:
+    with pytest.raises(UsageError, match="paired differences"):
+        ragmeter.paired_bootstrap(diffs, n_resamples=50)  # type: ignore[arg-type]
+
+
+def test_paired_bootstrap_of_one_constant_is_that_constant() -> None:
+    ci = ragmeter.paired_bootstrap([0.25, 0.25, 0.25], n_resamples=50)
+    assert (ci.lo, ci.hi) == (0.25, 0.25)
+    ci = ragmeter.paired_bootstrap(np.array([1, 1], dtype=np.int8), n_resamples=50)
+    assert (ci.lo, ci.hi) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("n", [10**30, 10**9 + 1, 10**400])
+def test_plan_from_a_record_bounds_its_count(tmp_path: Path, n: int) -> None:
+    rec = {"binary": True, "n": n, "fixed": 3, "broken": 1, "baseline_mean": 0.5}
+    cmp = write(tmp_path / "cmp.json", json.dumps(rec))
+    err = refused("plan", "--from", str(cmp), "-f", "json")
+    assert str(cmp) in err and "'n'" in err
+    # beyond a float, it is no finite number; otherwise the bound is named
+    assert ("1,000,000,000" in err) or ("finite number" in err and n > 10**300)
+
+
+def test_plan_from_a_record_at_the_bound_is_exact(tmp_path: Path) -> None:
+    n = 10**9
+    rec = {"binary": True, "n": n, "fixed": 3, "broken": 1, "baseline_mean": 0.5}
+    cmp = write(tmp_path / "cmp.json", json.dumps(rec))
+    code, out, err = cli("plan", "--from", str(cmp), "-f", "json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["observed_n"] == n
+    # fixed + broken of n: the changed share, hand-computed
+    assert plan["changed_share"] == pytest.approx(4 / n)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.dictionaries(
+        st.sampled_from("abcdef"),
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.integers(-5, 5),
+            st.text(max_size=3),
+            st.none(),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    metric=st.sampled_from([None, "R@5", "nDCG@3", "answer correct"]),
+)
+def test_compare_on_any_mapping_is_a_result_in_range_or_a_usage_error(
+    values: dict[str, object], metric: str | None
+) -> None:
+    other = dict.fromkeys(values, 0.5)
+    try:
+        c = ragmeter.compare(values, other, metric, n_resamples=20)  # type: ignore[arg-type]
+    except UsageError as e:
+        assert "question" in str(e) or "binary" in str(e)
+        return
+    except InputError as e:  # a binary metric given non-binary values
+        assert "binary" in str(e)
+        return
+    bounded = metric in ("R@5", "nDCG@3")
+    for v in values.values():
+        assert isinstance(v, (int, float)) and math.isfinite(v)
+        assert not bounded or 0.0 <= v <= 1.0
+    assert math.isfinite(c.mean_delta) and all(math.isfinite(x) for x in c.ci)

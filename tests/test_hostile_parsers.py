@@ -429,3 +429,150 @@ def _parse_only(p: Path, layout: Any) -> Any:
 
     _trec_lines.parse_lines(open_source(p), layout)
     return Table(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0))
+
+
+# -- NaN / Infinity literals: not JSON, refused by the shared reader on every route -------------
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_nan_literal_in_a_json_document_names_line_column_and_field(
+    tmp_path: Path, literal: str
+) -> None:
+    from ragmeter.io._reading import read_json
+
+    p = write(tmp_path, '{\n  "run": "a",\n  "n_queries": ' + literal + "\n}\n", "eval.json")
+    with pytest.raises(InputError) as e:
+        read_json(p)
+    msg = str(e.value)
+    assert msg.startswith(f"{p}:3: field 'n_queries': {literal} at line 3, column 16 ")
+    assert "not JSON" in msg
+
+
+def test_nan_literal_in_an_evaluation_file_is_refused(tmp_path: Path) -> None:
+    from ragmeter.metrics import Evaluation
+
+    ev = {"run": "a", "metrics": ["R@5"], "n_queries": 1, "aggregate": {"R@5": 0.5}}
+    text = json.dumps(ev).replace('"n_queries": 1', '"n_queries": NaN')
+    with pytest.raises(InputError, match="field 'n_queries': NaN at line 1"):
+        Evaluation.load(write(tmp_path, text, "eval.json"))
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_nan_literal_in_a_jsonl_record_names_the_column(tmp_path: Path, literal: str) -> None:
+    from ragmeter.io._reading import iter_jsonl
+
+    p = write(tmp_path, '{"a": 1}\n{"a": [1, ' + literal + "]}\n", "x.jsonl")
+    with pytest.raises(InputError) as e:
+        list(iter_jsonl(p))
+    assert str(e.value).startswith(f"{p}:2: field 'a[1]': {literal} at column 11 ")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids),
+        max_leaves=8,
+    ),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "1.5"]),
+)
+def test_only_a_constant_outside_strings_is_refused(value: Any, literal: str) -> None:
+    """Strings may hold the words NaN and Infinity; a bare literal anywhere is refused."""
+    from ragmeter.io._reading import _Bad, _make_decoder, _parse
+
+    text = json.dumps({"s": "NaN -Infinity \\" + '"Infinity', "v": value, "x": None})
+    assert _parse(text, _make_decoder(None)) == json.loads(text)  # words in strings: fine
+    hostile = text[:-1] + f', "y": {literal}}}'
+    if literal == "1.5":
+        assert _parse(hostile, _make_decoder(None))["y"] == 1.5
+        return
+    with pytest.raises(_Bad) as e:
+        _parse(hostile, _make_decoder(None))
+    assert e.value.field == "y"
+    assert e.value.message.startswith(f"{literal} at column {hostile.rindex(literal) + 1} ")
+
+
+# -- JSONL runs and qrels: the columnar path keeps the shared reader's byte rules ----------------
+_QREL = b'{"qid": "q1", "doc": "d1", "rel": 1}\n'
+_RUNROW = b'{"qid": "q1", "doc": "d1", "score": 1.5}\n'
+
+
+@pytest.mark.parametrize(
+    ("line", "bad"),
+    [
+        (b'{"qid": "q\xe9", "doc": "d1", "X": 1}\n', 0xE9),  # in an id
+        (b'{"qid": "q1", "doc": "d1", "X": 1, "note": "\xff"}\n', 0xFF),  # an ignored field
+        (b'{"qid": "q1", "doc": "d1", "X": 1, "\xc3": 2}\n', 0xC3),  # an ignored key
+    ],
+)
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+@pytest.mark.parametrize("first", [True, False])
+def test_invalid_utf8_in_a_jsonl_run_or_qrels_names_offset_and_line(
+    tmp_path: Path, line: bytes, bad: int, kind: str, first: bool
+) -> None:
+    from ragmeter.io.jsonl import read_qrels_jsonl, read_run_jsonl
+
+    field, reader, good = (
+        ("score", read_run_jsonl, _RUNROW) if kind == "run" else ("rel", read_qrels_jsonl, _QREL)
+    )
+    line = line.replace(b'"X"', f'"{field}"'.encode())
+    at = line.index(bytes([bad]))
+    good = b"" if first else good  # the bad line first, or after a good one
+    p = write(tmp_path, good + line, "f.jsonl")
+    with pytest.raises(InputError) as e:
+        reader(p)
+    assert str(e.value) == (
+        f"{p}:{1 if first else 2}: not valid UTF-8: byte 0x{bad:02x} at byte offset "
+        f"{len(good) + at} "
+        f"(column {at + 1}); save the file as UTF-8"
+    )
+
+
+def test_invalid_utf8_jsonl_through_the_cli_is_exit_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ragmeter.cli._app import app
+
+    qrels = write(tmp_path, b'{"qid": "q\xe9", "doc": "d1", "rel": 1}\n', "qrels.jsonl")
+    run = write(tmp_path, _RUNROW, "base.jsonl")
+    r = CliRunner().invoke(app, ["eval", str(qrels), str(run)])
+    assert r.exit_code == 2, r.output
+    assert "not valid UTF-8: byte 0xe9 at byte offset 10 (column 11)" in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.binary(min_size=0, max_size=6), min_size=1, max_size=4), st.data())
+def test_columnar_and_line_reads_agree_on_any_bytes(
+    tmp_path: Path, junk: list[bytes], data: st.DataObject
+) -> None:
+    """Random bytes in ids, ignored fields and keys: the JSONL reader (columnar first) and the
+    line-by-line read give the same rows or the same error, never a raw exception."""
+    from ragmeter.io._jsonl_read import QRELS_FIELDS, _read_lines, read_records
+
+    rows = []
+    for i, b in enumerate(junk):
+        where = data.draw(st.sampled_from(["qid", "extra", "key"]))
+        qid, extra, key = b"q%d" % i, b"x", b"note"
+        if where == "qid":
+            qid += b
+        elif where == "extra":
+            extra = b
+        else:
+            key = b or b"k"
+        rows.append(
+            b'{"qid": "' + qid + b'", "doc": "d", "rel": 1, "' + key + b'": "' + extra + b'"}\n'
+        )
+    p = write(tmp_path, b"".join(rows), "h.jsonl")
+    src = open_source(p)
+
+    def outcome(read: Any) -> Any:
+        try:
+            rec = read()
+        except InputError as exc:
+            return ("error", str(exc))
+        return ("rows", rec.columns["qid"].to_pylist(), rec.columns["rel"].tolist())
+
+    assert outcome(lambda: read_records(src, QRELS_FIELDS)) == outcome(
+        lambda: _read_lines(src, QRELS_FIELDS)
+    )

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter import InputError, RagmeterWarning, UsageError
+from ragmeter import InputError, RagmeterWarning, UsageError, ValidationError
 from ragmeter.chunking import Chunking, from_ranges
+from ragmeter.data import Corpus, GoldenSet
 from ragmeter.data._schema import Document, Evidence, Question
 from ragmeter.io._tables import Run
 from ragmeter.labels import evaluate_spans, span_metric_list
@@ -188,8 +189,17 @@ def test_bad_inputs():
             evaluate_spans(golden, c, run({"q1": ["d#0-20"]}), "R@1", cover=bad)
 
 
-def test_spans_on_unchunked_documents_warn():
+def test_spans_on_unchunked_documents_are_refused_without_a_corpus():
+    """Without a corpus the chunking is the record of which documents exist."""
     golden = [Question(id="q1", question="?", evidence=[Evidence(doc="elsewhere", start=0, end=5)])]
+    with pytest.raises(ValidationError, match="document 'elsewhere' has no chunk in chunking"):
+        evaluate_spans(golden, chunks((0, 20)), run({"q1": ["d#0-20"]}), "R@1")
+
+
+def test_spans_on_unchunked_documents_warn_with_a_corpus():
+    qs = [Question(id="q1", question="?", evidence=[Evidence(doc="elsewhere", start=0, end=5)])]
+    corpus = Corpus([DOC, Document(id="elsewhere", text="y" * 10)])
+    golden = GoldenSet(qs, corpus=corpus)
     with pytest.warns(RagmeterWarning, match="no chunk in chunking 'test-chunks'"):
         ev = evaluate_spans(golden, chunks((0, 20)), run({"q1": ["d#0-20"]}), "R@1")
     assert ev.aggregate == {"R@1": 0.0}
@@ -226,13 +236,10 @@ ranges = st.tuples(st.integers(0, 180), st.integers(1, 40)).map(
 def test_matches_character_mask_brute_force(chunk_ranges, span_ranges, cover, k):
     c = chunks(*chunk_ranges)
     order = [c.ids.index(f"d#{a}-{b}") for a, b in chunk_ranges]  # rank = listed order
-    golden = [
-        Question(
-            id="q",
-            question="?",
-            evidence=[Evidence(doc="d", start=a, end=b) for a, b in span_ranges],
-        )
-    ]
+    q = Question(
+        id="q", question="?", evidence=[Evidence(doc="d", start=a, end=b) for a, b in span_ranges]
+    )
+    golden = GoldenSet([q], corpus=Corpus([DOC]))  # spans may run past the last chunk
     ranked = [(int(c.start[i]), int(c.end[i])) for i in order]
     r = run({"q": [c.ids[i] for i in order]})
     with warnings.catch_warnings():

@@ -21,6 +21,9 @@ MAX_CELL_COUNT = 10_000_000
 MAX_RESAMPLES = 1_000_000
 #: most cutoffs one sweep may score (a k range is also capped at the runs' depth)
 MAX_CUTOFFS = 10_000
+#: most questions a saved comparison may count (its n, fixed, broken): far above any golden
+#: set, and small enough that every count is exact as a float
+MAX_QUESTIONS = 1_000_000_000
 
 
 def _show(value: Any) -> str:

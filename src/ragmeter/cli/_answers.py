@@ -109,9 +109,13 @@ def check_cmd(
     judge_cache: Path | None = typer.Option(
         Path(".ragmeter-cache/judge"), help="Disk cache of judge replies."
     ),
-    judge_timeout: float = typer.Option(60.0, help="Seconds per request."),
-    judge_retries: int = typer.Option(3, help="Retries on 429/5xx/timeouts/malformed replies."),
-    judge_concurrency: int = typer.Option(4, help="Requests in flight at once."),
+    judge_timeout: float = typer.Option(
+        60.0, help="Seconds per request attempt, over 0 and at most 3600."
+    ),
+    judge_retries: int = typer.Option(
+        3, help="Retries on 429/5xx/timeouts/malformed replies, 0 to 20."
+    ),
+    judge_concurrency: int = typer.Option(4, help="Requests in flight at once, 1 to 256."),
     price_prompt: float | None = typer.Option(None, help="Price per 1k prompt tokens."),
     price_completion: float | None = typer.Option(None, help="Price per 1k completion tokens."),
 ) -> None:

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: offsets and grades are stored as 64-bit integers when spans are mapped onto chunks.
+INT64_MAX = 2**63 - 1
 
 
 def lone_surrogate_field(value: Any, path: str = "") -> str | None:
@@ -72,9 +74,9 @@ class Evidence(_Text):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     doc: str = Field(min_length=1)
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
-    grade: int = Field(default=1, ge=1)
+    start: int = Field(ge=0, le=INT64_MAX)
+    end: int = Field(ge=0, le=INT64_MAX)
+    grade: int = Field(default=1, ge=1, le=INT64_MAX)
     text: str | None = None
     #: every required span must be found for a multi-passage answer (AllR). When no span of a
     #: question is marked, every span with the question's top grade counts as required.

@@ -129,12 +129,14 @@ def _read_columnar(src: Source, fields: tuple[Field, ...]) -> Records:
     schema = pa.schema([(f.name, _ARROW[f.kind]) for f in fields])
     try:
         with src.arrow_stream() as stream:
-            table = pj.read_json(
-                stream,
-                parse_options=pj.ParseOptions(
-                    explicit_schema=schema, unexpected_field_behavior="ignore"
-                ),
-            )
+            data = stream.read_buffer()
+        _vouch_bytes(data)
+        table = pj.read_json(
+            pa.BufferReader(data),
+            parse_options=pj.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="ignore"
+            ),
+        )
     except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
         raise Unclean(str(exc)) from None
     if table.num_rows == 0:
@@ -161,6 +163,23 @@ def _read_columnar(src: Source, fields: tuple[Field, ...]) -> Records:
                 raise Unclean("non-finite number")
             columns[f.name] = vals
     return Records(columns, None)  # pyarrow skips blank lines: rows are not lines
+
+
+def _vouch_bytes(data: pa.Buffer) -> None:
+    """Raise Unclean unless the whole file is valid UTF-8 and holds no ``NaN``/``Infinity``.
+
+    pyarrow's JSON parser checks neither (it keeps invalid UTF-8 inside strings, skips a bad
+    byte or a ``NaN`` in an ignored field), so the shared reader's rules would not hold; the
+    line-by-line read then names the byte offset and line (or, for a ``NaN`` that was only
+    text inside a string, reads the file as clean)."""
+    offsets = pa.py_buffer(np.array([0, data.size], dtype=np.int64))
+    whole = pa.LargeStringArray.from_buffers(1, offsets, data)
+    try:
+        whole.validate(full=True)  # full: checks the UTF-8 of the one string
+    except pa.ArrowInvalid:
+        raise Unclean("not valid UTF-8") from None
+    if pc.any(pc.match_substring_regex(whole, "NaN|Infinity")).as_py():
+        raise Unclean("a NaN or Infinity literal")
 
 
 # -- line by line -------------------------------------------------------------------------------

@@ -16,6 +16,9 @@ command reads it, naming the file, the line and (where there is one) the field:
   and silently drops the other;
 - a ``\\ud800``-style escape that is not half of a surrogate pair is an error: Python accepts it
   and then fails later, when the text is written or hashed;
+- ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON (Python's reader accepts them): an error
+  naming the line, column and field; ragmeter's own writers never produce them
+  (``allow_nan=False``);
 - an empty file, or one with only blank lines, is an error saying which.
 
 Readers that validate records report every problem at once: pass a ``problems`` list and bad
@@ -46,14 +49,27 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _ANY_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
+#: ``NaN``/``Infinity``/``-Infinity`` outside a string (strings are matched first and skipped).
+_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
 class _DuplicateKey(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
 
 
+class _Constant:
+    """Stands in for a ``NaN``/``Infinity`` literal during the parse, so that the field holding
+    it can be named afterwards (the C parser does not report positions to its hooks)."""
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
 def _make_decoder(unique: Collection[str] | None) -> json.JSONDecoder:
-    """A decoder whose objects refuse a repeated key (only keys in ``unique`` if given)."""
-    return json.JSONDecoder(object_pairs_hook=_pairs_hook(unique))
+    """A decoder whose objects refuse a repeated key (only keys in ``unique`` if given) and
+    whose ``NaN``/``Infinity`` literals become :class:`_Constant` markers (refused by _parse)."""
+    return json.JSONDecoder(object_pairs_hook=_pairs_hook(unique), parse_constant=_Constant)
 
 
 def _pairs_hook(unique: Collection[str] | None) -> Any:
@@ -112,6 +128,41 @@ def _surrogate_field(value: Any, path: str = "") -> str | None:
     return None
 
 
+def _constant_field(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(field path, literal) of the first :class:`_Constant` marker in ``value``, or None."""
+    if isinstance(value, _Constant):
+        return path, value.literal
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    for sub, item in items:
+        found = _constant_field(item, sub)
+        if found:
+            return found
+    return None
+
+
+def _refuse_constant(text: str, value: Any, document: bool) -> None:
+    """Raise _Bad if ``value`` holds a ``NaN``/``Infinity`` literal (not JSON)."""
+    if "NaN" not in text and "Infinity" not in text:
+        return  # the cheap test that lets almost every line skip the walk
+    try:
+        found = _constant_field(value)
+    except RecursionError:
+        found = ("", "NaN or Infinity")
+    if found is None:
+        return
+    field, literal = found
+    pos = next((m.start(1) for m in _CONSTANT.finditer(text) if m.group(1)), None)
+    at = "" if pos is None else f" at {_where(text, pos, document)}"
+    raise _Bad(
+        f"{literal}{at} is not JSON (JSON has no NaN or infinity): write a finite number",
+        field or None,
+    )
+
+
 def _json_type(value: Any) -> str:
     """The Python name of a JSON value's type, as the loaders' messages have always said it."""
     return type(value).__name__
@@ -146,6 +197,7 @@ def _parse(text: str, decoder: json.JSONDecoder, document: bool = False) -> Any:
         raise _Bad(f"invalid JSON: {exc.msg} ({_where(text, exc.pos, document)})") from None
     except RecursionError:
         raise _Bad("invalid JSON: nested too deeply") from None
+    _refuse_constant(text, value, document)
     if _ANY_SURROGATE_ESCAPE.search(text):
         pos = _lone_surrogate(text)
         if pos is not None:

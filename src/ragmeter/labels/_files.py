@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from .._errors import UsageError
 from ..metrics._evaluation import Evaluation
-from ._mapping import check_spans_within_chunking
 from ._span_metrics import DEFAULT_COVER, evaluate_spans, span_metric_list
 
 if TYPE_CHECKING:
@@ -72,9 +71,8 @@ def evaluate_spans_files(
     ms = span_metric_list(metrics, parse_ints(k, "--k"), parse_ints(budget, "--budget"))
     corpus_obj = load_corpus(corpus) if corpus is not None else None
     golden_set = load_golden(golden, corpus=corpus_obj)
-    chunking = load_chunking(chunks, corpus=corpus_obj)
-    if corpus_obj is None:  # the chunk file is then the only record of the documents' lengths
-        check_spans_within_chunking(golden_set, chunking, where=str(golden))
+    chunking = load_chunking(chunks, corpus=corpus_obj)  # without a corpus, evaluate_spans
+    # checks the spans against the chunking (check_spans_within_chunking)
     out = []
     for path in runs:
         run = _read_run(Path(path), duplicates)

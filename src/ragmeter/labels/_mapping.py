@@ -181,30 +181,51 @@ def map_spans(spans: SpanTable, chunking: Any) -> Overlaps:
     )
 
 
-def check_spans_within_chunking(golden: Any, chunking: Any, *, where: str) -> None:
-    """Without the corpus, the chunking is the only record of how long each document is (at
-    least as long as its last chunk's end): a span past that end cannot be in the document the
-    chunks were cut from, and scoring it would quietly count it as never found. ValidationError
-    naming each such question and span. Spans on documents with no chunk are left to the
-    warning of ``evaluate_spans``."""
+def check_spans_within_chunking(golden: Any, chunking: Any) -> None:
+    """Refuse spans the chunking shows cannot be in their documents, when the golden set was not
+    checked against a corpus (``golden.corpus`` is None, or a plain list of Questions).
+
+    The chunking is then the only record of which documents exist and how long each one is
+    (at least as long as its last chunk's end): a span in a document with no chunk, or past
+    that end, cannot be in the corpus the chunks were cut from, and scoring it would quietly
+    count it as never found. ValidationError naming each such question and ``evidence[j]``
+    (file and line when the golden set was read from one). Every function that maps spans onto
+    a chunking (:func:`ragmeter.labels.evaluate_spans`, :func:`ragmeter.labels.chunk_qrels`)
+    calls this first; with a corpus, the golden loader has already checked every span."""
     from .._errors import Problem, ValidationError
 
+    if getattr(golden, "corpus", None) is not None:
+        return
+    where = getattr(golden, "source", None)
+    line_of = getattr(golden, "line_of", None) if where is not None else None
     extent: dict[str, int] = {}
     for doc, end in zip(chunking.doc, np.asarray(chunking.end).tolist(), strict=True):
         if end > extent.get(doc, -1):
             extent[doc] = end
-    problems = [
-        Problem(
-            f"question {q.id!r}: span {ev.start}-{ev.end} of document {ev.doc!r} runs past the "
-            f"end of what the chunking covers ({extent[ev.doc]} characters); check the golden "
-            "set against the corpus (--corpus)",
-            where,
-            None,
-            f"evidence[{j}].end",
-        )
-        for q in questions_of(golden)
-        for j, ev in enumerate(q.evidence)
-        if ev.doc in extent and ev.end > extent[ev.doc]
-    ]
+    problems: list[Problem] = []
+    for i, q in enumerate(questions_of(golden)):
+        for j, ev in enumerate(q.evidence):
+            if ev.doc not in extent:
+                msg = (
+                    f"question {q.id!r}: document {ev.doc!r} has no chunk in chunking "
+                    f"'{chunking.name}'; is the golden set for another corpus? (check it "
+                    "with --corpus)"
+                )
+                field = f"evidence[{j}].doc"
+            elif ev.end > extent[ev.doc]:
+                msg = (
+                    f"question {q.id!r}: span {ev.start}-{ev.end} of document {ev.doc!r} runs "
+                    f"past the end of what the chunking covers ({extent[ev.doc]} characters); "
+                    "check the golden set against the corpus (--corpus)"
+                )
+                field = f"evidence[{j}].end"
+            else:
+                continue
+            line = line_of(i) if line_of is not None else None
+            problems.append(Problem(msg, where, line, field))
     if problems:
-        raise ValidationError(problems[:20], what=f"golden set {where}")
+        shown = problems[:20]
+        if len(problems) > len(shown):
+            shown.append(Problem(f"... and {len(problems) - len(shown)} more", where, None, None))
+        label = f"golden set {where}" if where else "the golden set"
+        raise ValidationError(shown, what=f"{label} (spans on chunking '{chunking.name}')")

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from .._errors import RagmeterWarning
 from ..io._tables import Qrels
-from ._mapping import SpanTable, map_spans, questions_of
+from ._mapping import SpanTable, check_spans_within_chunking, map_spans, questions_of
 from ._span_metrics import DEFAULT_COVER, check_cover
 
 
@@ -34,6 +34,7 @@ def chunk_qrels(golden: Any, chunking: Any, cover: float = DEFAULT_COVER) -> Qre
     """
     cover = check_cover(cover)
     questions = questions_of(golden)
+    check_spans_within_chunking(golden, chunking)
     spans = SpanTable.from_questions(questions)
     pairs = map_spans(spans, chunking)
     chars = pairs.chars

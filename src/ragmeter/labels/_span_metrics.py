@@ -43,7 +43,7 @@ from ..metrics import Metric, parse_list
 from ..metrics._evaluation import Evaluation
 from ..metrics._kernels import SpanInputs, per_group_min
 from ._budget import effective_k, k_summary
-from ._mapping import Overlaps, SpanTable, map_spans, questions_of
+from ._mapping import Overlaps, SpanTable, check_spans_within_chunking, map_spans, questions_of
 
 DEFAULT_METRICS = "R,Hit,AllR,RR"
 DEFAULT_COVER = 0.5
@@ -156,6 +156,7 @@ def evaluate_spans(
                 "P and nDCG within one chunking with chunk qrels: ragmeter labels export"
             )
     questions = questions_of(golden)
+    check_spans_within_chunking(golden, chunking)
     r = _to_run(run)
     chunk_of_row = _chunk_rows(r, chunking)
 

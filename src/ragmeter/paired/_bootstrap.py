@@ -30,6 +30,8 @@ Memory stays bounded: ``"index"`` holds at most :data:`BLOCK_ELEMENTS` drawn ind
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -127,11 +129,50 @@ def paired_bootstrap(
 ) -> BootstrapInterval:
     """Percentile interval for ``mean(diffs)`` by resampling questions with replacement.
 
-    ``diffs[i]`` is candidate minus baseline on question i. ``seed`` feeds
+    ``diffs[i]`` is candidate minus baseline on question i: a flat sequence of at least one
+    finite number. Text, NaN, infinity, a nested list and an empty sequence are refused with a
+    :class:`UsageError` (there is no interval of a mean over no question). ``seed`` feeds
     ``numpy.random.default_rng``; the same seed, data and method give the same interval.
-    With no question at all the interval is ``(nan, nan)``.
     """
-    d = np.asarray(diffs, dtype=np.float64)
+    d = _as_diffs(diffs)
+    if len(d) == 0:
+        raise UsageError("paired differences are empty: there is no mean to bound")
+    return bootstrap_interval(
+        d, n_resamples=n_resamples, seed=seed, confidence=confidence, method=method
+    )
+
+
+def _as_diffs(diffs: object) -> np.ndarray:
+    """``diffs`` as a float64 array, refusing what numpy would silently coerce (``"0.5"``)."""
+    if isinstance(diffs, np.ndarray):
+        if diffs.dtype.kind not in "biuf":
+            raise UsageError(f"paired differences must be numbers, got an array of {diffs.dtype}")
+        return diffs.astype(np.float64)
+    if isinstance(diffs, (str, bytes)) or not isinstance(diffs, Iterable):
+        raise UsageError(
+            f"paired differences must be a sequence of numbers, got {type(diffs).__name__}"
+        )
+    items = list(diffs)
+    for i, x in enumerate(items):
+        if not isinstance(x, numbers.Real):
+            what = "a nested sequence" if isinstance(x, (list, tuple, np.ndarray)) else repr(x)
+            raise UsageError(f"paired differences must be numbers; item {i} is {what}")
+    try:
+        return np.asarray(items, dtype=np.float64)
+    except OverflowError:
+        raise UsageError("paired differences must be finite numbers") from None
+
+
+def bootstrap_interval(
+    d: np.ndarray,
+    *,
+    n_resamples: int = 5000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    method: Method = "auto",
+) -> BootstrapInterval:
+    """The interval of :func:`paired_bootstrap` for a float array already checked to hold
+    numbers; with no question it is ``(nan, nan)`` (a comparison's empty slice, never shown)."""
     _check(d, n_resamples, confidence)
     check_seed(seed)
     chosen = choose_method(d, n_resamples, method)

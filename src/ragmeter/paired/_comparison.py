@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import warnings as _warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -302,22 +303,33 @@ def _values(side: Scores, metric: Metric | None, role: str) -> tuple[str, dict[s
             f"the {role} must be an Evaluation or a {{question_id: value}} mapping, "
             f"got {type(side).__name__}"
         )
+    # A value is a number (a bool counts as 0 or 1), never text: float("0.5") would accept a
+    # string that is almost surely a mistake. Every registry metric lies in [0, 1], so a named
+    # metric bounds the values; a plain outcome (no metric) may be any finite number.
     out: dict[str, float] = {}
     bad: list[str] = []
     for q, v in side.items():
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            bad.append(str(q))
-            continue
-        if not math.isfinite(f):
-            bad.append(str(q))
+        f = _number(v)
+        if f is None or (metric is not None and not 0.0 <= f <= 1.0):
+            bad.append(f"{q} ({v!r})")
             continue
         out[str(q)] = f
     if bad:
-        shown = ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
-        raise InputError(f"{role} values must be finite numbers; not for: {shown}", field=role)
+        must = "numbers in [0, 1] (every metric lies there)" if metric else "finite numbers"
+        raise UsageError(f"the {role} values must be {must}; not for question {_shown(bad)}")
     return role, out
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a finite float, or None when it is not a real number (text, None) or is
+    NaN, infinite or too large for a float."""
+    if not isinstance(value, numbers.Real):
+        return None
+    try:
+        f = float(value)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
 
 
 def _shown(ids: Sequence[str], limit: int = 10) -> str:
@@ -431,6 +443,11 @@ def compare(
 
     ``metric`` is a :class:`~ragmeter.metrics.Metric` or its string; ``outcome`` instead names
     plain ``{qid: value}`` outcomes that are no registry metric (``"answer correct"``).
+
+    A mapping's values must be numbers (a bool is 0 or 1; text is refused) and finite; with a
+    registry metric they must also lie in [0, 1], where every metric lies. A plain outcome (no
+    metric, or ``outcome=``) may be any finite number. A bad value is a :class:`UsageError`
+    naming the question id.
 
     ``ledger`` (a path or :class:`~ragmeter.paired.Ledger`) counts this comparison in a local
     ledger and, when several variants were tried on the golden-set version, attaches the

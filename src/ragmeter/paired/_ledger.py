@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,6 +69,18 @@ class LedgerSummary:
         }
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by None (JSON has no NaN; a comparison over
+    no questions has no mean), so the ledger stays readable by the one JSON reader."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 class Ledger:
     """An append-only JSONL file counting comparisons per golden-set version."""
 
@@ -78,7 +91,13 @@ class Ledger:
         """Append one entry as a single line, atomically with respect to other writers."""
         append_line(
             self.path,
-            json.dumps(dict(entry), sort_keys=True, ensure_ascii=False, default=str),
+            json.dumps(
+                _finite(dict(entry)),
+                sort_keys=True,
+                ensure_ascii=False,
+                default=str,
+                allow_nan=False,
+            ),
             what="ledger",
         )
 

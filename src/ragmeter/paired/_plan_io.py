@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError, UsageError
+from .._numbers import MAX_QUESTIONS
 from ..io._reading import read_json
 from ._spread import Spread, spread_from_values, with_observed
 
@@ -51,7 +52,13 @@ def spread_from_comparison(comparison: Any) -> Spread:
 
 
 def _number(value: Any, field: str, path: Path | None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    bad = isinstance(value, bool) or not isinstance(value, (int, float))
+    if not bad:
+        try:
+            bad = not math.isfinite(value)
+        except OverflowError:  # an integer too large for a float
+            bad = True
+    if bad:
         raise InputError(
             f"expected a finite number, got {json.dumps(value)[:40]}", path=path, field=field
         )
@@ -59,10 +66,15 @@ def _number(value: Any, field: str, path: Path | None) -> float:
 
 
 def _count(value: Any, field: str, path: Path | None) -> int:
+    """A count of questions: a whole number from 0 to :data:`MAX_QUESTIONS` (a larger one is no
+    real golden set, and would lose digits as a float)."""
     v = _number(value, field, path)
-    if v < 0 or v != int(v):
+    if v < 0 or v != int(v) or v > MAX_QUESTIONS:
         raise InputError(
-            f"expected a count of questions, got {json.dumps(value)[:40]}", path=path, field=field
+            f"expected a count of questions from 0 to {MAX_QUESTIONS:,}, "
+            f"got {json.dumps(value)[:40]}",
+            path=path,
+            field=field,
         )
     return int(v)
 

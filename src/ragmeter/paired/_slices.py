@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._bootstrap import BootstrapInterval, Method, paired_bootstrap
+from ._bootstrap import BootstrapInterval, Method, bootstrap_interval
 from ._tests import sign_test
 
 #: Slices under this many questions "give a direction, not proof".
@@ -97,7 +97,7 @@ def paired_stats(
     if binary:
         fixed = int(np.sum((a == 0) & (b == 1)))
         broken = int(np.sum((a == 1) & (b == 0)))
-    boot = paired_bootstrap(
+    boot = bootstrap_interval(
         d, n_resamples=n_resamples, seed=seed, confidence=confidence, method=method
     )
     n = len(d)

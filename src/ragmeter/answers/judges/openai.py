@@ -25,6 +25,9 @@ Behaviour
 - The client connects to ``base_url`` itself: ``HTTP_PROXY``/``HTTPS_PROXY`` are not used.
 - At most ``concurrency`` requests in flight (a thread pool); identical requests in one batch are
   sent once.
+- Every option is bounded (a :class:`UsageError` naming it outside): ``timeout`` in (0, 3600]
+  seconds, ``max_retries`` 0..20, ``concurrency`` 1..256, ``backoff``/``max_backoff`` in
+  [0, 3600] seconds, ``max_reply_bytes`` 1 B..256 MiB, prices finite and >= 0.
 - A disk cache (``cache_dir``) keyed by (model, messages, params): a second identical run sends
   nothing. Only successes are cached.
 - Accounting in :attr:`usage`: HTTP attempts, cache hits, retries, failures, prompt and
@@ -53,6 +56,7 @@ from os import PathLike
 from typing import Any
 
 from ..._errors import UsageError
+from ..._numbers import number_in, whole
 from ._cache import DiskCache, cache_key
 from ._http import Watchdog, describe, retry_after, short, split_url
 from ._protocol import JudgeInfo, JudgeReply, JudgeRequest
@@ -62,6 +66,12 @@ DEFAULT_PARAMS: Mapping[str, Any] = {"temperature": 0, "max_tokens": 512}
 #: the default cap on one reply's size in bytes (``max_reply_bytes``): a chat completion with a
 #: short JSON verdict is a few kilobytes.
 MAX_REPLY_BYTES = 4 * 1024 * 1024
+#: the bounds of the judge's options (docs/answers.md): seconds for one attempt and for one
+#: backoff wait, retries after the first attempt, requests in flight, and the largest reply cap.
+MAX_TIMEOUT_S = 3600.0
+MAX_RETRIES = 20
+MAX_CONCURRENCY = 256
+MAX_REPLY_CAP = 256 * 1024 * 1024
 #: bytes read per socket operation.
 _BLOCK = 64 * 1024
 
@@ -123,21 +133,33 @@ class OpenAIJudge:
         self._url = split_url(base_url.rstrip("/") + "/chat/completions")
         if not model:
             raise UsageError("the judge needs a model name")
-        numbers = (timeout, max_retries, backoff, max_backoff, concurrency, max_reply_bytes)
-        if (
-            not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in numbers)
-            or not all(x == x and abs(x) != float("inf") for x in numbers)
-            or timeout <= 0
-            or max_retries < 0
-            or concurrency < 1
-            or backoff < 0
-            or max_backoff < 0
-            or max_reply_bytes < 1
+        # every option bounded (ragmeter._numbers): a huge timeout overflowed the socket's
+        # deadline, huge retries never ended, a huge pool or reply cap allocates without bound
+        timeout = number_in(
+            "the judge timeout (timeout, --judge-timeout; seconds)",
+            timeout,
+            0.0,
+            MAX_TIMEOUT_S,
+            open_low=True,
+        )
+        max_retries = whole(
+            "the judge retries (max_retries, --judge-retries)", max_retries, 0, MAX_RETRIES
+        )
+        concurrency = whole(
+            "the judge concurrency (concurrency, --judge-concurrency)",
+            concurrency,
+            1,
+            MAX_CONCURRENCY,
+        )
+        backoff = number_in("the judge backoff (seconds)", backoff, 0.0, MAX_TIMEOUT_S)
+        max_backoff = number_in("the judge max_backoff (seconds)", max_backoff, 0.0, MAX_TIMEOUT_S)
+        max_reply_bytes = whole("max_reply_bytes", max_reply_bytes, 1, MAX_REPLY_CAP)
+        for name, price in (
+            ("price_per_1k_prompt", price_per_1k_prompt),
+            ("price_per_1k_completion", price_per_1k_completion),
         ):
-            raise UsageError(
-                "judge options: timeout > 0, max_retries >= 0, concurrency >= 1, backoff >= 0, "
-                "max_backoff >= 0 and max_reply_bytes >= 1, all finite numbers"
-            )
+            if price is not None:
+                number_in(name, price, 0.0)
         self._key: str | None = None
         if api_key_env:
             self._key = os.environ.get(api_key_env)
