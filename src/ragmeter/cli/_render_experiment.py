@@ -49,6 +49,7 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
         setup.add_column(
             key.replace("_", " "),
             justify="right" if key in ("k", "budget", "ctx_tokens") else "left",
+            overflow="fold",  # a long pipeline wraps onto the next line, never "…"
         )
     for row in rows:
         # Text: chunker names such as tokens:100:0 must not become emoji or markup
