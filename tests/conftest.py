@@ -29,3 +29,29 @@ def data_root() -> Path:
 @pytest.fixture(scope="session")
 def fare_rules_dir() -> Path:
     return EXAMPLES / "fare-rules"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Make the fare-rules example's run outputs (git-ignored: ``ragmeter run`` writes them)
+    before any test reads them, as a user would: ``ragmeter run examples/fare-rules/
+    experiment.toml`` and ``ragmeter chunk ... -c tokens:300:0 -o runs/chunks-300.jsonl``.
+
+    Runs once, in the controller (xdist workers start after it); about 20-60 s from an empty
+    cache, a fraction of a second from a warm one. Tests that read these files then check the
+    outputs of the current code, never stale ones.
+    """
+    if hasattr(config, "workerinput"):
+        return
+    import warnings
+
+    from ragmeter import load_corpus
+    from ragmeter.chunking import chunk_corpus
+    from ragmeter.chunking._format import save_chunking
+    from ragmeter.experiments import run_experiment
+
+    example = EXAMPLES / "fare-rules"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_experiment(example / "experiment.toml")
+    chunking = chunk_corpus(load_corpus(example / "corpus.jsonl"), "tokens:300:0")
+    save_chunking(chunking, example / "runs" / "chunks-300.jsonl")
