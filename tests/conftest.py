@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _database import PG_HINT, fresh_schema, server_url
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -29,6 +31,40 @@ def data_root() -> Path:
 @pytest.fixture(scope="session")
 def fare_rules_dir() -> Path:
     return EXAMPLES / "fare-rules"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_default_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Point the default experiment store (and the artifact folder) at a per-worker temporary
+    folder for the whole session, so no test, nor a CLI subprocess it starts, writes
+    .ragmeter/ragmeter.db into the repository or into a team database that
+    RAGMETER_DATABASE_URL names in the developer's shell. A test that needs another URL sets it
+    with ``monkeypatch`` (restored to this one after the test)."""
+    folder = tmp_path_factory.mktemp("default-store")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("RAGMETER_DATABASE_URL", f"sqlite:///{folder / 'ragmeter.db'}")
+    patch.setenv("RAGMETER_ARTIFACTS", str(folder / "artifacts"))
+    yield
+    patch.undo()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """A fresh, empty store database: a SQLite file in ``tmp_path``, then (second run of the
+    test) a private schema on the PostgreSQL server named by RAGMETER_TEST_DATABASE_URL, dropped
+    after the test. The URL carries the schema, so subprocesses given it use the schema too."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/store.db"
+        return
+    base = server_url()
+    if base is None:
+        # justified: a PostgreSQL server is outside the repo; .ci/run starts one and sets the URL
+        pytest.skip(PG_HINT)
+    monkeypatch.setenv("RAGMETER_ARTIFACTS", str(tmp_path / "artifacts"))
+    with fresh_schema(base) as url:
+        yield url
 
 
 def pytest_configure(config: pytest.Config) -> None:

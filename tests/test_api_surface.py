@@ -57,6 +57,7 @@ def test_the_page_documents_every_public_package() -> None:
         "ragmeter.answers.judges",
         "ragmeter.diagnosis",
         "ragmeter.experiments",
+        "ragmeter.store",
     }
     assert set(DOCS) == expected
 
@@ -100,6 +101,7 @@ def test_top_level_names_are_the_objects_their_layer_exports() -> None:
         "NotFoundError",
         "MissingExtraError",
         "VersionMismatchError",
+        "StoreSchemaError",
         "RagmeterWarning",
         "Problem",
     }

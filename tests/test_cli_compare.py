@@ -176,16 +176,18 @@ def test_bad_inputs_exit_2_with_file_and_line(tmp_path: Path, toy_json) -> None:
 
 
 def test_ledger_counts_in_the_current_directory(tmp_path: Path, monkeypatch) -> None:
+    """With --no-store the ledger is the JSONL file under the current directory (with the
+    store, its ledger: tests/test_cli_store.py)."""
     monkeypatch.chdir(tmp_path)
     a, b = lab_files(tmp_path, 6, 4)
     _, c = lab_files(tmp_path, 14, 4)
-    cli("compare", str(a), str(b), "--no-ledger")
+    cli("compare", str(a), str(b), "--no-ledger", "--no-store")
     assert not (tmp_path / ".ragmeter").exists()
-    code, out, _ = cli("compare", str(a), str(b))
+    code, out, _ = cli("compare", str(a), str(b), "--no-store")
     assert "Selection: 1 variant(s) tried on golden set g1." in out
     # a second candidate of a different name: two variants, optimism reported
     c.write_text(c.read_text().replace('"run": "B"', '"run": "B2"'))
-    code, out, err = cli("compare", str(a), str(c))
+    code, out, err = cli("compare", str(a), str(c), "--no-store")
     assert code == 0
     assert "Selection: 2 variant(s) tried on golden set g1; the best of 2" in out
     assert "2 variants have been tried" in err

@@ -114,6 +114,14 @@ def test_randomisation_test_exact_matches_enumeration() -> None:
     assert randomisation_test(np.zeros(5)).p_value == 1.0
 
 
+@pytest.mark.parametrize("d", [[0.5], [0.0, -0.25, 0.0], [1.0, 1e-13]])
+def test_randomisation_test_with_one_changed_question(d: list[float]) -> None:
+    # one non-zero difference has two sign assignments, +d and -d, and both reach |d|: p = 1
+    for n_resamples in (1, 2, 10_000):
+        r = randomisation_test(d, n_resamples=n_resamples, seed=None)
+        assert (r.p_value, r.exact, r.n_resamples) == (1.0, True, 2)
+
+
 def test_randomisation_test_monte_carlo_is_seeded() -> None:
     d = np.random.default_rng(0).normal(0.05, 1, 300)
     a = randomisation_test(d, n_resamples=20_000, seed=3)

@@ -22,6 +22,7 @@ _PUBLIC: dict[str, str] = {
     "NotFoundError": "._errors",
     "Problem": "._errors",
     "RagmeterWarning": "._errors",
+    "StoreSchemaError": "._errors",
     # metrics and evaluation
     "Metric": ".metrics",
     "parse_metric": ".metrics._spec",
@@ -95,6 +96,9 @@ _PUBLIC: dict[str, str] = {
     "load_experiment": ".experiments",
     "run_experiment": ".experiments",
     "read_byo_run": ".retrieval",
+    # the experiment store
+    "Store": ".store",
+    "RunRecord": ".store",
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])
@@ -123,6 +127,7 @@ if TYPE_CHECKING:  # pragma: no cover
         Problem,
         RagmeterError,
         RagmeterWarning,
+        StoreSchemaError,
         UsageError,
         ValidationError,
         VersionMismatchError,
@@ -176,3 +181,4 @@ if TYPE_CHECKING:  # pragma: no cover
         RerankRetriever,
         read_byo_run,
     )
+    from .store import RunRecord, Store

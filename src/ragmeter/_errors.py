@@ -109,5 +109,10 @@ class VersionMismatchError(RagmeterError):
     """Scores computed on different golden-set versions cannot be compared."""
 
 
+class StoreSchemaError(RagmeterError):
+    """The experiment store's schema is not the one this ragmeter uses (newer, or a server
+    database that ``ragmeter db upgrade`` has not migrated yet)."""
+
+
 class RagmeterWarning(UserWarning):
     """Something was accepted but the user should know (e.g. a duplicate item kept once)."""

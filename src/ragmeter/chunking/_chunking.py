@@ -127,6 +127,25 @@ class Chunking:
         pos = self._position
         return np.fromiter((pos.get(i, -1) for i in ids), dtype=np.int64)
 
+    @functools.cached_property
+    def _id_array(self) -> Any:  # pyarrow.Array of the chunk ids, built once
+        import pyarrow as pa
+
+        return pa.array(self.ids, pa.string())
+
+    def rows_of(self, ids: Any) -> np.ndarray:
+        """:meth:`index_of` for a pyarrow string array: the row of each chunk id (int64), -1 for
+        an id that is not a chunk of this chunking, hashed in Arrow without a Python object per
+        id (a 10M-row run maps in about a second instead of tens)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if isinstance(ids, pa.ChunkedArray):
+            ids = ids.combine_chunks()
+        values = self._id_array if ids.type == pa.string() else self._id_array.cast(ids.type)
+        rows = pc.index_in(ids, value_set=values).fill_null(-1)
+        return rows.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
     def stats(self) -> dict[str, Any]:
         """Counts and token sizes: chunks, documents, tokens min / median / max / total."""
         t = self.n_tokens

@@ -11,6 +11,7 @@ import typer
 
 from .._errors import UsageError
 from ._common import Format, console, err_console, handle_errors, print_json
+from ._store_options import db_option, no_store_option, open_store
 
 answers_app = typer.Typer(
     help="Check generated answers: correctness, abstention, quotes, judges.", no_args_is_help=True
@@ -118,6 +119,8 @@ def check_cmd(
     judge_concurrency: int = typer.Option(4, help="Requests in flight at once, 1 to 256."),
     price_prompt: float | None = typer.Option(None, help="Price per 1k prompt tokens."),
     price_completion: float | None = typer.Option(None, help="Price per 1k completion tokens."),
+    db: str | None = db_option(),
+    no_store: bool = no_store_option(),
 ) -> None:
     """Score answers: correctness, abstention, quote/value faithfulness, faithful-but-wrong.
 
@@ -125,7 +128,9 @@ def check_cmd(
     from ..answers._schema import load_answers
     from ..answers.report import check_answers
     from ._render_answers import print_report
+    from ._store_answers import record_answer_sets
 
+    store = open_store(db, no_store)
     gold, corp, chk = _load_inputs(golden, corpus, chunks)
     j = _make_judge(
         judge,
@@ -149,17 +154,12 @@ def check_cmd(
         contexts = prompt_contexts(str(run), chk, k=k, budget=budget)
     elif k is not None or budget is not None:
         raise UsageError("--k and --budget cut a retrieval run: pass --run too")
+    sets = [load_answers(p, golden=gold) for p in answers]
     reports = [
         check_answers(
-            load_answers(p, golden=gold),
-            gold,
-            corpus=corp,
-            chunks=chk,
-            judge=j,
-            judge_metrics=metrics,
-            contexts=contexts,
+            s, gold, corpus=corp, chunks=chk, judge=j, judge_metrics=metrics, contexts=contexts
         )
-        for p in answers
+        for s in sets
     ]
     failed = sum(1 for r in reports for c in r.checks for s in c.judged.values() if not s.ok)
     usage = getattr(j, "usage", None)
@@ -217,6 +217,7 @@ def check_cmd(
                 f"cache hits, {u['retries']} retries, {u['failures']} failures, "
                 f"{u['prompt_tokens']}+{u['completion_tokens']} tokens{cost}"
             )
+    record_answer_sets(store, sets, reports, contexts, gold)
     if failed:
         err_console.print(
             f"[red]{failed} judgement(s) failed[/red]; they are recorded as failed, not as passes"
@@ -265,15 +266,21 @@ def validate_cmd(
         help='Judge labels JSONL: {"id", "label", "run"?, "order"?: "ab"|"ba", "score"?, "ok"?}.',
     ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+    db: str | None = db_option(),
+    no_store: bool = no_store_option(),
 ) -> None:
     """Agreement per class, confusion matrix, Cohen's kappa, order flips, repeat variance and the
     disagreements themselves."""
     from ..answers.judge_validation import load_human_labels, load_judge_labels, validate_judge
     from ._render_answers import print_validation
+    from ._store_answers import record_judge_validation
 
+    store = open_store(db, no_store)
     labels, info = load_judge_labels(judged)
-    v = validate_judge(load_human_labels(human), labels, judge=info)
+    humans = load_human_labels(human)
+    v = validate_judge(humans, labels, judge=info)
     if fmt == Format.json:
         print_json(v.to_dict())
     else:
         print_validation(console, v)
+    record_judge_validation(store, labels, humans, info, v.to_dict(), judged)

@@ -34,6 +34,8 @@ COMMAND_MODULES = [
     "_run",
     "_explain",
     "_metrics",
+    "_runs",
+    "_db",
 ]
 
 for _name in COMMAND_MODULES:

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from .._errors import RagmeterWarning, UsageError
 from ._common import TITLE, Format, console, err_console, handle_errors, line, lit, print_json
+from ._store_options import db_option, no_store_option
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
     from rich.console import RenderableType
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # keeps `ragmeter --help` fast
     from ..metrics._evaluation import Evaluation
     from ..paired import Comparison, Sweep
     from ..paired._sweep import Kind
+    from ..store import Store
 
 
 def register(app: typer.Typer) -> None:
@@ -85,8 +87,10 @@ def load_pair(
     golden: Path | None,
     chunks: list[Path] | None,
     cover: float,
+    store: Store | None = None,
 ) -> tuple[Evaluation, Evaluation]:
-    """Two Evaluations: read from ``eval`` JSON, or scored here from run files."""
+    """Two Evaluations: read from ``eval`` JSON or the store (a run id), or scored here from run
+    files."""
     if qrels is not None and (golden is not None or chunks):
         raise UsageError("give --qrels (item labels) or --golden/--chunks (span labels), not both")
     if qrels is not None or golden is not None or chunks:
@@ -94,10 +98,18 @@ def load_pair(
             raise UsageError("give --metric to score the runs")
         a, b = _score_runs([base, cand], metric, qrels, golden, chunks or [], cover)
         return a, b
-    return _read_evaluation(base), _read_evaluation(cand)
+    from ._store_options import read_stored, run_ref
+
+    sides = []
+    for spec in (base, cand):
+        ref = run_ref(spec)
+        sides.append(_read_evaluation(spec) if ref is None else read_stored(store, spec, ref))
+    return sides[0], sides[1]
 
 
-def _run_compare(base: str, cand: str, metric: str | None, opts: dict[str, Any]) -> Comparison:
+def _run_compare(
+    base: str, cand: str, metric: str | None, opts: dict[str, Any], store: Store | None = None
+) -> Comparison:
     from ..paired import compare
 
     a, b = load_pair(
@@ -108,6 +120,7 @@ def _run_compare(base: str, cand: str, metric: str | None, opts: dict[str, Any])
         opts.pop("golden"),
         opts.pop("chunks"),
         opts.pop("cover"),
+        store,
     )
     with warnings.catch_warnings(), err_console.status("resampling questions..."):
         warnings.simplefilter("ignore", RagmeterWarning)  # printed below from c.warnings
@@ -256,8 +269,8 @@ def compare_cmd(
     base: str = typer.Argument(
         ...,
         metavar="BASE",
-        help="Baseline: 'ragmeter eval --per-query --format json' "
-        "output (PATH or PATH#RUN), or a run file with --qrels.",
+        help="Baseline: a stored run (12, run:12, run:12:chunk), 'ragmeter eval --per-query "
+        "--format json' output (PATH or PATH#RUN), or a run file with --qrels.",
     ),
     cand: str = typer.Argument(..., metavar="CAND", help="Candidate, in the same form as BASE."),
     metric: str | None = typer.Option(
@@ -284,10 +297,12 @@ def compare_cmd(
         "runs have (default: refuse runs on different questions).",
     ),
     movers: int = typer.Option(10, "--movers", help="Biggest movers shown each way."),
-    ledger: Path = typer.Option(
-        Path(".ragmeter/ledger.jsonl"),
+    ledger: Path | None = typer.Option(
+        None,
         "--ledger",
-        help="Selection ledger counting comparisons per golden version.",
+        help="Selection ledger (JSONL) counting comparisons per golden version. Default: the "
+        "store's ledger; with --no-store .ragmeter/ledger.jsonl.",
+        show_default=False,
     ),
     no_ledger: bool = typer.Option(False, "--no-ledger", help="Do not count this comparison."),
     qrels: Path | None = typer.Option(None, "--qrels", help=_SCORE_HELP),
@@ -301,8 +316,20 @@ def compare_cmd(
     ),
     cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+    db: str | None = db_option(),
+    no_store: bool = no_store_option("the selection ledger is then .ragmeter/ledger.jsonl"),
 ) -> None:
     """Compare two scored runs question by question: interval, sign test, slices, movers."""
+    from ..paired._ledger import DEFAULT_LEDGER
+    from ._store_options import open_store, record_comparison
+
+    store = open_store(db, no_store)
+    if no_ledger:
+        book: Any = None
+    elif ledger is not None:
+        book = ledger
+    else:
+        book = DEFAULT_LEDGER if store is None else store.ledger
     c = _run_compare(
         base,
         cand,
@@ -315,13 +342,15 @@ def compare_cmd(
             "strict": strict,
             "intersect": intersect,
             "max_movers": movers,
-            "ledger": None if no_ledger else ledger,
+            "ledger": book,
             "qrels": qrels,
             "golden": golden,
             "chunks": chunks,
             "cover": cover,
         },
+        store,
     )
+    scored = qrels is not None or golden is not None or bool(chunks)
     if fmt == Format.json:
         print_json(c.to_dict())
     elif fmt == Format.csv:
@@ -333,12 +362,15 @@ def compare_cmd(
             )
     else:
         print_comparison(c)
+    record_comparison(store, c, [base, cand], scored)
 
 
 @handle_errors
 def gate_cmd(
     base: str = typer.Argument(
-        ..., metavar="BASE", help="Baseline (eval JSON, PATH#RUN, or a run with --qrels)."
+        ...,
+        metavar="BASE",
+        help="Baseline (a stored run 12 or run:12, eval JSON, PATH#RUN, or a run with --qrels).",
     ),
     cand: str = typer.Argument(..., metavar="CAND", help="Candidate, in the same form as BASE."),
     metric: str | None = typer.Option(None, "--metric", "-m", help="e.g. 'AllR@budget=1200'."),
@@ -375,11 +407,15 @@ def gate_cmd(
     ),
     cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+    db: str | None = db_option(),
+    no_store: bool = no_store_option(),
 ) -> None:
     """Exit 1 when the candidate regresses by the rule given, 0 otherwise (CI gate)."""
     from ..paired import GateRule, gate
+    from ._store_options import open_store, record_comparison
 
     _check_reports(markdown, junit, force, [base, cand], [qrels, golden, ledger, *(chunks or [])])
+    store = open_store(db, no_store)
     rule = GateRule(
         max_broken=max_broken,
         min_delta=min_delta,
@@ -412,6 +448,7 @@ def gate_cmd(
             "chunks": chunks,
             "cover": cover,
         },
+        store,
     )
     result = gate(c, rule)
     if markdown is not None:
@@ -436,6 +473,8 @@ def gate_cmd(
         for skip in result.skip_lines():
             console.print(lit(skip))
         console.print("[green]gate passed[/green]" if result.passed else "[red]gate FAILED[/red]")
+    scored = qrels is not None or golden is not None or bool(chunks)
+    record_comparison(store, c, [base, cand], scored)
     if not result.passed:
         raise typer.Exit(1)
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from .._errors import UsageError
 from ..metrics._evaluation import NO_MEAN, Evaluation
 from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors, lit, print_json
+from ._store_options import db_option, no_store_option
 
 if TYPE_CHECKING:
     from ..metrics._engine import Missing
@@ -60,8 +61,13 @@ def eval_cmd(
     cover: float = typer.Option(
         0.5, help="Share of a span the retrieved chunks must cover to count it found."
     ),
+    db: str | None = db_option(),
+    no_store: bool = no_store_option(),
 ) -> None:
     """Score runs. Metric keys in every output are canonical metric strings."""
+    from ._store_options import open_store, say_stored, store_errors
+
+    store = open_store(db, no_store)
     if golden is not None or chunks is not None:
         evals = _span_evals(
             paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates
@@ -95,6 +101,14 @@ def eval_cmd(
                     )
                 )
     output(evals, fmt, per_query)
+    if store is not None:
+        run_files = paths if golden is not None or chunks is not None else paths[1:]
+        with store_errors(store.url):
+            ids = [
+                store.record_evaluation(e, source=str(p))
+                for e, p in zip(evals, run_files, strict=True)
+            ]
+        say_stored(store, "run", ids, "ragmeter runs list")
 
 
 def _span_evals(

@@ -7,11 +7,16 @@ import csv
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .._errors import RagmeterWarning
 from ._common import Format, console, err_console, handle_errors, line, lit, print_json
+from ._store_options import db_option, no_store_option
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..experiments import ExperimentResult
 
 
 def register(app: typer.Typer) -> None:
@@ -36,6 +41,8 @@ def run_cmd(
         help="Let the file's output and cache point outside its folder.",
     ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+    db: str | None = db_option(),
+    no_store: bool = no_store_option(),
 ) -> None:
     """Run every variant; write run files, configs and evaluations; print the metric table.
 
@@ -43,22 +50,34 @@ def run_cmd(
     "headroom (not quality)". Re-running an unchanged experiment recomputes nothing.
     """
     from ..experiments import run_experiment
+    from ._store_options import open_store, say_stored, store_errors
 
+    store = open_store(db, no_store)
+    ids: dict[str, int] = {}
+    options: dict[str, Any] = dict(console=err_console, cache_dir=cache_dir, use_cache=not no_cache)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagmeterWarning)
-        result = run_experiment(
-            experiment,
-            console=err_console,
-            cache_dir=cache_dir,
-            use_cache=not no_cache,
-            allow_outside=allow_outside,
-        )
+        if store is None:
+            result = run_experiment(experiment, allow_outside=allow_outside, **options)
+        else:
+            from ..store._experiment import run_and_record
+
+            with store_errors(store.url):
+                result, ids = run_and_record(
+                    store, experiment, allow_outside=allow_outside, **options
+                )
     for w in caught:
         if issubclass(w.category, RagmeterWarning):
             err_console.print(line(("warning:", "yellow"), f" {w.message}"))
     for v in result.variants:
         for note in dict.fromkeys(v.notes):
             err_console.print(line(("note", "yellow"), f" ({v.name}): {note}"))
+    _output(result, fmt)
+    if store is not None:  # stderr: stdout stays the table, JSON or CSV
+        say_stored(store, "run", list(ids.values()), "ragmeter runs list")
+
+
+def _output(result: ExperimentResult, fmt: Format) -> None:
     if fmt is Format.json:
         print_json(result.to_dict())
         return

@@ -10,8 +10,19 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ..io._atomic import atomic_path, atomic_write, write_text_lines
+from ..io._atomic import atomic_path, atomic_write
 from ..io._tables import Run
+from ._ranked import RankedRows, first_with_space, ranked_rows, repr_strings
+
+__all__ = [
+    "RankedRows",
+    "ranked_rows",
+    "read_cached_run",
+    "slug",
+    "write_cached_run",
+    "write_json",
+    "write_run",
+]
 
 
 def slug(name: str) -> str:
@@ -20,55 +31,58 @@ def slug(name: str) -> str:
     return s or "variant"
 
 
-def ranked_rows(run: Run) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
-    """(qid, chunk id, rank, score) rows, queries sorted, each ranked as the metric engine ranks
-    them (score desc as float32, then id desc): the rank column agrees with every score."""
-    from ..metrics._ranking import rank_run
-
-    ranked = rank_run(run, ties="trec")
-    qids: list[str] = []
-    for i, q in enumerate(ranked.qids):
-        qids.extend([q] * int(ranked.lengths[i]))
+def write_run(run: Run, path: Path, fmt: str, *, id_column: str = "chunk_id") -> Path:
+    """Write a run as TREC (``qid Q0 chunk_id rank score name``, scores as Python's ``repr``)
+    or parquet (columns ``qid, chunk_id, rank, score``; ``id_column`` names the item column),
+    atomically, ranked as the metric engine ranks it; column-wise, no Python object per row."""
     import pyarrow as pa
 
-    docs = run.doc.take(pa.array(ranked.rows)).to_pylist() if len(ranked.rows) else []
-    ranks = (
-        np.concatenate([np.arange(1, n + 1) for n in ranked.lengths])
-        if len(ranked.rows)
-        else np.zeros(0, np.int64)
-    )
-    return qids, docs, ranks, np.asarray(run.score)[ranked.rows]
-
-
-def write_run(run: Run, path: Path, fmt: str, *, id_column: str = "chunk_id") -> Path:
-    """Write a run as TREC (``qid Q0 chunk_id rank score name``) or parquet
-    (columns ``qid, chunk_id, rank, score``; ``id_column`` names the item column), atomically."""
-    qids, docs, ranks, scores = ranked_rows(run)
+    r = ranked_rows(run)
+    qids = r.qid if r.qid.type == pa.string() else r.qid.cast(pa.string())
+    items = r.item if r.item.type == pa.string() else r.item.cast(pa.string())
     if fmt == "parquet":
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         table = pa.table(
             {
-                "qid": pa.array(qids, pa.string()),
-                id_column: pa.array(docs, pa.string()),
-                "rank": pa.array(ranks, pa.int64()),
-                "score": pa.array(scores, pa.float64()),
+                "qid": qids,
+                id_column: items,
+                "rank": pa.array(r.rank, pa.int64()),
+                "score": pa.array(r.score, pa.float64()),
             }
         )
         with atomic_path(path) as tmp:
             pq.write_table(table, tmp)
         return path
     name = re.sub(r"\s+", "_", run.name) or "run"
-    bad = next((x for x in (*set(qids), *set(docs)) if re.search(r"\s", x)), None)
+    bad = first_with_space(qids, items)
     if bad is not None:
         raise InputError(
             f"id {bad!r} contains whitespace, which TREC run files cannot hold; "
             'set run_format = "parquet" in the experiment file',
             path=path,
         )
-    rows = zip(qids, docs, ranks.tolist(), scores.tolist(), strict=True)
-    return write_text_lines(path, (f"{q} Q0 {d} {r} {s!r} {name}" for q, d, r, s in rows))
+    import pyarrow.compute as pc
+
+    from ..io._writing import write_lines
+
+    rank_text = pc.cast(pa.array(r.rank, pa.int64()), pa.string())
+    score_text = repr_strings(r.score)
+    write_lines(
+        path,
+        np.arange(len(r.rows), dtype=np.int64),
+        [
+            lambda rows: qids.take(rows),
+            " Q0 ",
+            lambda rows: items.take(rows),
+            " ",
+            lambda rows: rank_text.take(rows),
+            " ",
+            lambda rows: score_text.take(rows),
+            f" {name}\n",
+        ],
+    )
+    return path
 
 
 def write_json(obj: Any, path: Path) -> Path:

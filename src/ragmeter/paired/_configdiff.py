@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._record import Record
+
 #: Keys that describe the record, not the experiment ("chunks" is the chunk file's path; the
 #: setting is "chunking", its name).
 BOOKKEEPING = frozenset(
@@ -54,6 +56,15 @@ class SettingDiff:
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "baseline": self.baseline, "candidate": self.candidate}
+
+    @classmethod
+    def from_dict(
+        cls, d: Mapping[str, Any], *, source: str | None = None, field: str | None = None
+    ) -> SettingDiff:
+        """Rebuild from :meth:`to_dict` output (the two values are kept as they are); a bad
+        record raises an ``InputError`` naming the field."""
+        r = Record(d, what="setting difference", at=field, source=source)
+        return cls(key=r.text("key"), baseline=r.raw("baseline"), candidate=r.raw("candidate"))
 
     def __str__(self) -> str:
         return f"{self.key}: {_show(self.baseline)} -> {_show(self.candidate)}"

@@ -31,12 +31,15 @@ distribution with the exact mean and variance instead (the sum of many small ind
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._errors import UsageError
 from .._numbers import seed as check_seed
+from ._record import Record
 
 #: Binomial draws allowed per simulation before the normal approximation is used.
 EXACT_LIMIT = 20_000_000
@@ -77,6 +80,24 @@ class SelectionEstimate:
             "optimism": self.optimism,
             "approximate": self.approximate,
         }
+
+    @classmethod
+    def from_dict(
+        cls, d: Mapping[str, Any], *, source: str | None = None, field: str | None = None
+    ) -> SelectionEstimate:
+        """Rebuild from :meth:`to_dict` output (``optimism`` is derived and not read); a bad
+        record raises an ``InputError`` naming the field."""
+        r = Record(d, what="selection estimate", at=field, source=source)
+        return cls(
+            n_variants=r.integer("n_variants", low=1),
+            n_questions=r.integer("n_questions", low=1),
+            n_searches=r.integer("n_searches", low=1),
+            seed=r.nullable_integer("seed"),
+            true_score=r.number("true_score"),
+            best_tuning_score=r.number("best_tuning_score"),
+            fresh_score=r.number("fresh_score"),
+            approximate=r.flag("approximate"),
+        )
 
     def describe(self) -> str:
         return (

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ._bootstrap import BootstrapInterval, Method, bootstrap_interval
+from ._record import Record
 from ._tests import sign_test
 
 #: Slices under this many questions "give a direction, not proof".
@@ -75,6 +77,35 @@ class PairedStats:
             "fixed": self.fixed,
             "broken": self.broken,
         }
+
+    @classmethod
+    def from_dict(
+        cls, d: Mapping[str, Any], *, source: str | None = None, field: str | None = None
+    ) -> PairedStats:
+        """Rebuild from :meth:`to_dict` output (other keys are ignored, so a slice's or a
+        comparison's record reads too). A bad record raises an ``InputError`` naming the field
+        (``field`` is this record's path inside an outer one) and ``source``."""
+        r = Record(d, what="paired statistics", at=field, source=source)
+        ci = r.items("ci")
+        if len(ci) != 2:
+            r.fail("ci", f"must be a list of two numbers [low, high], got {len(ci)} value(s)")
+        n = r.integer("n")
+        wins, losses, ties = r.integer("wins"), r.integer("losses"), r.integer("ties")
+        if wins + losses + ties != n:
+            r.fail("n", f"wins + losses + ties ({wins + losses + ties}) must equal n ({n})")
+        return cls(
+            n=n,
+            baseline_mean=r.number("baseline_mean"),
+            candidate_mean=r.number("candidate_mean"),
+            mean_delta=r.number("mean_delta"),
+            ci=(r.as_number(ci[0], "ci[0]"), r.as_number(ci[1], "ci[1]")),
+            wins=wins,
+            losses=losses,
+            ties=ties,
+            sign_test_p=r.number("sign_test_p"),
+            fixed=r.nullable_integer("fixed"),
+            broken=r.nullable_integer("broken"),
+        )
 
 
 def paired_stats(

@@ -26,14 +26,16 @@ Holm adjustment
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._errors import UsageError
 from .._numbers import MAX_RESAMPLES, whole
 from .._numbers import seed as check_seed
+from ._record import Record
 
 
 def sign_test(wins: int, losses: int) -> float:
@@ -76,6 +78,20 @@ class RandomisationTest:
             "seed": self.seed,
         }
 
+    @classmethod
+    def from_dict(
+        cls, d: Mapping[str, Any], *, source: str | None = None, field: str | None = None
+    ) -> RandomisationTest:
+        """Rebuild from :meth:`to_dict` output; a bad record raises an ``InputError`` naming
+        the field (``field`` is this record's path inside an outer one)."""
+        r = Record(d, what="randomisation test", at=field, source=source)
+        return cls(
+            p_value=r.number("p_value"),
+            exact=r.flag("exact"),
+            n_resamples=r.integer("n_resamples", low=1),
+            seed=r.nullable_integer("seed"),
+        )
+
 
 def randomisation_test(
     diffs: np.ndarray | list[float], *, n_resamples: int = 10_000, seed: int | None = 0
@@ -89,6 +105,10 @@ def randomisation_test(
     m = len(nz)
     if m == 0:
         return RandomisationTest(1.0, True, 1, seed)
+    if m == 1:
+        # two assignments, +d and -d, both as far from zero as the observed one (scipy needs two
+        # or more values to permute)
+        return RandomisationTest(1.0, True, 2, seed)
     exact = m < 63 and 2**m <= n_resamples
     from scipy.stats import permutation_test
 

@@ -1,0 +1,284 @@
+"""``ragmeter runs list|show|delete|export|import``: what the experiment store remembers.
+
+Every ``run``, ``eval``, ``compare``, ``gate``, ``answers check`` and ``judge validate`` records
+into the store (``--db URL``, else ``$RAGMETER_DATABASE_URL``, else
+``sqlite:///.ragmeter/ragmeter.db``); these commands read it back. Deleting always asks: with no
+terminal to ask on, only ``--yes`` deletes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich import box
+from rich.table import Table
+
+from .._errors import UsageError
+from ._common import TITLE, Format, console, err_console, handle_errors, lit, print_json
+from ._render_runs import record_table, runs_tables
+from ._store_options import db_option, id_ranges, open_required, shown_url, store_errors
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import RunRecord, Store
+
+runs_app = typer.Typer(
+    help="The experiment store's runs: list, show, delete, export to files, import files.",
+    no_args_is_help=True,
+)
+STATUSES = ("running", "finished", "interrupted", "failed")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runs_app, name="runs")
+
+
+def _count(store: Store, experiment: str | None, golden: str | None, status: str | None) -> int:
+    import sqlalchemy as sa
+
+    from ..store import _models as m
+    from ..store._engine import reading
+
+    q = (
+        sa.select(sa.func.count())
+        .select_from(m.runs)
+        .join(m.experiments, m.experiments.c.id == m.runs.c.experiment_id)
+    )
+    if experiment is not None:
+        q = q.where(m.experiments.c.name == experiment)
+    if golden is not None:
+        q = q.where(m.runs.c.golden_version == golden)
+    if status is not None:
+        q = q.where(m.runs.c.status == status)
+    with reading(store.engine) as conn:
+        return int(conn.execute(q).scalar_one())
+
+
+# -- list -----------------------------------------------------------------------------------------
+@runs_app.command("list")
+@handle_errors
+def list_cmd(
+    experiment: str | None = typer.Option(None, "--experiment", help="Only this experiment."),
+    golden: str | None = typer.Option(
+        None, "--golden", help="Only runs on this golden-set version (g-...)."
+    ),
+    status: str | None = typer.Option(
+        None, "--status", help="Only runs with this status: " + ", ".join(STATUSES) + "."
+    ),
+    limit: int = typer.Option(50, "--limit", help="Newest N runs; 0 for all.", min=0),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+    db: str | None = db_option(),
+) -> None:
+    """Stored runs, newest first: experiment, variant, status, golden version, headline metrics."""
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"--status must be one of {', '.join(STATUSES)}, got '{status}'")
+    store = open_required(db)
+    with store_errors(store.url):
+        records = store.runs(
+            experiment=experiment, golden_version=golden, status=status, limit=limit or None
+        )
+        total = _count(store, experiment, golden, status) if limit else len(records)
+    more = total - len(records)
+    if fmt == Format.json:
+        print_json([r.to_dict() for r in records])
+    elif fmt == Format.csv:
+        _write_csv(records)
+    elif not records:
+        filters = [
+            f"{k} {v}"
+            for k, v in (("experiment", experiment), ("golden", golden), ("status", status))
+            if v is not None
+        ]
+        err_console.print(
+            lit(
+                f"no runs in {shown_url(store)}"
+                + (f" with {', '.join(filters)}" if filters else "")
+            )
+        )
+    else:
+        for renderable in runs_tables(records, console.width):
+            console.print(renderable)
+    if more > 0:
+        err_console.print(f"… and {more} more (--limit 0 for all)")
+
+
+def _write_csv(records: list[RunRecord]) -> None:
+    names = list(dict.fromkeys(k for r in records for k in r.metrics))
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(
+        [
+            "id",
+            "experiment",
+            "variant",
+            "kind",
+            "status",
+            "baseline",
+            "golden_version",
+            "started",
+            "finished",
+            "changes",
+            *names,
+        ]
+    )
+    for r in records:
+        d = r.to_dict()
+        w.writerow(
+            [
+                r.id,
+                r.experiment,
+                r.name,
+                r.kind,
+                r.status,
+                int(r.is_baseline),
+                r.golden_version or "",
+                d["started_at"],
+                d["finished_at"] or "",
+                "; ".join(r.changes),
+                *("" if r.metrics.get(n) is None else f"{r.metrics[n]:.6f}" for n in names),
+            ]
+        )
+
+
+# -- show -----------------------------------------------------------------------------------------
+@runs_app.command("show")
+@handle_errors
+def show_cmd(
+    run_id: int = typer.Argument(..., metavar="ID", help="Run id (see ragmeter runs list)."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+    db: str | None = db_option(),
+) -> None:
+    """One run: its record, the metrics of every evaluation level, its settings and provenance."""
+    store = open_required(db)
+    with store_errors(store.url):
+        r = store.run(run_id)
+        evals = {lvl: store.evaluation(run_id, lvl) for lvl in r.levels}
+    if fmt == Format.json:
+        d = r.to_dict()
+        d["evaluations"] = {
+            lvl: {"n_queries": e.n_queries, "metrics": dict(e.aggregate)}
+            for lvl, e in evals.items()
+        }
+        print_json(d)
+        return
+    if fmt == Format.csv:
+        raise UsageError("runs show prints a table or JSON (--format table|json)")
+    console.print(record_table(r))
+    for lvl, e in evals.items():
+        console.print(lit(f"{lvl}-level metrics, {e.n_queries} questions", TITLE))
+        t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        t.add_column("metric", overflow="fold")
+        t.add_column("mean", justify="right", no_wrap=True)
+        for k, v in e.aggregate.items():
+            t.add_row(lit(k), "-" if v is None else f"{v:.4f}")
+        console.print(t)
+    from ..paired._configdiff import flatten
+
+    settings = flatten(dict(r.config))
+    if settings:
+        console.print(lit("settings", TITLE))
+        t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        t.add_column("setting", overflow="fold")
+        t.add_column("value", overflow="fold")
+        for k, v in settings.items():
+            t.add_row(lit(k), lit(json.dumps(v, ensure_ascii=False, default=str)))
+        console.print(t)
+
+
+# -- delete ---------------------------------------------------------------------------------------
+def can_ask() -> bool:
+    """True when there is a terminal to ask on (tests replace this)."""
+    return sys.stdin.isatty()
+
+
+@runs_app.command("delete")
+@handle_errors
+def delete_cmd(
+    run_ids: list[int] = typer.Argument(..., metavar="ID...", help="Run ids to delete."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
+    db: str | None = db_option(),
+) -> None:
+    """Delete runs (asks first; without a terminal, only --yes deletes).
+
+    Their evaluations and ranked lists go with them; comparisons that used them keep their
+    numbers."""
+    store = open_required(db)
+    ids = list(dict.fromkeys(run_ids))
+    with store_errors(store.url):
+        records = [store.run(i) for i in ids]
+    for r in records:
+        err_console.print(
+            lit(f"  run {r.id}: {r.experiment} / {r.name} ({r.status}, {r.golden_version or '-'})")
+        )
+    what = f"{len(ids)} run{'s' if len(ids) > 1 else ''} from {shown_url(store)}"
+    if not yes:
+        if not can_ask():
+            raise UsageError(f"not deleting {what}: no terminal to ask on; pass --yes to delete")
+        if not typer.confirm(f"Delete {what}?", default=False, err=True):
+            err_console.print("nothing deleted")
+            return
+    with store_errors(store.url):
+        for i in ids:
+            store.delete_run(i)
+    err_console.print(lit(f"deleted {'runs' if len(ids) > 1 else 'run'} {id_ranges(ids)}"))
+
+
+# -- export and import ----------------------------------------------------------------------------
+@runs_app.command("export")
+@handle_errors
+def export_cmd(
+    run_id: int = typer.Argument(..., metavar="ID", help="Run id."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write the run's files into."),
+    force: bool = typer.Option(False, "--force", help="Replace files already there."),
+    db: str | None = db_option(),
+) -> None:
+    """Write a stored run's files, as ragmeter run writes a variant's.
+
+    evaluation.json (and chunk_evaluation.json), config.json, run.trec when its ranked lists
+    were stored, and run.json (the store's record)."""
+    from ..store._transfer import FILES
+
+    store = open_required(db)
+    with store_errors(store.url):
+        r = store.run(run_id)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; give a folder")
+    names = [FILES[lvl] for lvl in r.levels] + ["config.json", "run.json"]
+    names += ["run.trec"] if r.has_ranked else []
+    there = [n for n in names if (out / n).exists()]
+    if there and not force:
+        raise UsageError(f"{out} already holds {', '.join(there)}; pass --force to replace them")
+    with store_errors(store.url):
+        written = store.export_run(run_id, out)
+    for p in written:
+        console.print(lit(str(p)), soft_wrap=True)
+
+
+@runs_app.command("import")
+@handle_errors
+def import_cmd(
+    paths: list[Path] = typer.Argument(
+        ...,
+        metavar="PATH...",
+        help="Experiment output folders (summary.json), variant folders (evaluation.json), "
+        "eval JSON files, or a selection ledger (ledger.jsonl).",
+    ),
+    db: str | None = db_option(),
+) -> None:
+    """Bring files ragmeter wrote before the store into it; prints the new run ids."""
+    from ..store._transfer import import_ledger
+
+    store = open_required(db)
+    for p in paths:
+        with store_errors(store.url):
+            if p.is_file() and p.suffix == ".jsonl":
+                n = import_ledger(store, p)
+                console.print(lit(f"{p}: {n} ledger entries"), soft_wrap=True)
+                continue
+            ids = store.import_path(p)
+        label = "run" if len(ids) == 1 else "runs"
+        console.print(lit(f"{p}: {label} {id_ranges(ids) or '(none)'}"), soft_wrap=True)
+    err_console.print(lit(f"in {shown_url(store)}  (ragmeter runs list)"), soft_wrap=True)

@@ -1,0 +1,91 @@
+"""Record an experiment as it runs: every variant starts ``running`` and is stored ``finished``
+with all its rows the moment it completes; a failure marks the rest ``failed``, Ctrl-C or a
+signal marks them ``interrupted``, and a run whose process was killed outright is found
+``running`` by a dead process and marked ``interrupted`` the next time the store is read."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..experiments import ExperimentResult
+    from ._store import Store
+
+
+def run_and_record(
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    allow_outside: bool = False,
+    **run_kwargs: Any,
+) -> tuple[ExperimentResult, dict[str, int]]:
+    """Run the experiment file at ``path`` (see :func:`ragmeter.run_experiment`) and record
+    every variant; returns the result and ``{variant name: run id}``."""
+    from ..experiments import load_experiment, run_experiment
+    from ..experiments._provenance import provenance
+    from ._runs import end_unfinished, start_runs
+
+    exp = load_experiment(Path(path), allow_outside=allow_outside)
+    specs = [
+        dict(
+            experiment=exp.name,
+            name=v.name,
+            config={"settings": v.settings.to_dict(), "level": exp.level},
+            kind="experiment",
+            label=None,
+            is_baseline=v.is_baseline,
+            file=str(exp.path),
+        )
+        for v in exp.all_variants
+    ]
+    ids = dict(
+        zip(
+            [v.name for v in exp.all_variants],
+            start_runs(store, specs, provenance=provenance(Path(exp.path).parent)),
+            strict=True,
+        )
+    )
+
+    def finished(r: Any) -> None:
+        from ..experiments._runner import config_record_of
+
+        config = config_record_of(exp, r)
+        store.finish_run(
+            ids[r.name],
+            evaluations={
+                "document" if exp.level == "document" else "span": r.evaluation,
+                "chunk": r.chunk_evaluation,
+            },
+            ranked=r.ranked_table(),
+            metrics=r.to_dict()["metrics"],
+            timings=r.timings,
+            seconds=r.timings.get("total"),
+            context_tokens=r.context_tokens,
+            notes=list(r.notes),
+            golden_version=r.evaluation.golden_version,
+            label=r.label,
+            config=config,
+            changes=list(r.changes),
+            chunking=r.chunking or None,
+        )
+
+    try:
+        result = run_experiment(exp, on_variant=finished, **run_kwargs)
+    except (KeyboardInterrupt, SystemExit) as exc:
+        end_unfinished(
+            store,
+            list(ids.values()),
+            status="interrupted",
+            message=f"stopped ({type(exc).__name__})",
+        )
+        raise
+    except BaseException as exc:
+        end_unfinished(store, list(ids.values()), status="failed", message=str(exc))
+        raise
+    if result.golden is not None:
+        store.put_golden(result.golden)
+    if result.corpus is not None:
+        store.set_corpus(list(ids.values()), result.corpus, str(exp.corpus or exp.beir))
+    return result, ids

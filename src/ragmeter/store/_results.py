@@ -1,0 +1,228 @@
+"""Comparisons, the selection ledger, answer sets and judge validations in the store."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._errors import NotFoundError
+from ..paired._ledger import Ledger
+from . import _models as m
+from ._engine import reading, writing
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..paired._comparison import Comparison
+    from ._store import Store
+
+
+def _values_table(c: Comparison) -> Any:
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            "qid": pa.array(list(c.query_ids), pa.string()),
+            "baseline": pa.array(c.baseline_values, pa.float64()),
+            "candidate": pa.array(c.candidate_values, pa.float64()),
+        }
+    )
+
+
+def record_comparison(
+    store: Store, c: Comparison, baseline_run: int | None, candidate_run: int | None
+) -> int:
+    from ._blobs import table_bytes
+    from ._values import json_ready, now
+
+    record = json_ready(c.to_dict())
+    record.pop("per_query", None)
+    data = table_bytes(_values_table(c))
+    lo, hi = c.ci
+    with writing(store.engine) as conn:
+        row = {
+            "created_at": now(),
+            "baseline_run_id": baseline_run,
+            "candidate_run_id": candidate_run,
+            "baseline": c.baseline,
+            "candidate": c.candidate,
+            "metric": c.label,
+            "golden_version": c.golden_version,
+            "n": c.n,
+            "mean_delta": json_ready(c.mean_delta),
+            "ci_low": json_ready(lo),
+            "ci_high": json_ready(hi),
+            "wins": c.wins,
+            "losses": c.losses,
+            "ties": c.ties,
+            "fixed_ids": None if c.fixed_ids is None else list(c.fixed_ids),
+            "broken_ids": None if c.broken_ids is None else list(c.broken_ids),
+            "sign_test_p": json_ready(c.sign_test_p),
+            "n_resamples": c.n_resamples,
+            "seed": None if c.seed is None else str(c.seed),
+            "slices": record.get("slices", {}),
+            "record": record,
+            "values_blob": store.blobs.put(conn, data, "parquet"),
+        }
+        return int(conn.execute(m.comparisons.insert().values(**row)).inserted_primary_key[0])
+
+
+def load_comparison(store: Store, comparison_id: int) -> Comparison:
+    import sqlalchemy as sa
+
+    from ..paired._comparison import Comparison
+
+    with reading(store.engine) as conn:
+        row = conn.execute(
+            sa.select(m.comparisons).where(m.comparisons.c.id == int(comparison_id))
+        ).first()
+        if row is None:
+            raise NotFoundError(f"the store {store.display_url} has no comparison {comparison_id}")
+        values = store.blobs.get_table(conn, row.values_blob)
+    d = dict(row.record)
+    a = values.column("baseline").to_pylist()
+    b = values.column("candidate").to_pylist()
+    d["per_query"] = {
+        q: {"baseline": x, "candidate": y, "delta": y - x}
+        for q, x, y in zip(values.column("qid").to_pylist(), a, b, strict=True)
+    }
+    return Comparison.from_dict(d)
+
+
+def list_comparisons(store: Store, golden_version: str | None) -> list[dict[str, Any]]:
+    import sqlalchemy as sa
+
+    cols = [c for c in m.comparisons.c if c.name not in ("record", "values_blob", "slices")]
+    q = sa.select(*cols).order_by(m.comparisons.c.id.desc())
+    if golden_version is not None:
+        q = q.where(m.comparisons.c.golden_version == golden_version)
+    with reading(store.engine) as conn:
+        return [dict(r._mapping) for r in conn.execute(q)]
+
+
+class StoreLedger(Ledger):
+    """The selection ledger kept in the store: the same ``record``/``entries``/``summary`` as
+    the JSONL :class:`~ragmeter.paired.Ledger`, so ``compare`` counts variants the same way."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(None)
+        self.store = store
+        self.path = None  # type: ignore[assignment]
+
+    def append(self, entry: Mapping[str, Any]) -> None:
+        from ..paired._ledger import UNVERSIONED
+        from ._values import json_ready
+
+        e = json_ready(dict(entry))
+        with writing(self.store.engine) as conn:
+            conn.execute(
+                m.ledger.insert().values(
+                    time=str(e.get("time", "")),
+                    golden_version=str(e.get("golden_version") or UNVERSIONED),
+                    metric=str(e.get("metric", "")),
+                    baseline=str(e.get("baseline", "")),
+                    candidate=str(e.get("candidate", "")),
+                    entry=e,
+                )
+            )
+
+    def entries(self) -> list[dict[str, Any]]:
+        import sqlalchemy as sa
+
+        with reading(self.store.engine) as conn:
+            rows = conn.execute(sa.select(m.ledger.c.entry).order_by(m.ledger.c.id)).all()
+        return [dict(r.entry) for r in rows]
+
+
+def _table(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """A list of JSON records as a one-column Parquet table (``record``: JSON text)."""
+    import json
+
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            "record": pa.array(
+                [json.dumps(r, sort_keys=True, ensure_ascii=False, default=str) for r in rows],
+                pa.string(),
+            )
+        }
+    )
+
+
+def record_answers(
+    store: Store,
+    *,
+    name: str,
+    answers: Sequence[Mapping[str, Any]],
+    report: Mapping[str, Any],
+    golden_version: str | None = None,
+    source: str | None = None,
+    run_id: int | None = None,
+) -> int:
+    """An answer set (each answer with its context, as the answers file holds it) and the
+    report ``answers check`` made of it."""
+    from ._values import json_ready, now
+
+    with writing(store.engine) as conn:
+        blob = store.blobs.put_table(conn, _table([json_ready(dict(a)) for a in answers]))
+        return int(
+            conn.execute(
+                m.answer_sets.insert().values(
+                    created_at=now(),
+                    run_id=run_id,
+                    name=name,
+                    golden_version=golden_version,
+                    source=source,
+                    n_answers=len(answers),
+                    answers_blob=blob,
+                    report=json_ready(dict(report)),
+                )
+            ).inserted_primary_key[0]
+        )
+
+
+def record_judge_validation(
+    store: Store,
+    *,
+    judge: str,
+    labels: Sequence[Mapping[str, Any]],
+    report: Mapping[str, Any],
+    prompt: str | None = None,
+    source: str | None = None,
+) -> int:
+    """Judge labels with the prompt and model that made them, and the validation report."""
+    from ._values import json_ready, now
+
+    with writing(store.engine) as conn:
+        blob = store.blobs.put_table(conn, _table([json_ready(dict(x)) for x in labels]))
+        return int(
+            conn.execute(
+                m.judge_labels.insert().values(
+                    created_at=now(),
+                    judge=judge,
+                    prompt=prompt,
+                    prompt_hash=None
+                    if prompt is None
+                    else hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+                    source=source,
+                    n_labels=len(labels),
+                    labels_blob=blob,
+                    report=json_ready(dict(report)),
+                )
+            ).inserted_primary_key[0]
+        )
+
+
+def stored_rows(store: Store, table: str, blob_column: str, row_id: int) -> list[dict[str, Any]]:
+    """The JSON records of an answer set or judge-label set."""
+    import json
+
+    import sqlalchemy as sa
+
+    t = m.metadata.tables[table]
+    with reading(store.engine) as conn:
+        row = conn.execute(sa.select(t).where(t.c.id == int(row_id))).first()
+        if row is None:
+            raise NotFoundError(f"the store has no {table} row {row_id}")
+        table_ = store.blobs.get_table(conn, getattr(row, blob_column))
+    return [json.loads(x) for x in table_.column("record").to_pylist()]
