@@ -218,9 +218,9 @@ def test_top_package_and_main_are_exempt_but_importing_the_top_package_is_upward
     assert ig.cycles(graph) == []  # ragmeter -> io.x -> ragmeter is no cycle: the top is exempt
     up = ig.upward_edges(graph)
     assert [(e.importer, e.imported, a, b) for e, a, b in up] == [
-        ("ragmeter.io.x", "ragmeter", 1, 13)
+        ("ragmeter.io.x", "ragmeter", 1, 14)
     ]
-    assert "ragmeter.io.x (layer 1) -> ragmeter (layer 13)" in ig.format_upward(*up[0])
+    assert "ragmeter.io.x (layer 1) -> ragmeter (layer 14)" in ig.format_upward(*up[0])
 
 
 def test_unknown_modules_and_missing_targets_are_reported(tmp_path):
@@ -245,8 +245,9 @@ def test_layers_follow_the_chain():
     assert layer("ragmeter.explain") == layer("ragmeter.paired._gate") == 7
     assert layer("ragmeter.diagnosis") == 9 < layer("ragmeter.experiments._runner") == 10
     assert layer("ragmeter.store._store") == 11
-    assert layer("ragmeter.cli._app") == 12
-    assert layer("ragmeter") == 13
+    assert layer("ragmeter.lab._app") == 12
+    assert layer("ragmeter.cli._app") == 13
+    assert layer("ragmeter") == 14
     assert layer("ragmeter.iox") is None  # neither io's nor the top's: a new package needs a row
 
 

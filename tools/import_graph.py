@@ -60,10 +60,11 @@ LAYERS: dict[str, int] = {
     "ragmeter.diagnosis": 9,
     "ragmeter.experiments": 10,
     "ragmeter.store": 11,
-    "ragmeter.cli": 12,  # the demo included (cli/_demo/)
+    "ragmeter.lab": 12,
+    "ragmeter.cli": 13,  # the demo included (cli/_demo/)
     # The lazy public surface (this entry names the top __init__ only, not the modules under
     # it): above everything, so importing it from inside the package is an upward edge.
-    "ragmeter": 13,
+    "ragmeter": 14,
 }
 
 #: Modules of the layout before commit 55310c0 ("Layers that read as the chain"), each placed at

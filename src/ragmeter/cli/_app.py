@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "_metrics",
     "_runs",
     "_db",
+    "_lab",
 ]
 
 for _name in COMMAND_MODULES:

@@ -392,8 +392,15 @@ def gate_cmd(
     ),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write a markdown summary."),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
+    report: Path | None = typer.Option(
+        None,
+        "--report",
+        help="Write the HTML report of the two stored runs (one self-contained file, no network).",
+    ),
     force: bool = typer.Option(
-        False, "--force", help="Replace a --markdown/--junit file that is not a gate report."
+        False,
+        "--force",
+        help="Replace a --markdown/--junit/--report file that is not a gate report.",
     ),
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Seed for numpy.random.default_rng."),
@@ -414,8 +421,11 @@ def gate_cmd(
     from ..paired import GateRule, gate
     from ._store_options import open_store, record_comparison
 
-    _check_reports(markdown, junit, force, [base, cand], [qrels, golden, ledger, *(chunks or [])])
+    _check_reports(
+        markdown, junit, force, [base, cand], [qrels, golden, ledger, *(chunks or [])], report
+    )
     store = open_store(db, no_store)
+    report_runs = _report_runs(report, store, [base, cand], qrels, golden, chunks)
     rule = GateRule(
         max_broken=max_broken,
         min_delta=min_delta,
@@ -455,6 +465,12 @@ def gate_cmd(
         _write(markdown, result.to_markdown())
     if junit is not None:
         _write(junit, result.to_junit_xml())
+    if report is not None and store is not None:
+        from ..lab._report import write_report
+        from ._store_options import store_errors
+
+        with store_errors(store.url):
+            write_report(store, report_runs, report)
     if fmt == Format.json:
         print_json(result.to_dict())
     else:
@@ -486,24 +502,64 @@ _REPORT_MARKS = {
 }
 
 
+def _is_html_report(path: Path) -> bool:
+    """An earlier ``ragmeter report`` / ``gate --report`` file (its title comes within the
+    first few kilobytes, after the inline Content-Security-Policy)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+    except OSError:
+        return False
+    return head.startswith(b"<!doctype html>") and b"<title>ragmeter report" in head
+
+
 def _check_reports(
     markdown: Path | None,
     junit: Path | None,
     force: bool,
     runs: list[str],
     files: list[Path | None],
+    report: Path | None = None,
 ) -> None:
     """Before any work: a report never replaces an input, a folder or, without --force, a
     file that is not an earlier gate report (see cli/_outputs.py)."""
     from ._outputs import check_output, starts_with
 
     inputs = [*files, *(Path(r) for r in runs), *(Path(r.partition("#")[0]) for r in runs)]
-    for option, path in (("--markdown", markdown), ("--junit", junit)):
+    for option, path in (("--markdown", markdown), ("--junit", junit), ("--report", report)):
         if path is not None:
-            mark = starts_with(_REPORT_MARKS[option])
+            mark = _is_html_report if option == "--report" else starts_with(_REPORT_MARKS[option])
             check_output(path, force=force, option=option, inputs=inputs, replaceable=mark)
-    if markdown is not None and junit is not None and markdown.resolve() == junit.resolve():
-        raise UsageError(f"--markdown and --junit both name {markdown}; give two files")
+    named = [("--markdown", markdown), ("--junit", junit), ("--report", report)]
+    for i, (first, a) in enumerate(named):
+        for second, b in named[i + 1 :]:
+            if a is not None and b is not None and a.resolve() == b.resolve():
+                raise UsageError(f"{first} and {second} both name {a}; give separate files")
+
+
+def _report_runs(
+    report: Path | None,
+    store: Store | None,
+    runs: list[str],
+    qrels: Path | None,
+    golden: Path | None,
+    chunks: list[Path] | None,
+) -> list[str]:
+    """The stored run ids ``--report`` renders (baseline first); refuses, before any work, a
+    report it could not make: the HTML report reads both runs' ranked lists from the store."""
+    from ._store_options import run_ref
+
+    if report is None:
+        return []
+    if store is None:
+        raise UsageError("--report reads the two runs from the store; drop --no-store")
+    refs = [run_ref(r) for r in runs]
+    if any(r is None for r in refs) or qrels is not None or golden is not None or chunks:
+        raise UsageError(
+            "--report needs BASE and CAND as stored runs (12, run:12): the HTML report shows "
+            "their ranked lists from the store"
+        )
+    return [str(r[0]) for r in refs if r is not None]
 
 
 def _write(path: Path, text: str) -> None:

@@ -204,6 +204,7 @@ def run_experiment(
     allow_outside: bool = False,
     on_variant: Callable[[VariantResult], None] | None = None,
     on_variant_start: Callable[[Variant, str | None], None] | None = None,
+    progress: ProgressSink | None = None,
 ) -> ExperimentResult:
     """Run every variant of the experiment file at ``path`` (see the module docstring).
 
@@ -218,7 +219,8 @@ def run_experiment(
     ``on_variant(result)`` as soon as it is complete (its files written), before the next one
     starts, so a caller can record an experiment variant by variant (a run killed half way
     keeps the variants already done). An exception from either callback stops the run and
-    propagates.
+    propagates. ``progress`` replaces the console's bars with another sink (the lab's
+    background jobs record each step into the job the page polls).
     """
     from ..data import load_corpus, load_golden
 
@@ -229,7 +231,8 @@ def run_experiment(
         exp = load_experiment(path, allow_outside=allow_outside)
     # bars only on a terminal: in logs and CI they would print one frame per refresh
     show = console is not None and getattr(console, "is_terminal", False)
-    progress: ProgressSink = RichProgress(console) if show else SILENT
+    if progress is None:
+        progress = RichProgress(console) if show else SILENT
     root = (
         cache_dir if cache_dir is not None else (exp.cache or exp.path.parent / ".ragmeter-cache")
     )

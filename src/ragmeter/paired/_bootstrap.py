@@ -178,8 +178,28 @@ def bootstrap_interval(
     chosen = choose_method(d, n_resamples, method)
     if len(d) == 0:
         return BootstrapInterval(float("nan"), float("nan"), confidence, n_resamples, seed, chosen)
-    rng = np.random.default_rng(seed)
-    means = resample_means(d, n_resamples, rng, chosen)
+    means, _ = bootstrap_means(d, n_resamples=n_resamples, seed=seed, method=method)
     tail = round((1.0 - confidence) / 2.0 * 100.0, 10)  # 2.5, not 2.5000000000000022
     lo, hi = np.percentile(means, [tail, 100.0 - tail])
     return BootstrapInterval(float(lo), float(hi), confidence, n_resamples, seed, chosen)
+
+
+def bootstrap_means(
+    d: np.ndarray,
+    *,
+    n_resamples: int = 5000,
+    seed: int | None = 0,
+    method: Method = "auto",
+) -> tuple[np.ndarray, str]:
+    """The resampled means :func:`bootstrap_interval` takes its percentiles of, and the method
+    ``method`` resolved to: the same seed, resamples and method give the very distribution the
+    interval came from (the lab draws it as a histogram). ``d`` must hold at least one
+    question."""
+    d = np.asarray(d, dtype=np.float64)
+    _check(d, n_resamples, 0.95)
+    check_seed(seed)
+    if len(d) == 0:
+        raise UsageError("paired differences are empty: there is no mean to resample")
+    chosen = choose_method(d, n_resamples, method)
+    rng = np.random.default_rng(seed)
+    return resample_means(d, n_resamples, rng, chosen), chosen

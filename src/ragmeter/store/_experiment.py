@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..experiments import ExperimentResult
+    from ..experiments import Experiment, ExperimentResult, Variant
     from ._store import Store
 
 
@@ -28,18 +28,7 @@ def run_and_record(
     from ._runs import end_unfinished, start_runs
 
     exp = load_experiment(Path(path), allow_outside=allow_outside)
-    specs = [
-        dict(
-            experiment=exp.name,
-            name=v.name,
-            config={"settings": v.settings.to_dict(), "level": exp.level},
-            kind="experiment",
-            label=None,
-            is_baseline=v.is_baseline,
-            file=str(exp.path),
-        )
-        for v in exp.all_variants
-    ]
+    specs = [run_spec(exp, v) for v in exp.all_variants]
     ids = dict(
         zip(
             [v.name for v in exp.all_variants],
@@ -49,27 +38,7 @@ def run_and_record(
     )
 
     def finished(r: Any) -> None:
-        from ..experiments._runner import config_record_of
-
-        config = config_record_of(exp, r)
-        store.finish_run(
-            ids[r.name],
-            evaluations={
-                "document" if exp.level == "document" else "span": r.evaluation,
-                "chunk": r.chunk_evaluation,
-            },
-            ranked=r.ranked_table(),
-            metrics=r.to_dict()["metrics"],
-            timings=r.timings,
-            seconds=r.timings.get("total"),
-            context_tokens=r.context_tokens,
-            notes=list(r.notes),
-            golden_version=r.evaluation.golden_version,
-            label=r.label,
-            config=config,
-            changes=list(r.changes),
-            chunking=r.chunking or None,
-        )
+        record_variant(store, exp, ids[r.name], r)
 
     try:
         result = run_experiment(exp, on_variant=finished, **run_kwargs)
@@ -89,3 +58,42 @@ def run_and_record(
     if result.corpus is not None:
         store.set_corpus(list(ids.values()), result.corpus, str(exp.corpus or exp.beir))
     return result, ids
+
+
+def run_spec(exp: Experiment, v: Variant) -> dict[str, Any]:
+    """What :func:`ragmeter.store._runs.start_runs` records for variant ``v`` of ``exp`` (the
+    lab's background jobs start their one new variant with the same record)."""
+    return dict(
+        experiment=exp.name,
+        name=v.name,
+        config={"settings": v.settings.to_dict(), "level": exp.level},
+        kind="experiment",
+        label=None,
+        is_baseline=v.is_baseline,
+        file=str(exp.path),
+    )
+
+
+def record_variant(store: Store, exp: Experiment, run_id: int, r: Any) -> None:
+    """Finish the stored run ``run_id`` with the variant result ``r`` of ``exp``: its
+    evaluations, ranked list, metrics and config record, as ``ragmeter run`` stores them."""
+    from ..experiments._runner import config_record_of
+
+    store.finish_run(
+        run_id,
+        evaluations={
+            "document" if exp.level == "document" else "span": r.evaluation,
+            "chunk": r.chunk_evaluation,
+        },
+        ranked=r.ranked_table(),
+        metrics=r.to_dict()["metrics"],
+        timings=r.timings,
+        seconds=r.timings.get("total"),
+        context_tokens=r.context_tokens,
+        notes=list(r.notes),
+        golden_version=r.evaluation.golden_version,
+        label=r.label,
+        config=config_record_of(exp, r),
+        changes=list(r.changes),
+        chunking=r.chunking or None,
+    )

@@ -30,16 +30,36 @@ def demo_cmd(
     toy_only: bool = typer.Option(
         False, "--toy-only", help="Only the toy table of the RAG evaluation lesson."
     ),
+    lab: bool = typer.Option(
+        False,
+        "--lab",
+        help="Then open the lab on the demo's runs (recorded in demo-lab.db in the cache folder).",
+    ),
+    port: int = typer.Option(8765, "--port", help="The lab's port (with --lab)."),
 ) -> None:
     """The toy table of the RAG evaluation lesson, then the fare-rules example through the
     whole chain.
 
-    Synthetic data; no network, no paid call, nothing written outside the cache.
+    Synthetic data; no network, no paid call, nothing written outside the cache (--lab: the
+    demo's own store, in the cache folder, and the lab on 127.0.0.1 until Ctrl-C).
     """
-    from ._chain_section import answers_section, budget_section, experiment_section, find_example
+    from ..._numbers import whole
+    from ._chain_section import (
+        ANSWER_VARIANTS,
+        answers_section,
+        budget_section,
+        experiment_section,
+        find_example,
+    )
+    from ._lab_section import closing_lines, demo_store_path, record_demo, serve_lab
     from ._toy_section import run as toy
     from ._verdict_section import verdict_section
 
+    whole("--port", port, low=1, high=65535)
+    if lab:
+        from ..._extras import require
+
+        require("uvicorn", "the lab (ragmeter demo --lab)")  # before a minute of demo
     toy(console)
     if toy_only:
         return
@@ -48,3 +68,8 @@ def demo_cmd(
     result = experiment_section(console, folder, cache_dir)
     answers = answers_section(console, folder, result)
     verdict_section(console, result, answers["diagnosis"])
+    if not lab:
+        closing_lines(console, example, cache_dir)
+        return
+    store = record_demo(demo_store_path(result, cache_dir), result, answers, ANSWER_VARIANTS)
+    serve_lab(console, store, port)

@@ -112,7 +112,7 @@ def answers_section(console: Console, example: Path, result: Any) -> dict[str, A
     evaluations, contexts, chunkings = experiment_contexts(result, ANSWER_VARIANTS)
     k = result.baseline.settings.k
     headroom = result.experiment.headroom_k
-    return answers_demo(
+    out = answers_demo(
         console,
         example,
         evaluations=evaluations,
@@ -121,3 +121,5 @@ def answers_section(console: Console, example: Path, result: Any) -> dict[str, A
         contexts=contexts,
         chunkings=chunkings,
     )
+    out["contexts"] = contexts  # what `demo --lab` records with each answer
+    return out

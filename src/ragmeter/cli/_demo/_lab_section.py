@@ -1,0 +1,136 @@
+"""The demo's last lines: how to see what it just showed in the lab, and ``demo --lab``.
+
+``ragmeter demo`` stores nothing; its last line names the exact command that opens the lab on
+its runs (``ragmeter demo --lab``, with the options it was given). ``demo --lab`` records the
+demo's runs and answer checks into the demo's own store, a SQLite file in the demo's cache folder
+(``demo-lab.db``, rewritten by each ``demo --lab``, so the user's own store is never touched),
+then serves the lab on it. The example's answers were not labelled by a judge, so there is no
+judge validation to record.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ..._literal import lit
+
+#: the demo store's file name, in the demo's cache folder
+STORE_FILE = "demo-lab.db"
+
+
+def invoked_as() -> str:
+    """How the user ran ragmeter (``.venv/bin/ragmeter`` under ``make demo``), so the command
+    printed works from the same shell as written; ``ragmeter`` when run another way."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    return argv0 if Path(argv0).name == "ragmeter" else "ragmeter"
+
+
+def lab_command(example: Path | None, cache_dir: Path | None) -> str:
+    """The exact ``demo --lab`` command for the options this demo was given."""
+    words = [invoked_as(), "demo", "--lab"]
+    if example is not None:
+        words += ["--example", str(example)]
+    if cache_dir is not None:
+        words += ["--cache-dir", str(cache_dir)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def closing_lines(console: Console, example: Path | None, cache_dir: Path | None) -> None:
+    """The plain demo's last lines: the command that opens the lab on these runs."""
+    console.rule("[bold]See it in the lab")
+    console.print(
+        "Every number above, with each question's ranked list and its labelled evidence marked, "
+        "the comparisons and the diagnosis, in the browser:"
+    )
+    console.print(lit(f"  {lab_command(example, cache_dir)}"), soft_wrap=True)
+
+
+def demo_store_path(result: Any, cache_dir: Path | None) -> Path:
+    """``demo-lab.db`` in the cache folder the demo's runner used."""
+    exp = result.experiment
+    root = (
+        cache_dir if cache_dir is not None else (exp.cache or exp.path.parent / ".ragmeter-cache")
+    )
+    return Path(root).resolve() / STORE_FILE
+
+
+def record_demo(
+    path: Path, result: Any, answers: Mapping[str, Any], variants: Mapping[str, str]
+) -> Any:
+    """A fresh store at ``path`` holding the demo's runs and its answer checks; returns it."""
+    from ...answers._schema import load_answers
+    from ...experiments._provenance import provenance
+    from ...store import Store
+    from ...store._experiment import record_variant, run_spec
+    from ...store._runs import start_runs
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        stale.unlink(missing_ok=True)
+    store = Store.open(f"sqlite:///{path}")
+    exp = result.experiment
+    declared = {v.name: v for v in exp.all_variants}
+    ids = start_runs(
+        store,
+        [run_spec(exp, declared[r.name]) for r in result.variants],
+        provenance=provenance(exp.path.parent),
+    )
+    by_name = dict(zip([v.name for v in result.variants], ids, strict=True))
+    for r in result.variants:
+        record_variant(store, exp, by_name[r.name], r)
+    if result.golden is not None:
+        store.put_golden(result.golden)
+    if result.corpus is not None:
+        store.set_corpus(ids, result.corpus, str(exp.corpus))
+    golden = result.golden
+    contexts = answers.get("contexts") or {}
+    for run_name, answers_name in variants.items():
+        report = answers["reports"].get(answers_name)
+        if report is None:
+            continue
+        source = exp.path.parent / "answers" / f"{answers_name}.jsonl"
+        aset = load_answers(source, golden=golden, variant=answers_name)
+        given = contexts.get(answers_name) or {}
+        rows = []
+        for a in aset.answers:
+            row = a.model_dump(mode="json", exclude_none=True)
+            if a.context is None and a.id in given:
+                row["context"] = list(given[a.id])
+            rows.append(row)
+        store.record_answers(
+            name=answers_name,
+            answers=rows,
+            report=report.to_dict(),
+            golden_version=golden.version if golden is not None else None,
+            source=str(source),
+            run_id=by_name.get(run_name),
+        )
+    return store
+
+
+def serve_lab(console: Console, store: Any, port: int) -> None:
+    """Serve the lab on the demo store at 127.0.0.1:``port`` until Ctrl-C."""
+    from ..._extras import require
+
+    uvicorn = require("uvicorn", "the lab (ragmeter demo --lab)")
+    from ...lab._app import create_app
+
+    app = create_app(store=store)
+    url = f"http://127.0.0.1:{port}/"
+    console.rule("[bold]The lab")
+    console.print(
+        lit(
+            f"The demo's runs and answer checks are in {store.display_url} (the demo's own "
+            "store, rewritten by each demo --lab)."
+        ),
+        soft_wrap=True,
+    )
+    console.print(lit(f"The lab is on {url}  (Ctrl-C stops it). To open it again later:"))
+    console.print(lit(f"  {invoked_as()} lab --db {shlex.quote(store.url)}"), soft_wrap=True)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

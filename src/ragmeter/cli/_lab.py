@@ -1,0 +1,87 @@
+"""``ragmeter lab``: the lab in the browser over the experiment store; ``ragmeter report``: the
+same views as one self-contained HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import err_console, handle_errors, line, lit
+from ._store_options import db_option
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("lab")(lab_cmd)
+    app.command("report")(report_cmd)
+
+
+@handle_errors
+def lab_cmd(
+    db: str | None = db_option(),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to bind (loopback by default: the lab is local)."
+    ),
+    port: int = typer.Option(8765, "--port", help="Port to listen on."),
+    open_browser: bool = typer.Option(False, "--open", help="Open the lab in a browser."),
+) -> None:
+    """Open the lab: every stored run, metrics at any k or budget, ranked lists with the
+    labelled evidence marked, comparisons, sweeps and diagnosis (needs the web extra)."""
+    from .._extras import require
+    from .._numbers import whole
+
+    whole("--port", port, low=1, high=65535)
+    uvicorn = require("uvicorn", "the lab (ragmeter lab)")
+    from ..lab._app import create_app
+    from ._store_options import store_errors
+
+    if host not in LOOPBACK:
+        err_console.print(
+            line(
+                ("warning:", "yellow"),
+                f" the lab binds {host}, not loopback: anyone who can reach this machine on port "
+                f"{port} can read every stored run and start runs. Use --host 127.0.0.1 unless "
+                "you mean it.",
+            )
+        )
+    with store_errors(db):
+        app = create_app(db, host=host)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/"
+    err_console.print(lit(f"ragmeter lab on {url}  (store: {app.state.lab.store.display_url})"))
+    err_console.print(lit("Ctrl-C stops it."))
+    if open_browser:
+        import threading
+        import webbrowser
+
+        threading.Timer(0.8, lambda: webbrowser.open(url)).start()
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@handle_errors
+def report_cmd(
+    selectors: list[str] = typer.Argument(
+        ...,
+        metavar="RUN_OR_EXPERIMENT...",
+        help="Stored run ids (12, run:12) or experiment names; the first run is the baseline.",
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="The HTML file to write."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing file."),
+    db: str | None = db_option(),
+) -> None:
+    """Write one self-contained HTML report (CSS, JS and data inline; opens from file:// with
+    no network): the runs' metrics, per-question ranked lists with evidence marked, the
+    comparison against the baseline, sweeps and diagnosis."""
+    from .._errors import UsageError
+    from ..lab._report import write_report
+    from ..store import Store
+    from ._store_options import store_errors
+
+    if output.exists() and not force:
+        raise UsageError(f"{output} exists; pass --force to replace it")
+    with store_errors(db):
+        store = Store.open(db)
+        path = write_report(store, selectors, output)
+    err_console.print(lit(f"report written to {path} (open it in a browser; no network needed)"))

@@ -1,0 +1,144 @@
+"""The experiments view's model: every experiment and its runs, filtered, with the selection
+ledger's count and its optimism sentence per golden-set version."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: headline metrics per run (those at the token budget first, as ``ragmeter runs list``)
+HEADLINE = 3
+
+
+def headline(metrics: Mapping[str, float | None], n: int = HEADLINE) -> list[tuple[str, Any]]:
+    """A run's first ``n`` metrics, those at the token budget first (variants are compared at
+    an equal budget): the same choice as ``ragmeter runs list``."""
+    names = sorted(metrics, key=lambda k: "budget=" not in k)[:n]
+    return [(k, metrics[k]) for k in names]
+
+
+def when(value: Any) -> str:
+    """A stored time (UTC) to the minute."""
+    return "" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def compare_metric(metrics: Mapping[str, Any]) -> str | None:
+    """The metric a comparison against the baseline is made on by default: AllR at the budget
+    (the evidence reaches the prompt, at equal cost), else the first headline metric."""
+    for k in metrics:
+        if k.startswith("AllR@budget="):
+            return k
+    heads = headline(metrics, 1)
+    return heads[0][0] if heads else None
+
+
+def selection_sentence(n_variants: int, estimate: Any = None, at: int | None = None) -> str:
+    """'12 variants compared on this version: the best one's lead is optimistic', with the
+    simulated optimism ``ragmeter compare`` printed for the latest comparison that had one."""
+    if n_variants <= 1:
+        return (
+            f"{n_variants} variant compared on this version: no selection among variants yet"
+            if n_variants == 1
+            else "no comparison counted on this version yet"
+        )
+    text = f"{n_variants} variants compared on this version: the best one's lead is optimistic"
+    if estimate is not None:
+        where = f"as comparison {at} printed it, " if at is not None else ""
+        text += f"; {where}{estimate.describe()}"
+    return text
+
+
+def ledger_by_version(store: Any) -> dict[str, dict[str, Any]]:
+    """Per golden version: the ledger's counts and the sentence."""
+    from ..paired._ledger import UNVERSIONED
+
+    entries = store.ledger.entries()
+    versions = list(dict.fromkeys(str(e.get("golden_version") or UNVERSIONED) for e in entries))
+    out: dict[str, dict[str, Any]] = {}
+    stored = store.comparisons()
+    for v in versions:
+        s = store.ledger.summary(v)
+        estimate, at = None, None
+        for row in stored:  # newest first: the latest comparison that carried an estimate
+            if (row["golden_version"] or UNVERSIONED) == v:
+                c = store.comparison(row["id"])
+                if c.selection is not None:
+                    estimate, at = c.selection, row["id"]
+                    break
+        out[v] = {
+            "version": v,
+            "n_comparisons": s.n_comparisons,
+            "n_variants": s.n_variants,
+            "variants": list(s.variants),
+            "sentence": selection_sentence(s.n_variants, estimate, at),
+        }
+    return out
+
+
+def run_row(r: Any, baseline_of: Mapping[str, int]) -> dict[str, Any]:
+    base = baseline_of.get(r.experiment)
+    metric = compare_metric(r.metrics)
+    return {
+        "id": r.id,
+        "name": r.name,
+        "label": r.label,
+        "status": r.status,
+        "is_baseline": r.is_baseline,
+        "golden_version": r.golden_version,
+        "finished": when(r.finished_at or r.started_at),
+        "headline": headline(r.metrics),
+        "changes": list(r.changes),
+        "message": r.message,
+        "has_ranked": r.has_ranked,
+        "compare_url": None
+        if base is None or base == r.id or metric is None or r.status != "finished"
+        else f"/compare?base={base}&cand={r.id}&metric={metric}",
+    }
+
+
+def experiments_context(
+    store: Any,
+    *,
+    experiment: str | None = None,
+    golden: str | None = None,
+    status: str | None = None,
+) -> dict[str, Any]:
+    """Everything the experiments page shows, built from the store alone."""
+    from ._data_stored import answer_sets, judge_validations
+
+    everything = store.runs()
+    shown = [
+        r
+        for r in everything
+        if (experiment is None or r.experiment == experiment)
+        and (golden is None or r.golden_version == golden)
+        and (status is None or r.status == status)
+    ]
+    baseline_of: dict[str, int] = {}
+    for r in everything:  # newest first: the newest finished baseline of each experiment
+        if r.is_baseline and r.status == "finished":
+            baseline_of.setdefault(r.experiment, r.id)
+    groups: list[dict[str, Any]] = []
+    for r in shown:
+        if not groups or groups[-1]["name"] != r.experiment:
+            groups.append({"name": r.experiment, "runs": []})
+        groups[-1]["runs"].append(run_row(r, baseline_of))
+    ledger = ledger_by_version(store)
+    versions = list(dict.fromkeys([*(r.golden_version or "" for r in everything), *ledger]))
+    return {
+        "filters": {"experiment": experiment, "golden": golden, "status": status},
+        "options": {
+            "experiment": sorted({r.experiment for r in everything}),
+            "golden": sorted({r.golden_version for r in everything if r.golden_version}),
+            "status": sorted({r.status for r in everything}),
+        },
+        "groups": groups,
+        "n_runs": len(shown),
+        "n_all": len(everything),
+        "ledger": [ledger[v] for v in versions if v in ledger],
+        "comparisons": [
+            {**c, "created": when(c.get("created_at"))} for c in store.comparisons()[:50]
+        ],
+        "answer_sets": answer_sets(store),
+        "judges": judge_validations(store),
+    }

@@ -1,0 +1,429 @@
+"""The lab page's model (``/lab``, see :mod:`.views.lab`): choose a retrieval method, a
+chunking and a cutoff k (or token budget); see recall@k, MRR, nDCG@k and all-evidence recall
+overall and per question, which questions gained and lost against a baseline, and each
+question's ranked list with its labelled evidence marked. Every choice is in the URL.
+
+The numbers come from :mod:`._recompute` (the CLI's own scoring functions on the stored ranked
+lists). Pure functions of a store (no FastAPI), so the report builds the same page without HTTP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import numpy as np
+
+from .._errors import NotFoundError, RagmeterError, UsageError
+from ._context import settings_of
+from ._prepared import prepared_run
+from ._ranked_list import question_list
+from ._recompute import HEADROOM, LABELS, METRICS, Cutoff, movements, scores
+
+#: questions per page of the per-question table
+PER_PAGE = 50
+SORTS = {
+    "change": "biggest change first",
+    "lost": "biggest loss first",
+    "gained": "biggest gain first",
+    "worst": "lowest value first",
+    "id": "question id",
+}
+SHOWS = {
+    "all": "all questions",
+    "gained": "gained",
+    "lost": "lost",
+    "fixed": "fixed (0 → 1)",
+    "broken": "broken (1 → 0)",
+    "missed": "value 0",
+}
+#: ranked chunks shown before "show all" (the prompt and a few below it are always shown)
+SHOWN_DEPTH = 10
+
+
+# -- which run the controls pick -------------------------------------------------------------
+def method_of(run: Any) -> str:
+    """A run's retrieval method as the controls name it: its label (``bm25 > e5@20``)."""
+    return str(run.label or run.name)
+
+
+def chunking_of(run: Any) -> str:
+    """A run's chunking as the controls name it: the chunker, else the chunk file's name."""
+    s = settings_of(run)
+    if s.get("chunker"):
+        return str(s["chunker"])
+    if s.get("chunks"):
+        return Path(str(s["chunks"])).name
+    return "imported spans"
+
+
+def _shown_runs(store: Any) -> list[Any]:
+    return [r for r in store.runs() if r.status == "finished" and r.has_ranked]
+
+
+def _pick(
+    runs: list[Any],
+    *,
+    run: int | None,
+    experiment: str | None,
+    method: str | None,
+    chunking: str | None,
+) -> tuple[str | None, str | None, str | None, Any]:
+    """(experiment, method, chunking, the chosen run or None when that combination has no run)."""
+    if run is not None:
+        chosen = next((r for r in runs if r.id == run), None)
+        if chosen is None:
+            raise NotFoundError(f"there is no finished run {run} with stored ranked lists")
+        return chosen.experiment, method_of(chosen), chunking_of(chosen), chosen
+    names = list(dict.fromkeys(r.experiment for r in runs))
+    if not names:
+        return None, None, None, None
+    if experiment not in names:
+        experiment = names[0]
+    mine = [r for r in runs if r.experiment == experiment]
+    base = next((r for r in mine if r.is_baseline), mine[-1])
+    methods = {method_of(r) for r in mine}
+    chunkings = {chunking_of(r) for r in mine}
+    method = method if method in methods else method_of(base)
+    chunking = chunking if chunking in chunkings else chunking_of(base)
+    chosen = next(
+        (r for r in mine if method_of(r) == method and chunking_of(r) == chunking), None
+    )  # runs come newest first: the newest run of that combination
+    return experiment, method, chunking, chosen
+
+
+def cutoff_of(cut: str | None, k: int | None, budget: int | None, run: Any) -> Cutoff:
+    s = settings_of(run) if run is not None else {}
+    if cut == "budget" or (cut is None and k is None and budget is not None):
+        b = budget or s.get("budget")
+        if not b:
+            raise UsageError("give a token budget (or cut at k)")
+        return Cutoff(budget=int(b))
+    if k is not None:
+        return Cutoff(k=int(k))
+    return Cutoff.of_settings(s) if cut != "k" else Cutoff(k=int(s.get("k") or 4))
+
+
+# -- the page model --------------------------------------------------------------------------
+def lab_context(
+    store: Any,
+    cache: MutableMapping[Any, Any] | None = None,
+    *,
+    experiment: str | None = None,
+    method: str | None = None,
+    chunking: str | None = None,
+    run: int | None = None,
+    cut: str | None = None,
+    k: int | None = None,
+    budget: int | None = None,
+    baseline: str | None = None,
+    metric: str | None = None,
+    sort: str | None = None,
+    show: str | None = None,
+    page_no: int = 1,
+    inline: bool = False,
+) -> dict[str, Any]:
+    """Everything ``lab.html`` shows (``inline=True`` also puts each shown question's ranked
+    list in the page, for the self-contained report)."""
+    runs = _shown_runs(store)
+    experiment, method, chunking, chosen = _pick(
+        runs, run=run, experiment=experiment, method=method, chunking=chunking
+    )
+    mine = [r for r in runs if r.experiment == experiment]
+    metric = metric if metric in (*METRICS, HEADROOM) else "R"
+    sort = sort if sort in SORTS else None
+    show = show if show in SHOWS else "all"
+    cutoff = cutoff_of(
+        cut, k, budget, chosen if chosen is not None else (mine[0] if mine else None)
+    )
+    base_run = _baseline(mine, chosen, baseline)
+    params: dict[str, Any] = {
+        "experiment": experiment,
+        "method": method,
+        "chunking": chunking,
+        "cut": "k" if cutoff.k is not None else "budget",
+        **cutoff.query,
+        "baseline": "none" if base_run is None else base_run.id,
+        "metric": metric,
+        "sort": sort,
+        "show": show if show != "all" else None,
+        "run": run,
+    }
+    ctx: dict[str, Any] = {
+        "experiments": list(dict.fromkeys(r.experiment for r in runs)),
+        "methods": sorted({method_of(r) for r in mine}),
+        "chunkings": sorted({chunking_of(r) for r in mine}),
+        "baselines": [
+            {"id": r.id, "text": f"{r.id} · {r.name} ({method_of(r)}, {chunking_of(r)})"}
+            for r in mine
+        ],
+        "params": params,
+        "form_k": cutoff.k or _setting(chosen, "k") or 4,
+        "form_budget": cutoff.budget or _setting(chosen, "budget") or 1200,
+        "cutoff": cutoff,
+        "metric": metric,
+        "metrics": [(key, LABELS[key]) for key in (*METRICS, HEADROOM)],
+        "sorts": SORTS,
+        "shows": SHOWS,
+        "run": chosen,
+        "base_run": base_run,
+        "not_run": None,
+        "problem": None,
+        "notes": [],
+        "view": None,
+    }
+    if experiment is None:
+        return ctx
+    if chosen is None:
+        ctx["not_run"] = {
+            "method": method,
+            "chunking": chunking,
+            "experiment": experiment,
+            "any_run": mine[0].id if mine else None,
+        }
+        return ctx
+    prepared = prepared_run(store, chosen.id, cache)
+    ctx["problem"] = prepared.problem
+    sc = scores(prepared, cutoff)
+    base_sc = None
+    if base_run is not None:
+        if base_run.golden_version != chosen.golden_version:
+            ctx["notes"].append(
+                f"run {base_run.id} was scored on golden set {base_run.golden_version} and run "
+                f"{chosen.id} on {chosen.golden_version}: questions and labels differ, so no "
+                "question-by-question comparison is made"
+            )
+        else:
+            try:
+                base_sc = scores(prepared_run(store, base_run.id, cache), cutoff)
+            except RagmeterError as exc:
+                ctx["notes"].append(f"baseline run {base_run.id}: {exc}")
+        if (
+            base_sc is not None
+            and cutoff.k is not None
+            and chunking_of(base_run) != chunking_of(chosen)
+        ):
+            ctx["notes"].append(
+                f"the baseline is chunked {chunking_of(base_run)} and this run {chunking} : at "
+                f"the same k = {cutoff.k} they put different amounts of text in the prompt. "
+                "Compare chunkings at an equal token budget (cut at: budget)"
+            )
+    ctx["view"] = _view(
+        store, cache, prepared, sc, base_sc, params, metric, sort, show, page_no, inline
+    )
+    return ctx
+
+
+def _setting(run: Any, key: str) -> int | None:
+    value = settings_of(run).get(key) if run is not None else None
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _baseline(mine: list[Any], chosen: Any, baseline: str | None) -> Any:
+    if baseline == "none":
+        return None
+    if baseline:
+        try:
+            wanted = int(baseline)
+        except ValueError:
+            raise UsageError(f"baseline must be a run id or 'none', got {baseline!r}") from None
+        found = next((r for r in mine if r.id == wanted), None)
+        if found is None:
+            raise NotFoundError(f"run {wanted} is no finished run of this experiment")
+        return found
+    if chosen is None:
+        return None
+    return next((r for r in mine if r.is_baseline and r.id != chosen.id), None)
+
+
+def lab_url(params: Mapping[str, Any], **changes: Any) -> str:
+    merged = {**params, **changes}
+    return "/lab?" + urlencode({k: v for k, v in merged.items() if v is not None and v != ""})
+
+
+def question_url(run_id: int, qid: str, cutoff: Cutoff, base_id: int | None, **more: Any) -> str:
+    q: dict[str, Any] = {"run": run_id, "qid": qid, **cutoff.query}
+    if base_id is not None:
+        q["baseline"] = base_id
+    q.update({k: v for k, v in more.items() if v})
+    return "/lab/question?" + urlencode(q)
+
+
+def _view(
+    store: Any,
+    cache: Any,
+    prepared: Any,
+    sc: Any,
+    base_sc: Any,
+    params: dict[str, Any],
+    metric: str,
+    sort: str | None,
+    show: str,
+    page_no: int,
+    inline: bool,
+) -> dict[str, Any]:
+    run = prepared.ctx.run
+    moved = movements(base_sc, sc) if base_sc is not None else None
+    cards = []
+    for key in (*METRICS, HEADROOM):
+        base_mean = base_sc.means[key] if base_sc is not None else None
+        mean = sc.means[key]
+        cards.append(
+            {
+                "key": key,
+                "name": sc.names[key],
+                "label": LABELS[key],
+                "value": mean,
+                "base": base_mean,
+                "delta": None if mean is None or base_mean is None else mean - base_mean,
+                "unavailable": sc.unavailable.get(key) if mean is None else None,
+                "headroom": key == HEADROOM,
+            }
+        )
+    # -- the per-question table: order, filter, one page ------------------------------------
+    values = sc.values[metric]
+    n = len(sc.qids)
+    delta = np.full(n, np.nan)
+    marks: dict[str, list[str]] = {}
+    summary = []
+    if moved is not None:
+        m = moved[metric]
+        at = {q: i for i, q in enumerate(sc.qids)}
+        idx = np.array([at[q] for q in m.qids], dtype=np.int64)
+        if len(idx):
+            delta[idx] = m.delta
+        for key, mv in moved.items():
+            entry = {
+                "key": key,
+                "name": mv.metric,
+                "gained": len(mv.gained),
+                "lost": len(mv.lost),
+                "fixed": None if mv.fixed is None else len(mv.fixed),
+                "broken": None if mv.broken is None else len(mv.broken),
+                "mean_delta": mv.mean_delta,
+                "url": {s: lab_url(params, metric=key, show=s, page=None) for s in SHOWS},
+            }
+            summary.append(entry)
+        for q in m.gained:
+            marks.setdefault(q, []).append("gained")
+        for q in m.lost:
+            marks.setdefault(q, []).append("lost")
+        for q in m.fixed or ():
+            marks.setdefault(q, []).append("fixed")
+        for q in m.broken or ():
+            marks.setdefault(q, []).append("broken")
+    keep = np.ones(n, dtype=bool)
+    if show in ("gained", "lost", "fixed", "broken"):
+        keep = np.array([show in marks.get(q, ()) for q in sc.qids], dtype=bool)
+    elif show == "missed":
+        keep = values == 0
+    order = np.flatnonzero(keep)
+    if moved is None and sort in ("change", "lost", "gained"):
+        sort = None
+    sort = sort or ("change" if moved is not None else "id")
+    if sort in ("change", "lost", "gained"):
+        d = np.nan_to_num(delta[order], nan=0.0)
+        # the comparison's movers order: largest change first (losses before equal gains)
+        key_d = {"change": -np.abs(d) + d * 1e-9, "lost": d, "gained": -d}[sort]
+        order = order[np.lexsort((np.asarray(sc.qids, dtype=object)[order].astype(str), key_d))]
+    elif sort == "worst":
+        v = values[order]
+        order = order[np.lexsort((np.asarray(sc.qids)[order], np.where(np.isnan(v), 2.0, v)))]
+    total = len(order)
+    pages = max(1, -(-total // PER_PAGE))
+    page_no = min(max(1, page_no), pages)
+    shown = order[(page_no - 1) * PER_PAGE : page_no * PER_PAGE]
+    golden = prepared.ctx.golden
+    base_id = None if base_sc is None else base_sc.run_id
+    rows = []
+    for i in shown.tolist():
+        qid = sc.qids[i]
+        q = golden.by_id.get(qid)
+        row = {
+            "qid": qid,
+            "question": q.question if q is not None else "",
+            "values": {key: _num(sc.values[key][i]) for key in (*METRICS, HEADROOM)},
+            "base": None if base_sc is None else base_sc.value(metric, qid),
+            "delta": None if np.isnan(delta[i]) else float(delta[i]),
+            "marks": marks.get(qid, []),
+            "url": question_url(run.id, qid, sc.cutoff, base_id),
+            "detail": None,
+        }
+        if inline:
+            row["detail"] = question_model(
+                store, cache, run.id, qid, sc.cutoff, base_id, full=False
+            )
+        rows.append(row)
+    eff = sc.effective_k
+    return {
+        "run": run,
+        "method": method_of(run),
+        "chunking": chunking_of(run),
+        "names": sc.names,
+        "cards": cards,
+        "summary": summary,
+        "rows": rows,
+        "total": total,
+        "n_questions": n,
+        "no_relevant": len(sc.no_relevant_ids),
+        "missing": len(sc.missing_ids),
+        "page": page_no,
+        "pages": pages,
+        "first": (page_no - 1) * PER_PAGE + 1 if total else 0,
+        "last": min(page_no * PER_PAGE, total),
+        "prev_url": lab_url(params, page=page_no - 1) if page_no > 1 else None,
+        "next_url": lab_url(params, page=page_no + 1) if page_no < pages else None,
+        "sort": sort,
+        "sort_url": {s: lab_url(params, sort=s, page=None) for s in SORTS},
+        "show_url": {s: lab_url(params, show=s, page=None) for s in SHOWS},
+        "show": show,
+        "compared": moved is not None,
+        "effective_k": None
+        if eff is None or not len(eff)
+        else {"min": int(eff.min()), "median": float(np.median(eff)), "max": int(eff.max())},
+        "unavailable_budget": prepared.unavailable.get("budget"),
+    }
+
+
+def _num(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
+# -- one question's ranked list(s) -----------------------------------------------------------
+def question_model(
+    store: Any,
+    cache: Any,
+    run_id: int,
+    qid: str,
+    cutoff: Cutoff,
+    base_id: int | None,
+    *,
+    full: bool,
+) -> dict[str, Any]:
+    limit = None if full else SHOWN_DEPTH
+    lists = [question_list(prepared_run(store, run_id, cache), cutoff, qid, limit=limit)]
+    if base_id is not None and base_id != run_id:
+        base = prepared_run(store, base_id, cache)
+        if base.ctx.golden.by_id.get(qid) is not None:
+            lists.append(question_list(base, cutoff, qid, limit=limit))
+    runs = {r: store.run(r) for r in {x.run_id for x in lists}}
+    return {
+        "qid": qid,
+        "main": lists[0],
+        "lists": [
+            {
+                "list": x,
+                "run": runs[x.run_id],
+                "method": method_of(runs[x.run_id]),
+                "chunking": chunking_of(runs[x.run_id]),
+                "baseline": i > 0,
+            }
+            for i, x in enumerate(lists)
+        ],
+        "all_url": None
+        if full or all(len(x.items) == x.depth for x in lists)
+        else question_url(run_id, qid, cutoff, base_id, all=1),
+        "keys": (*METRICS, HEADROOM),
+    }

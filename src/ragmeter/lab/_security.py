@@ -1,0 +1,164 @@
+"""The lab's defences: corpus text, questions and answers are untrusted input.
+
+* Content-Security-Policy per response, with a fresh nonce: scripts only from the lab itself
+  (no inline code, no eval: Vega runs with its expression interpreter), no frames, forms post
+  only to the lab; ``style-src`` allows inline styles (Vega sizes its charts with them).
+* Host header allow-list (127.0.0.1, localhost, ::1 and the bound host) against DNS rebinding.
+* No CORS headers at all: other origins cannot read the lab's responses.
+* Every request that could change something (POST, PUT, PATCH, DELETE) must carry the CSRF
+  token (double submit: a SameSite=Strict cookie and the ``X-CSRF-Token`` header or the
+  ``csrf_token`` form field, compared in constant time).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qs
+
+COOKIE = "ragmeter_csrf"
+HEADER = b"x-csrf-token"
+FIELD = "csrf_token"
+UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def csp(nonce: str) -> str:
+    return "; ".join(
+        [
+            "default-src 'none'",
+            f"script-src 'self' 'nonce-{nonce}'",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "connect-src 'self'",
+            "font-src 'self'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+def allowed_hosts(host: str) -> list[str]:
+    hosts = list(LOOPBACK)
+    if host not in hosts and host not in ("0.0.0.0", "::"):
+        hosts.append(host)
+    if host in ("0.0.0.0", "::"):
+        # bound to every interface: the user asked for it (with a warning); accept any Host
+        return ["*"]
+    return hosts
+
+
+def _cookie(scope: dict[str, Any]) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"cookie":
+            for part in value.decode("latin-1").split(";"):
+                k, _, v = part.strip().partition("=")
+                if k == COOKIE:
+                    return v
+    return None
+
+
+def _header(scope: dict[str, Any], key: bytes) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == key:
+            return value.decode("latin-1")
+    return None
+
+
+class SecurityMiddleware:
+    """ASGI middleware: nonce + CSRF token per request, security headers, CSRF check."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        nonce = secrets.token_urlsafe(18)
+        token = _cookie(scope)
+        fresh = token is None or len(token) < 20
+        if fresh:
+            token = secrets.token_urlsafe(32)
+        scope.setdefault("state", {})
+        scope["state"]["nonce"] = nonce
+        scope["state"]["csrf_token"] = token
+        if scope["method"] in UNSAFE:
+            body, receive = await _buffer(receive)
+            sent = _header(scope, HEADER) or _form_token(scope, body)
+            if fresh or not sent or not hmac.compare_digest(sent, token or ""):
+                await _refuse(send)
+                return
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.extend(_security_headers(nonce))
+                if fresh:
+                    headers.append(
+                        (
+                            b"set-cookie",
+                            f"{COOKIE}={token}; Path=/; SameSite=Strict; HttpOnly".encode(),
+                        )
+                    )
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _security_headers(nonce: str) -> Iterable[tuple[bytes, bytes]]:
+    return [
+        (b"content-security-policy", csp(nonce).encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+        (b"x-frame-options", b"DENY"),
+        (b"cross-origin-opener-policy", b"same-origin"),
+        (b"cross-origin-resource-policy", b"same-origin"),
+    ]
+
+
+async def _buffer(receive: Any) -> tuple[bytes, Any]:
+    """Read the whole request body (the lab's forms are small) and a receive that replays it."""
+    chunks = []
+    more = True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+        if sum(len(c) for c in chunks) > 1_000_000:
+            break
+    body = b"".join(chunks)
+    done = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal done
+        if not done:
+            done = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, replay
+
+
+def _form_token(scope: dict[str, Any], body: bytes) -> str | None:
+    ctype = (_header(scope, b"content-type") or "").split(";")[0].strip()
+    if ctype != "application/x-www-form-urlencoded":
+        return None
+    values = parse_qs(body.decode("utf-8", "replace")).get(FIELD)
+    return values[0] if values else None
+
+
+async def _refuse(send: Any) -> None:
+    text = b"refused: this request lacks the lab's CSRF token (reload the page and try again)"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *_security_headers("x")],
+        }
+    )
+    await send({"type": "http.response.body", "body": text})

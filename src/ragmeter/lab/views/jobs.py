@@ -1,0 +1,207 @@
+"""Jobs: start a method x chunking combination not yet run, and watch it run.
+
+``GET /jobs?run=ID`` (or ``?experiment=NAME``) shows the form for that experiment and the jobs
+of this server; ``POST /jobs`` (CSRF-checked by the security middleware) plans the variant
+(:mod:`.._job_plan`) and starts it (:mod:`.._jobs`); ``GET /jobs/ID`` is the job's status: the
+partial htmx polls every second while the job runs, or the whole page when opened as a link.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from ..._errors import RagmeterError
+from .._app_state import state_of
+from .._render import fragment, page
+
+router = APIRouter()
+
+
+#: a refused request's one-line answer: htmx swaps it although its status is 4xx (lab.js)
+MESSAGE_HEADER = "X-Ragmeter-Message"
+
+
+def _htmx(request: Request) -> bool:
+    return request.headers.get("hx-request") == "true"
+
+
+def _from_jobs_page(request: Request) -> bool:
+    """The request came from the jobs page's form (htmx names the element it swaps into)."""
+    return request.headers.get("hx-target") == "job-area"
+
+
+def experiments_with_files(store: Any) -> list[dict[str, Any]]:
+    """Every stored experiment whose runs name an experiment file (the lab can extend those)."""
+    from .._context import experiment_file_of
+
+    out: dict[str, dict[str, Any]] = {}
+    for r in store.runs():
+        if r.experiment in out:
+            continue
+        path = experiment_file_of(r)
+        if path is not None:
+            out[r.experiment] = {"name": r.experiment, "file": str(path), "run": r.id}
+    return sorted(out.values(), key=lambda e: e["name"])
+
+
+def form_context(store: Any, *, run: int | None, experiment: str | None) -> dict[str, Any]:
+    """What the start form needs: the experiment, its baseline and the known choices."""
+    from .._job_plan import chunkers, experiment_file, experiment_runs, methods
+
+    if run is None and not experiment:
+        return {"form": None, "form_error": None}
+    try:
+        runs = experiment_runs(store, run=run, experiment=experiment)
+        from ...experiments import load_experiment
+
+        exp = load_experiment(experiment_file(runs), warn=False)
+    except RagmeterError as exc:
+        return {"form": None, "form_error": str(exc).splitlines()[0]}
+    b = exp.baseline.settings
+    return {
+        "form_error": None,
+        "form": {
+            "experiment": runs[0].experiment,
+            "file": str(exp.path),
+            "baseline": {
+                "method": b.label(),
+                "chunker": b.chunker or (b.chunks.name if b.chunks else "-"),
+                "k": b.k,
+                "budget": b.budget,
+                "depth": b.depth,
+            },
+            "methods": [m.label for m in methods(exp, runs)],
+            "chunkers": chunkers(exp, runs),
+            "stored": len([r for r in runs if r.status == "finished"]),
+        },
+    }
+
+
+def _jobs(request: Request) -> list[dict[str, Any]]:
+    state = state_of(request)
+    with state.lock:
+        jobs = list(state.jobs.values())
+    return [j.snapshot() for j in sorted(jobs, key=lambda j: j.started, reverse=True)]
+
+
+def _page(
+    request: Request,
+    *,
+    run: int | None = None,
+    experiment: str | None = None,
+    values: dict[str, str] | None = None,
+    error: str | None = None,
+    already: int | None = None,
+    status_code: int = 200,
+) -> HTMLResponse:
+    store = state_of(request).store
+    return page(
+        request,
+        "jobs.html",
+        status_code=status_code,
+        title="Run a new combination",
+        experiments=experiments_with_files(store),
+        jobs=_jobs(request),
+        values=values or {},
+        error=error,
+        already=already,
+        job_id=None,
+        **form_context(store, run=run, experiment=experiment),
+    )
+
+
+@router.get("/jobs")
+def jobs_page(request: Request, run: int | None = None, experiment: str | None = None) -> Response:
+    return _page(request, run=run, experiment=experiment)
+
+
+@router.post("/jobs")
+async def start(request: Request) -> Response:
+    from .._job_plan import AlreadyRun, plan_job
+    from .._jobs import JobConflict, start_job
+
+    form = await request.form()
+    values = {
+        k: str(form.get(k) or "")
+        for k in ("run", "experiment", "retriever", "chunker", "k", "budget")
+    }
+    state = state_of(request)
+    try:
+        run = int(values["run"]) if values["run"].strip() else None
+    except ValueError:
+        run, values["run"] = None, ""
+    already = job_id = None
+    try:
+        plan = plan_job(
+            state.store,
+            run=run,
+            experiment=values["experiment"] or None,
+            retriever=values["retriever"],
+            chunker=values["chunker"],
+            k=values["k"],
+            budget=values["budget"],
+        )
+        job = start_job(state, plan)
+    except JobConflict as exc:
+        error, code, job_id = str(exc), 409, exc.job.id
+    except AlreadyRun as exc:
+        error, code, already = str(exc), 409, exc.run_id
+    except RagmeterError as exc:
+        error, code = "; ".join(str(exc).splitlines()), 400
+    else:
+        if _htmx(request):
+            # from the jobs page the message line is cleared too; from the lab page (its
+            # "not run yet" form) the job replaces the form
+            started = "_job_started.html" if _from_jobs_page(request) else "_job.html"
+            return fragment(request, started, job=job.snapshot())
+        return RedirectResponse(f"/jobs/{job.id}", status_code=303)
+    if _htmx(request):
+        response = fragment(
+            request,
+            "_job_error.html",
+            status_code=code,
+            error=error,
+            already=already,
+            job_id=job_id,
+        )
+        response.headers[MESSAGE_HEADER] = "1"  # lab.js swaps these 4xx answers
+        if _from_jobs_page(request):
+            response.headers["HX-Retarget"] = "#job-message"
+            response.headers["HX-Reswap"] = "innerHTML"
+        return response
+    return _page(
+        request,
+        run=run,
+        experiment=values["experiment"] or None,
+        values=values,
+        error=error,
+        already=already,
+        status_code=code,
+    )
+
+
+@router.get("/jobs/{job_id}")
+def job_status(request: Request, job_id: str) -> Response:
+    state = state_of(request)
+    with state.lock:
+        job = state.jobs.get(job_id)
+    if job is None:
+        if _htmx(request):
+            response = fragment(
+                request,
+                "_job_error.html",
+                status_code=404,
+                error=f"there is no job {job_id} in this lab (jobs last as long as the server)",
+                already=None,
+                job_id=None,
+            )
+            response.headers[MESSAGE_HEADER] = "1"
+            return response
+        return _page(request, error=f"there is no job {job_id} in this lab", status_code=404)
+    snap = job.snapshot()
+    if _htmx(request):
+        return fragment(request, "_job.html", job=snap)
+    return _page(request, experiment=snap["experiment"])

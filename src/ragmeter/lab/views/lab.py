@@ -1,0 +1,151 @@
+"""``/lab`` and ``/lab/question``: the lab's controls, metric cards, per-question table and each
+question's ranked list with its evidence marked (the model is built by :mod:`.._lab_page`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+
+from ..._errors import NotFoundError, RagmeterError, UsageError
+from .._app_state import state_of
+from .._lab_page import (
+    HEADROOM,
+    LABELS,
+    METRICS,
+    SHOWS,
+    SORTS,
+    cutoff_of,
+    lab_context,
+    lab_url,
+    question_model,
+)
+from .._render import fragment, page
+
+router = APIRouter()
+
+
+# -- routes ----------------------------------------------------------------------------------
+@router.get("/lab")
+def lab_page(
+    request: Request,
+    experiment: str | None = None,
+    method: str | None = None,
+    chunking: str | None = None,
+    run: str | None = None,
+    cut: str | None = None,
+    k: str | None = None,
+    budget: str | None = None,
+    baseline: str | None = None,
+    metric: str | None = None,
+    sort: str | None = None,
+    show: str | None = None,
+    page_no: str | None = Query(None, alias="page"),
+):
+    state = state_of(request)
+    try:
+        ctx = lab_context(
+            state.store,
+            state.contexts,
+            experiment=experiment or None,
+            method=method or None,
+            chunking=chunking or None,
+            run=_whole("run", run),
+            cut=cut or None,
+            k=_whole("k", k),
+            budget=_whole("budget", budget),
+            baseline=baseline or None,
+            metric=metric,
+            sort=sort,
+            show=show,
+            page_no=_whole("page", page_no) or 1,
+        )
+    except RagmeterError as exc:
+        code = 404 if isinstance(exc, NotFoundError) else 400
+        return _swappable(page(request, "lab.html", code, title="Lab", error=str(exc), **_empty()))
+    title = "Lab"
+    if ctx["view"] is not None:
+        title = f"Lab · {ctx['run'].name} at {ctx['cutoff'].label}"
+    return page(request, "lab.html", title=title, error=None, **ctx)
+
+
+def _whole(name: str, text: str | None) -> int | None:
+    """A whole-number URL parameter (empty: not given); UsageError naming it otherwise."""
+    if text is None or not text.strip():
+        return None
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise UsageError(f"{name} must be a whole number, got {text!r}") from None
+
+
+def _empty() -> dict[str, Any]:
+    return {
+        "experiments": [],
+        "methods": [],
+        "chunkings": [],
+        "baselines": [],
+        "params": dict.fromkeys(
+            ("experiment", "method", "chunking", "cut", "k", "budget", "baseline", "metric")
+        ),
+        "form_k": 4,
+        "form_budget": 1200,
+        "cutoff": None,
+        "metric": "R",
+        "metrics": [(key, LABELS[key]) for key in (*METRICS, HEADROOM)],
+        "sorts": SORTS,
+        "shows": SHOWS,
+        "run": None,
+        "base_run": None,
+        "not_run": None,
+        "problem": None,
+        "notes": [],
+        "view": None,
+    }
+
+
+@router.get("/lab/question")
+def lab_question(
+    request: Request,
+    run: str,
+    qid: str,
+    k: str | None = None,
+    budget: str | None = None,
+    baseline: str | None = None,
+    all: str | None = None,
+):
+    state = state_of(request)
+    htmx = request.headers.get("hx-request") == "true"
+    try:
+        run_id = _whole("run", run)
+        base_id = _whole("baseline", baseline) if baseline != "none" else None
+        rec = state.store.run(int(run_id or 0))
+        cutoff = cutoff_of(None, _whole("k", k), _whole("budget", budget), rec)
+        model = question_model(
+            state.store, state.contexts, rec.id, qid, cutoff, base_id, full=bool(all)
+        )
+    except RagmeterError as exc:
+        code = 404 if isinstance(exc, NotFoundError) else 400
+        if htmx:
+            return _swappable(
+                fragment(request, "_lab_error.html", status_code=code, error=str(exc))
+            )
+        return page(request, "_lab_question_page.html", code, title="Lab", error=str(exc), q=None)
+    if htmx:
+        return fragment(request, "_lab_question.html", q=model)
+    back = {"run": rec.id, **cutoff.query, "baseline": base_id or "none"}
+    return page(
+        request,
+        "_lab_question_page.html",
+        title=f"{qid} · run {rec.id}",
+        error=None,
+        q=model,
+        back=lab_url(back),
+    )
+
+
+def _swappable(response: Any) -> Any:
+    """Mark a 4xx answer for lab.js, which lets htmx swap it in (the message replaces the
+    content instead of nothing happening)."""
+    response.headers["X-Ragmeter-Message"] = "1"
+    return response
