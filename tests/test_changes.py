@@ -332,3 +332,23 @@ def test_ledger_records_the_changes(tmp_path: Path) -> None:
     )
     assert entry["changes"] == ["chunking"]
     assert book.entries()[0]["changes"] == ["chunking"]
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        {"chunker": None, "retriever": "langchain(rag:make_retriever)", "reranker": "none"},
+        {"chunker": "tokens:300:0", "retriever": {"kind": "python", "target": "rag:retrieve"}},
+        {"chunker": None, "retriever": "llamaindex(rag:make)", "reranker": "e5@20"},
+    ],
+)
+def test_a_pipeline_replaces_chunking_retrieval_and_reranking_as_one_change(candidate) -> None:
+    base = {"chunker": "tokens:300:0", "retriever": "bm25", "reranker": "none", "k": 4}
+    found = changes({"settings": base}, {"settings": {**base, **candidate}})
+    assert [c.name for c in found] == ["pipeline"]
+
+
+def test_a_pipeline_does_not_swallow_a_k_change() -> None:
+    base = {"chunker": "tokens:300:0", "retriever": "bm25", "k": 4}
+    cand = {"chunker": None, "retriever": "python(rag:retrieve)", "k": 8}
+    assert [c.name for c in changes({"settings": base}, {"settings": cand})] == ["k", "pipeline"]

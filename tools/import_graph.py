@@ -58,6 +58,7 @@ LAYERS: dict[str, int] = {
     "ragmeter.explain": 7,
     "ragmeter.answers": 8,
     "ragmeter.diagnosis": 9,
+    "ragmeter.generation": 9,
     "ragmeter.experiments": 10,
     "ragmeter.store": 11,
     "ragmeter.lab": 12,

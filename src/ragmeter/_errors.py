@@ -95,13 +95,15 @@ class NotFoundError(UsageError, KeyError):
 class MissingExtraError(RagmeterError, ImportError):
     """An optional dependency is missing; the message gives the install command."""
 
-    def __init__(self, extra: str, package: str, purpose: str = "") -> None:
+    def __init__(self, extra: str, package: str, purpose: str = "", *, first: str = "") -> None:
         self.extra = extra
         self.package = package
         why = f" for {purpose}" if purpose else ""
+        # ``first``: a command to run before the extra (e.g. torch's CPU wheel)
+        before = f"{first}, then " if first else ""
         super().__init__(
             f"'{package}' is needed{why} but is not installed. "
-            f"Install it with: pip install 'ragmeter[{extra}]'"
+            f"Install it with: {before}pip install 'ragmeter[{extra}]'"
         )
 
 

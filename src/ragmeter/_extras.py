@@ -20,6 +20,10 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "uvicorn": ("web", "uvicorn"),
     "multipart": ("web", "python-multipart"),
     "psycopg": ("postgres", "psycopg[binary]"),
+    # the local model (generation/_local.py); torch itself is installed first, by hand
+    "transformers": ("local", "transformers"),
+    "gguf": ("local", "gguf"),
+    "accelerate": ("local", "accelerate"),
 }
 
 

@@ -8,6 +8,7 @@ Record shape (docs/answers.md)::
      "citations": [{"doc": "fares-2026", "start": 120, "end": 310},
                    {"chunk": "fares-2026#3"}],
      "context": ["fares-2026#3", "baggage#1"],   # chunk ids in prompt order (optional)
+     "context_text": "[1] fares-2026 ...",       # the exact context text (optional)
      "variant": "baseline"}            # optional; one variant per file
 
 A ``doc`` citation's ``start``/``end`` are character offsets into the document text (whole
@@ -68,6 +69,9 @@ class Answer(BaseModel):
     abstained: bool | None = None
     citations: list[Citation] = Field(default_factory=list)
     context: list[str] | None = None
+    #: the exact context text the model read (written by ``ragmeter run`` when it generates;
+    #: optional, not used by the checks: ``context`` ids say what the prompt held)
+    context_text: str | None = None
     variant: str | None = None
 
     @model_validator(mode="after")

@@ -13,7 +13,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from .._literal import TITLE, lit
+from .._literal import CAPTION, TITLE, lit
 from ..experiments._runner import ExperimentResult
 from ..experiments._table import (
     HEADROOM_NOTE,
@@ -45,10 +45,12 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     setup_keys = ["variant", "chunking", "pipeline", "changes", "k", "ctx_tokens"]
     if len(budgets) > 1:
         setup_keys.insert(5, "budget")
+    if "errors" in rows[0]:  # a variant runs the user's own pipeline: its errors are counted
+        setup_keys.append("errors")
     for key in setup_keys:
         setup.add_column(
             key.replace("_", " "),
-            justify="right" if key in ("k", "budget", "ctx_tokens") else "left",
+            justify="right" if key in ("k", "budget", "ctx_tokens", "errors") else "left",
             overflow="fold",  # a long pipeline wraps onto the next line, never "…"
         )
     for row in rows:
@@ -124,3 +126,122 @@ def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return f"{x:.3f}"
     return str(x)
+
+
+def render_answers(result: ExperimentResult) -> list[Any]:
+    """The answer tables of a generating experiment (empty list when nothing generated): the
+    answers per variant, the paired comparison on "correct and supported", the
+    retrieval-by-answer cells per variant and, when the order varies, the evidence positions."""
+    from ..diagnosis._table import CELLS, OTHER
+
+    done = [v for v in result.variants if v.answers is not None]
+    if not done:
+        return []
+    rows = result.answer_rows()
+    width = min(max(len(r["variant"]) for r in rows), 16)
+    t = Table(
+        title=lit("answers (each variant's generator, prompt and context order)", TITLE),
+        title_justify="left",
+        caption=lit(
+            "correct: against the reference; ok: correct and supported (citations checked "
+            "against the cited passage), over the answers whose support is known; errors: "
+            "questions the generator failed on (counted as failed, never as abstentions); "
+            "made: answers that reached the model in this run (the rest came from the cache)",
+            CAPTION,
+        ),
+        caption_justify="left",
+    )
+    t.add_column("variant", min_width=width, overflow="fold")
+    t.add_column("generation", overflow="fold", ratio=1)
+    for col in ("correct", "ok", "abstain", "errors", "made"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for r in rows:
+        t.add_row(
+            lit(r["variant"]),
+            lit(r["generator"]),
+            f"{r['correct']}/{r['answers']}",
+            f"{r['ok']}/{r['ok_known']}",
+            str(r["abstained"]),
+            str(r["errors"]),
+            str(r["model_calls"]),
+        )
+    out: list[Any] = [t]
+    compared = [r for r in rows if r["delta_ok"] is not None]
+    if compared:
+        t2 = Table(
+            title=lit(
+                "answer correct and supported against the baseline, question by question "
+                "(paired bootstrap 95% CI, fixed/broken, sign test)",
+                TITLE,
+            ),
+            title_justify="left",
+        )
+        t2.add_column("variant", min_width=width, overflow="fold")
+        for col in ("n", "delta", "95% CI", "fixed/broken", "sign p"):
+            t2.add_column(col, justify="right", no_wrap=col == "95% CI")
+        for r in compared:
+            t2.add_row(
+                lit(r["variant"]),
+                str(r["vs_baseline_n"]),
+                f"{r['delta_ok']:+.3f}",
+                f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
+                f"{r['fixed']}/{r['broken']}",
+                f"{r['sign_p']:.3f}",
+            )
+        out.append(t2)
+    t3 = Table(
+        title=lit("retrieval-by-answer table (questions per cell)", TITLE),
+        title_justify="left",
+        caption=lit(
+            "evidence in context: every required span is in the context the model was given; "
+            "below the evidence line the split is on correctness. The largest bad cell names "
+            "the next experiment (ragmeter diagnose).",
+            CAPTION,
+        ),
+        caption_justify="left",
+    )
+    t3.add_column("cell", overflow="fold")
+    for v in done:
+        t3.add_column(lit(v.name), justify="right", overflow="fold")
+    tables = [v.answers.table for v in done]
+    for c in (*CELLS, *OTHER):
+        t3.add_row(lit(c.title), *(str(tb.count(c.key)) for tb in tables))
+    t3.add_row(
+        "largest bad cell",
+        *(lit(tb.largest_bad.title if tb.largest_bad else "-") for tb in tables),
+    )
+    out.append(t3)
+    positioned = [v for v in done if v.answers.position is not None]
+    if positioned:
+        t4 = Table(
+            title=lit(
+                "answer correct and supported by the evidence's position in the context "
+                "(generated answers, prompt order)",
+                TITLE,
+            ),
+            title_justify="left",
+            caption=lit(
+                "ok/known per bin (first, middle, last passage of the context); bins under "
+                f"{_min_bin()} questions give a direction, not proof",
+                CAPTION,
+            ),
+            caption_justify="left",
+        )
+        t4.add_column("evidence at", overflow="fold")
+        for v in positioned:
+            t4.add_column(lit(v.name), justify="right", overflow="fold")
+        for b in ("first", "middle", "last"):
+            cells = []
+            for v in positioned:
+                g = v.answers.position.group(b)
+                rate = "" if g.ok_rate is None else f" ({g.ok_rate:.2f})"
+                cells.append(f"{g.ok}/{g.ok_known}{rate}")
+            t4.add_row(b, *cells)
+        out.append(t4)
+    return out
+
+
+def _min_bin() -> int:
+    from ..diagnosis._position import MIN_BIN
+
+    return MIN_BIN

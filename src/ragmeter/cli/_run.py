@@ -87,15 +87,46 @@ def _output(result: ExperimentResult, fmt: Format) -> None:
         writer.writeheader()
         writer.writerows(rows)
         return
-    from ._render_experiment import render_experiment
+    from ._render_experiment import render_answers, render_experiment
 
-    for renderable in render_experiment(result):
+    for renderable in [*render_experiment(result), *render_answers(result)]:
         console.print(renderable)
     calls = result.total_encoder_calls
+    # the user's own pipelines run every time and encode with their own models
+    piped = sum(v.pipeline_errors is not None for v in result.variants)
+    answers = result.answer_rows()
+    made = sum(r["model_calls"] for r in answers)
     err_console.print(
         lit(
             f"{len(result.variants)} variants in {result.seconds:.1f}s; encoder calls: {calls}"
-            f"{' (everything from the cache)' if calls == 0 else ''}; outputs in "
-            f"{result.experiment.output}"
+            f"{' (everything from the cache)' if calls == 0 and not piped else ''}"
+            + (f"; pipelines asked in place: {piped}" if piped else "")
+            + (
+                f"; answers made: {made} of {sum(r['answers'] for r in answers)}"
+                f"{' (every answer from the cache)' if made == 0 else ''}"
+                if answers
+                else ""
+            )
+            + f"; outputs in {result.experiment.output}"
+        )
+    )
+    if answers:
+        _say_diagnose(result)
+
+
+def _say_diagnose(result: ExperimentResult) -> None:
+    """How to diagnose one variant's answers from the files just written (stderr)."""
+    exp = result.experiment
+    v = result.baseline
+    folder = exp.output / v.name if v.answers is None else v.answers.folder
+    if folder is None:
+        return
+    cut = f"--k {v.settings.k}" if v.settings.k is not None else f"--budget {v.settings.budget}"
+    run = v.run_path or folder / "run.trec"
+    err_console.print(
+        lit(
+            f"diagnose a variant: ragmeter diagnose --golden {exp.golden} --corpus "
+            f"{exp.corpus} --chunks {folder / 'chunks.jsonl'} --run {run} {cut} "
+            f"--answers {folder / 'answers.jsonl'}"
         )
     )

@@ -37,10 +37,13 @@ metrics on the span labels and nDCG, P and AP on chunk qrels.
 
 A variant lists only what it changes: ``chunker``, ``chunks`` (a chunk file), ``retriever``,
 ``reranker``, ``run`` (an imported JSONL run, see :mod:`ragmeter.retrieval.byo`), ``depth``,
-``k`` or ``budget``; everything else is the baseline's. ragmeter warns when a variant changes
-more than one thing and when variants differ in context budget (``budget``, or ``k x chunk
-size`` for size-named chunkers; within 10% of the baseline's counts as equal): one change per
-run, the same context-token budget. What counts as one change is decided by
+``k`` or ``budget``; a retriever may be the user's own pipeline, asked in place (``{kind =
+"python" | "langchain" | "llamaindex", target = "mypkg.rag:..."}``, see
+:mod:`ragmeter.retrieval.pipelines`; it needs no chunker and takes no reranker); everything
+else is the baseline's. ragmeter warns when a variant changes more than one thing and when
+variants differ in context budget (``budget``, or ``k x chunk size`` for size-named chunkers;
+within 10% of the baseline's counts as equal): one change per run, the same context-token
+budget. What counts as one change is decided by
 :func:`ragmeter.paired.changes` on :func:`settings_config` mappings, the same rule ``compare``,
 ``gate`` and the ledger apply to evaluation configs: changing the chunk size together with k so
 that the budget stays within 10% is one change (the chunking, at an equal budget).
@@ -68,7 +71,7 @@ from ..metrics import Metric, parse
 from ..paired._changes import changes as _logical_changes
 from ..paired._changes import chunk_size as _chunk_size
 from ..paired._changes import context_budget, same_budget
-from ..retrieval._specs import describe, spec_dict
+from ..retrieval._specs import describe, is_pipeline, spec_dict
 from ._paths import check_folders, check_writes
 from ._sources import read_level, read_source
 from ._toml_lines import Keys, key_lines, line_of
@@ -76,7 +79,25 @@ from ._toml_lines import Keys, key_lines, line_of
 if TYPE_CHECKING:
     from ._schema import SettingsTable
 
-SETTING_KEYS = ("chunker", "chunks", "retriever", "reranker", "run", "depth", "k", "budget")
+SETTING_KEYS = (
+    "chunker",
+    "chunks",
+    "retriever",
+    "reranker",
+    "run",
+    "depth",
+    "k",
+    "budget",
+    "generator",
+    "prompt",
+    "context",
+)
+#: the context assembly when a generator is set and the file says nothing
+DEFAULT_CONTEXT = {"order": "rank", "dedupe": True, "headers": True}
+#: the sampling parameters when a generator is set and the file says nothing (temperature 0 and
+#: a fixed seed: a re-run gives the same answers where the backend allows it)
+DEFAULT_SAMPLING = {"temperature": 0.0, "seed": 0, "max_tokens": 256}
+DEFAULT_PROMPT = "answer-v1"
 DEFAULT_METRICS = ("R", "Hit", "RR", "nDCG")
 DEFAULT_DEPTH = 100
 
@@ -93,6 +114,31 @@ class Settings:
     depth: int = DEFAULT_DEPTH
     k: int | None = None
     budget: int | None = None
+    #: the generator table (kind, backend options, temperature, seed, max_tokens), None when the
+    #: experiment retrieves only; ``prompt`` and ``context`` are set whenever it is
+    generator: dict[str, Any] | None = None
+    prompt: str | None = None
+    context: dict[str, Any] | None = None
+
+    @property
+    def generates(self) -> bool:
+        """True when this variant generates answers (a ``[generator]`` is set)."""
+        return self.generator is not None
+
+    def context_spec(self) -> Any:
+        """The :class:`~ragmeter.generation._assemble.ContextSpec` of the prompt: the prompt k
+        when set, else the token budget (the cut ``ragmeter diagnose`` and the answers checks
+        apply), with the file's order, duplicate removal and headers."""
+        from ..generation._assemble import ContextSpec
+
+        ctx = {**DEFAULT_CONTEXT, **(self.context or {})}
+        return ContextSpec(
+            k=self.k,
+            budget=None if self.k is not None else self.budget,
+            order=ctx["order"],
+            dedupe=ctx["dedupe"],
+            headers=ctx["headers"],
+        )
 
     @property
     def nominal_budget(self) -> int | None:
@@ -113,7 +159,23 @@ class Settings:
             "depth": self.depth,
             "k": self.k,
             "budget": self.budget,
+            # generation keys only when generating: a retrieval-only config keeps its shape, so
+            # it never differs from a stored one by three null keys
+            **(
+                {"generator": self.generator, "prompt": self.prompt, "context": self.context}
+                if self.generator is not None
+                else {}
+            ),
         }
+
+    def generation_label(self) -> str | None:
+        """``python mypkg.rag:answer, answer-v1, sandwich`` (None when not generating)."""
+        if self.generator is None:
+            return None
+        g = self.generator
+        what = g.get("model") or g.get("gguf") or g.get("target") or ""
+        order = (self.context or DEFAULT_CONTEXT).get("order", "rank")
+        return f"{g.get('kind')} {what}".strip() + f", {self.prompt}, {order}"
 
     def label(self) -> str:
         """``bm25 > e5@50`` or ``imported run.jsonl``: the retrieval pipeline in a few words."""
@@ -282,7 +344,7 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
     check_writes(written, base, ck, allow_outside=allow_outside)
     if "baseline" not in data:
         ck.add("a [baseline] table is required (chunker, retriever, depth, ...)", "baseline")
-    top = Settings(k=f.k, budget=f.budget)
+    top = _top_generation(Settings(k=f.k, budget=f.budget), f, data, ck)
     raw_base = data.get("baseline")
     baseline_settings = _settings(  # the baseline's own rules only when it is a table
         f.baseline,
@@ -408,17 +470,26 @@ def _settings(
         updates.update(chunks=base / raw["chunks"], chunker=None)
     if "retriever" in fields:
         updates.update(retriever=spec_dict(raw["retriever"]), run=None)
+        if is_pipeline(updates["retriever"]) and "reranker" not in fields:
+            updates["reranker"] = None  # the user's pipeline replaces the whole retrieval
     if "reranker" in fields:
         updates["reranker"] = spec_dict(raw["reranker"], reranker=True)
     if "run" in fields:
         updates.update(run=base / raw["run"], retriever=None, reranker=None)
     updates.update((key, raw[key]) for key in ("depth", "k", "budget") if key in fields)
-    s = replace(inherit, **updates)
+    updates.update(_generation_updates(inherit, raw, fields, where, ck))
+    # the generator table is checked where it is written: here, or at the top level (once)
+    own = "generator" in fields or (given is not None and inherit.generator is not None)
+    table_at = where if "generator" in fields else ""
+    s = _with_generation_defaults(
+        replace(inherit, **updates), where, ck, check=table_at if own else None
+    )
     if given is not None:  # the baseline: what every variant inherits must be there
         if (
             s.chunker is None
             and s.chunks is None
             and s.run is None
+            and not is_pipeline(s.retriever)
             and not {"chunker", "chunks"} & given
         ):
             ck.add(
@@ -428,8 +499,9 @@ def _settings(
             )
         if s.retriever is None and s.run is None and "retriever" not in given:
             ck.add(
-                'set a retriever ("bm25", "dense", "e5", "hybrid" or a table) or an '
-                "imported run (run = ...)",
+                'set a retriever ("bm25", "dense", "e5", "hybrid", a table, or your own '
+                'pipeline: {kind = "python", target = "mypkg.rag:retrieve"}) or an imported '
+                "run (run = ...)",
                 f"{where}.retriever",
             )
         if s.k is None and s.budget is None and not context_given and not {"k", "budget"} & given:
@@ -437,7 +509,133 @@ def _settings(
                 "set the prompt k and/or the token budget (top level or in [baseline])",
                 f"{where}.k",
             )
+    _pipeline_rules(s, inherit, where, ck, baseline=given is not None)
     return s
+
+
+def _pipeline_rules(
+    s: Settings, inherit: Settings, where: str, ck: _Checker, *, baseline: bool
+) -> None:
+    """The user's own pipeline replaces the whole retrieval: it takes no reranker, and a
+    variant of a pipeline baseline that goes back to one of ragmeter's retrievers needs a
+    chunking of its own (a baseline whose chunker was wrong is reported once, at the baseline)."""
+    if is_pipeline(s.retriever) and s.reranker is not None:
+        ck.add(
+            "a reranker applies to ragmeter's own retrievers, not to your pipeline (rerank "
+            "inside it, or compare the pipeline with a variant that has the reranker)",
+            f"{where}.reranker",
+        )
+    built_in = s.retriever is not None and not is_pipeline(s.retriever)
+    unchunked = s.chunker is None and s.chunks is None
+    if not baseline and built_in and s.run is None and unchunked and is_pipeline(inherit.retriever):
+        ck.add(
+            f"retriever {describe(s.retriever)} needs a chunking: set chunker or chunks (the "
+            "baseline's pipeline chunks for itself)",
+            f"{where}.chunker",
+        )
+
+
+def _top_generation(top: Settings, f: Any, data: dict[str, Any], ck: _Checker) -> Settings:
+    """The top-level ``[generator]`` and ``context`` as the settings every variant inherits."""
+    raw: dict[str, Any] = {}
+    fields: set[str] = set()
+    for key in ("generator", "context"):
+        value = getattr(f, key)
+        if value is not None:
+            raw[key] = _table_dict(value)
+            fields.add(key)
+    if not fields:
+        return top
+    return replace(top, **_generation_updates(top, raw, fields, "", ck))
+
+
+def _table_dict(model: Any) -> dict[str, Any]:
+    """A validated generator/context table as written (only the keys set, extras kept)."""
+    out = {k: getattr(model, k) for k in model.model_fields_set}
+    out.update(model.model_extra or {})
+    return out
+
+
+def _generation_updates(
+    inherit: Settings, raw: dict[str, Any], fields: set[str], where: str, ck: _Checker
+) -> dict[str, Any]:
+    """The generation settings a table sets over ``inherit``: a ``generator`` table of the
+    same kind (or naming none) is merged over the inherited one, e.g. ``generator =
+    {temperature = 0.7}``; one of another kind replaces it. ``prompt`` (also inside the
+    generator table), ``order`` and ``context`` replace what they name."""
+    at = f"{where}." if where else ""
+    out: dict[str, Any] = {}
+    if "generator" in fields:
+        table = raw["generator"]
+        if not isinstance(table, dict):  # the validated model (a variant's table)
+            table = _table_dict(table)
+        table = dict(table)
+        if "prompt" in table:
+            out["prompt"] = table.pop("prompt")
+        old = inherit.generator
+        if old is None and not where.startswith("variant"):
+            out["generator"] = table
+        elif old is None:
+            ck.add(
+                "the baseline has no generator: set [generator] at the top level so that "
+                "every variant's answers compare with the baseline's",
+                f"{at}generator",
+            )
+        elif "kind" in table and table["kind"] != old.get("kind"):
+            out["generator"] = table  # another backend: nothing of the old one applies
+        else:
+            out["generator"] = {**old, **table}
+    if "prompt" in fields:
+        if "prompt" in out:
+            ck.add("set the prompt once (here or inside the generator table)", f"{at}prompt")
+        out["prompt"] = raw["prompt"]
+    context = dict(inherit.context or {})
+    if "context" in fields:
+        table = raw["context"]
+        context.update(table if isinstance(table, dict) else _table_dict(table))
+    if "order" in fields:
+        if "context" in fields and "order" in (raw["context"] or {}):
+            ck.add("set the order once (order = ... or context.order)", f"{at}order")
+        context["order"] = raw["order"]
+    if {"context", "order"} & fields:
+        out["context"] = context
+    return out
+
+
+def _with_generation_defaults(
+    s: Settings, where: str, ck: _Checker, *, check: str | None = None
+) -> Settings:
+    """Fill the prompt, context and sampling defaults of a generating variant; report
+    generation settings given without a generator. ``check`` (the table the generator is
+    written in, "" for the top level) runs the backend's own checks on it."""
+    at = f"{where}." if where else ""
+    if s.generator is None:
+        for key, value in (("prompt", s.prompt), ("context", s.context)):
+            if value is not None:
+                ck.add(
+                    f"'{key}' needs a generator: add a [generator] table (kind = \"openai\", "
+                    '"local" or "python")',
+                    f"{at}{key}",
+                )
+        return replace(s, prompt=None, context=None)
+    table = f"{check}.generator" if check else "generator"
+    if check is None:
+        pass
+    elif "kind" not in s.generator:
+        ck.add('the generator needs a kind: "openai", "local" or "python"', f"{table}.kind")
+    else:
+        from ..generation._factory import parse_generator
+
+        try:  # the backend's own options (base_url, gguf, target, ...), one problem per table
+            parse_generator(s.generator, table=table)
+        except InputError as exc:
+            ck.add(exc.message, exc.field or table)
+    return replace(
+        s,
+        generator={**DEFAULT_SAMPLING, **s.generator},
+        prompt=s.prompt or DEFAULT_PROMPT,
+        context={**DEFAULT_CONTEXT, **(s.context or {})},
+    )
 
 
 def _changes(base: Settings, s: Settings) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ from ..metrics._evaluation import Evaluation
 from ..retrieval._cache import Cache, digest, texts_digest
 from ..retrieval._factory import EncoderPool, build_reranked, build_retriever
 from ..retrieval._progress import SILENT, ProgressSink, RichProgress
-from ..retrieval._specs import describe
+from ..retrieval._specs import describe, is_pipeline
 from ._config import Experiment, Settings, Variant, effective_changes, load_experiment
 from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
 from ._provenance import versions as _versions
@@ -77,6 +77,12 @@ class VariantResult:
     #: returned span); not serialised: ``ranked_table`` reads each chunk's document and span
     #: from it. None when unknown (a result built by hand).
     chunks: Any = field(default=None, repr=False, compare=False)
+    #: the generated answers and their checks (:class:`._generate.VariantAnswers`) when the
+    #: experiment has a ``[generator]``, else None
+    answers: Any = field(default=None, repr=False, compare=False)
+    #: the user's own pipeline (retriever kind python/langchain/llamaindex): each question it
+    #: raised an error on (:class:`ragmeter.retrieval.pipelines.QuestionError`); None otherwise
+    pipeline_errors: tuple[Any, ...] | None = field(default=None, compare=False)
 
     def ranked_table(self, level: Literal["chunk", "document"] | None = None) -> pa.Table:
         """The ranked lists as a ``pyarrow.Table``: ``qid`` (string), ``rank`` (int32, from 1,
@@ -126,6 +132,12 @@ class VariantResult:
             "cached": self.cached,
             "run_path": None if self.run_path is None else str(self.run_path),
             "notes": list(self.notes),
+            **(
+                {"pipeline_errors": [e.to_dict() for e in self.pipeline_errors]}
+                if self.pipeline_errors is not None
+                else {}
+            ),
+            **({"answers": self.answers.to_dict()} if self.answers is not None else {}),
         }
 
 
@@ -174,6 +186,10 @@ class ExperimentResult:
 
         return table_rows(self)
 
+    def answer_rows(self) -> list[dict[str, Any]]:
+        """The answers table: one row per generating variant (empty when nothing generates)."""
+        return [v.answers.summary() for v in self.variants if v.answers is not None]
+
     def to_dict(self) -> dict[str, Any]:
         from ._table import comparison_rows, table_rows
 
@@ -185,6 +201,7 @@ class ExperimentResult:
             "variants": [v.to_dict() for v in self.variants],
             "table": table_rows(self),
             "vs_baseline": comparison_rows(self),
+            **({"answers": self.answer_rows()} if self.answer_rows() else {}),
             "warnings": list(self.experiment.warnings),
             "encoder_calls": self.encoder_calls,
             "texts_encoded": self.texts_encoded,
@@ -295,6 +312,11 @@ class _Context:
         self.queries = [q.question for q in golden]
         self.queries_key = texts_digest(self.qids, self.queries)
         self._chunkings: dict[str, Any] = {}
+        self.answering = None
+        if exp.baseline.settings.generates:  # assemble, generate, check: ._generate
+            from ._generate import Answering
+
+            self.answering = Answering(exp, golden, corpus, cache.root, progress)
 
     # -- chunking ----------------------------------------------------------------------------
     def chunking(self, s: Settings) -> tuple[Any, bool]:
@@ -388,6 +410,7 @@ class _Context:
             chunking, cached["chunking"] = self.chunking(s)
         timings["chunk"] = time.perf_counter() - t0
         shape = "retriever"
+        piped = None  # a pipeline's run: its errors and notes
         if s.run is not None:
             t = time.perf_counter()
             imported = read_byo_run(
@@ -404,6 +427,23 @@ class _Context:
                 )
             run = imported.run
             timings["import"] = time.perf_counter() - t
+        elif is_pipeline(s.retriever):  # the user's own pipeline, asked every question
+            from ..retrieval.pipelines import load_pipeline, run_pipeline
+
+            assert s.retriever is not None
+            piped = run_pipeline(
+                load_pipeline(s.retriever, self.exp.path.parent),
+                self.golden,
+                self.corpus,
+                chunking=chunking,
+                depth=s.depth,
+                on_error=s.retriever["on_error"],
+                name=v.name,
+                tokenizer=self.tokenizer,
+                progress=self.progress,
+            )
+            shape, run, chunking = piped.shape, piped.run, piped.chunking
+            timings["pipeline"] = piped.seconds
         else:
             run, cached["run"] = self.retrieve(v, chunking, timings)
         if chunking is None:  # pragma: no cover - load_experiment requires a chunking or a run
@@ -412,10 +452,14 @@ class _Context:
         with self.progress.step(f"score {v.name}", None):
             evaluation, chunk_eval, notes = self.score(v, chunking, run, shape)
         timings["score"] = time.perf_counter() - t
+        if piped is not None:
+            notes = [*piped.notes, *notes]
         run_path = None
         if self.write:
             folder = self.exp.output / slug(v.name)
             run_path = write_run(run, folder / f"run.{self.exp.run_format}", self.exp.run_format)
+            if piped is not None:  # retrieved.jsonl (re-scorable with run = ...), errors.jsonl
+                piped.write(folder)
             if self.exp.level == "document":
                 from ..labels import rollup_run
 
@@ -443,7 +487,10 @@ class _Context:
             is_baseline=v.is_baseline,
             level=self.exp.level,
             chunks=chunking,
+            pipeline_errors=None if piped is None else piped.errors,
         )
+        if self.answering is not None:
+            result = replace(result, answers=self.answering.answer(v, run, chunking, self.write))
         if self.write:
             folder = self.exp.output / slug(v.name)
             write_json(self.config_record(result), folder / "config.json")
@@ -521,10 +568,11 @@ class _Context:
                 )
             elif rank_ms:
                 notes.append(
-                    f"{', '.join(map(str, rank_ms))} not computed: an imported spans run "
-                    "has no chunking of the whole corpus to judge its ranking against"
+                    f"{', '.join(map(str, rank_ms))} not computed: a spans run (imported, or "
+                    "from a pipeline) has no chunking of the whole corpus to judge its ranking "
+                    "against"
                 )
-        notes.extend(str(w.message) for w in caught)
+        notes.extend(str(w.message) for w in caught if not _spans_run_warning(w, shape))
         return ev, chunk_ev, notes
 
     def score_documents(
@@ -584,7 +632,14 @@ def config_record_of(exp: Experiment, r: VariantResult) -> dict[str, Any]:
         "cached": r.cached,
         "run_file": None if r.run_path is None else str(r.run_path),
         "notes": list(r.notes),
+        **({"answers": r.answers.summary()} if r.answers is not None else {}),
     }
+
+
+def _spans_run_warning(w: warnings.WarningMessage, shape: str) -> bool:
+    """The span evaluator's warning about documents without chunks, which for a spans run (one
+    chunk per returned span) says only that nothing was returned from them."""
+    return shape == "spans" and "with no chunk in chunking" in str(w.message)
 
 
 def _golden_version(golden: Any) -> str | None:

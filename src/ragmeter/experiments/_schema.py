@@ -85,6 +85,52 @@ class _Table(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+#: the generator kinds of ``[generator]`` (:func:`ragmeter.generation.make_generator`)
+GENERATOR_KINDS = ("openai", "local", "python")
+#: the context orders (:data:`ragmeter.generation._assemble.ORDERS`)
+ORDERS = ("rank", "reverse", "sandwich")
+Order = Annotated[Literal["rank", "reverse", "sandwich"], must("one of rank, reverse, sandwich")]
+PromptName = Annotated[
+    str,
+    Field(pattern=r"\S"),
+    must('a shipped prompt id such as "answer-v1" or the path of a .txt prompt file'),
+]
+
+
+class GeneratorTable(BaseModel):
+    """``[generator]`` (and a variant's ``generator = {...}``): the backend, the prompt and the
+    sampling parameters. The backend's own options (``base_url``, ``model``, ``gguf``,
+    ``target``, ...) are kept as written and checked by the generator factory."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    kind: (
+        Annotated[Literal["openai", "local", "python"], must("one of openai, local, python")] | None
+    ) = None
+    prompt: PromptName | None = None
+    temperature: Annotated[float, Field(ge=0, le=2), must("a number from 0 to 2")] | None = None
+    seed: Annotated[int, must("an integer")] | None = None
+    max_tokens: Positive | None = None
+
+
+class ContextTable(_Table):
+    """``context = {order, dedupe, headers}``: how the retrieved passages become the prompt's
+    context (k and budget stay where they are: the prompt k / budget of the metrics)."""
+
+    order: Order | None = None
+    dedupe: Annotated[bool, must("true or false")] | None = None
+    headers: Annotated[bool, must("true or false")] | None = None
+
+
+GeneratorT = Annotated[
+    GeneratorTable, BeforeValidator(_is_table("'generator' must be a table (kind = ...)"))
+]
+ContextT = Annotated[
+    ContextTable,
+    BeforeValidator(_is_table("'context' must be a table, e.g. {order = \"sandwich\"}")),
+]
+
+
 class SettingsTable(_Table):
     """``[baseline]`` and each ``[[variant]]``: a name and what the variant runs."""
 
@@ -98,6 +144,10 @@ class SettingsTable(_Table):
     depth: Positive | None = None
     k: Positive | None = None
     budget: Positive | None = None
+    generator: GeneratorT | None = None
+    prompt: PromptName | None = None
+    order: Order | None = None
+    context: ContextT | None = None
 
 
 Table = Annotated[SettingsTable, BeforeValidator(_is_table("each [[variant]] must be a table"))]
@@ -125,6 +175,8 @@ class ExperimentFile(_Table):
     budget: Positive | None = None
     headroom_k: Positive = 50
     cover: Annotated[float, Field(gt=0, le=1), must("a number in (0, 1]")] = 0.5
+    generator: GeneratorT | None = None
+    context: ContextT | None = None
     baseline: (
         Annotated[
             SettingsTable,
@@ -142,6 +194,17 @@ def _unknown(table: dict[str, Any], keys: Keys) -> str:
         return unknown_option(table, keys)
     if len(keys) == 1:
         return f"unknown key '{keys[0]}'; keys: {', '.join(sorted(ExperimentFile.model_fields))}"
+    if "context" in keys[:-1]:
+        hint = (
+            " (k and budget are set at the top level, in [baseline] or in a variant: the "
+            "context is cut at the prompt k / budget the metrics are reported at)"
+            if keys[-1] in ("k", "budget")
+            else ""
+        )
+        return (
+            f"unknown context setting '{keys[-1]}'; context may set: "
+            f"{', '.join(ContextTable.model_fields)}{hint}"
+        )
     settings = [k for k in SettingsTable.model_fields if k not in ("name", "description")]
     return f"unknown key '{keys[-1]}'; a variant may set: {', '.join(settings)}"
 
@@ -188,5 +251,8 @@ def _drop(data: dict[str, Any], keys: Keys, broken: set[int]) -> None:
             broken.add(index)
             return
         table, keys = data["variant"][index], keys[2:]
+    nested = len(keys) > 1 and keys[0] in ("generator", "context")
+    if nested and isinstance(table.get(keys[0]), dict):
+        table, keys = table[keys[0]], keys[1:]  # drop the bad option, keep the table
     if keys:
         table.pop(keys[0], None)

@@ -67,7 +67,8 @@ def _r(x: float, digits: int | None) -> float:
 
 def table_rows(result: ExperimentResult, *, digits: int | None = 4) -> list[dict[str, Any]]:
     """One dict per variant: name, pipeline, changes, k, budget, context tokens, questions scored,
-    scoring level ("span" or "document"), metric means."""
+    scoring level ("span" or "document"), the errors of a user's pipeline (only when a variant
+    runs one), metric means."""
     head = headroom_header(result)
     rows = []
     for v in result.variants:
@@ -82,6 +83,10 @@ def table_rows(result: ExperimentResult, *, digits: int | None = 4) -> list[dict
             "n": v.evaluation.n_queries,
             "level": result.experiment.level,
         }
+        if any(x.pipeline_errors is not None for x in result.variants):
+            # the user's own pipeline: questions it raised an error on (None: not a pipeline)
+            errors = v.pipeline_errors
+            row["errors"] = None if errors is None else len(errors)
         for header, m, kind in _columns(result):
             val = _cell(v, m, kind)
             row[header] = None if val is None else _r(val, digits)

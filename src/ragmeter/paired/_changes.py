@@ -17,8 +17,16 @@ The rule:
    prompt k; ``budget``/``context_budget``/``token_budget``, the budget; any other key is its own
    setting, named by the key without a ``settings.``/``resolved.`` prefix (so ``depth`` and
    ``settings.depth`` are one setting). The same setting recorded under two keys counts once.
+   Generation settings: a key with a part ``generator`` (backend, model, temperature, seed,
+   max tokens) is the generator; a part ``prompt`` (not ``prompt_k``), the prompt; under a part
+   ``context``, the last part ``order`` (or a key ``order``/``context_order``) is the context
+   order and any other key (``dedupe``, ``headers``) the context assembly, ``context``. So a
+   variant that only reorders the same passages is the one change ``order``.
 3. An imported run (a ``run`` key, or a retriever recorded as ``imported ...``) replaces the
-   retriever and reranker: the three are one change, ``run``.
+   retriever and reranker: the three are one change, ``run``. The user's own pipeline (a
+   retriever of kind ``python``, ``langchain`` or ``llamaindex``, recorded as such or as
+   ``kind(target)``) on either side replaces chunking, retrieval and reranking: they are one
+   change, ``pipeline``.
 4. A chunking change with the prompt k scaled so that the context budget stays within 10% of the
    baseline's is one change, the chunking at an equal budget: k joins the chunking change.
 
@@ -46,6 +54,10 @@ BUDGET_TOLERANCE = 0.10
 BUDGET_KEYS = frozenset({"budget", "context_budget", "token_budget"})
 K_KEYS = frozenset({"k", "prompt_k", "top_k"})
 CHUNKING_PARTS = frozenset({"chunking", "chunker", "chunks", "chunk_size", "chunk_tokens"})
+#: Generation settings (rule 2): the generator table, the prompt, the context assembly.
+GENERATOR_PART = "generator"
+PROMPT_PART = "prompt"
+CONTEXT_PART = "context"
 #: Measured context tokens (the mean the generator receives); a fallback budget, not a setting.
 MEASURED_CONTEXT = "context_tokens"
 #: Wrappers around settings: ``settings.depth`` is the same setting as ``depth``.
@@ -133,6 +145,9 @@ def _setting(key: str) -> str:
         return "reranker"
     if "retriever" in parts:
         return "retriever"
+    generation = _generation_setting(parts)
+    if generation is not None:
+        return generation
     if CHUNKING_PARTS.intersection(parts):
         return "chunking"
     if parts[-1] in K_KEYS:
@@ -143,6 +158,22 @@ def _setting(key: str) -> str:
         if low.startswith(w):
             return key[len(w) :]
     return key
+
+
+def _generation_setting(parts: list[str]) -> str | None:
+    """``generator``, ``prompt``, ``order`` or ``context`` for a generation key, else None."""
+    if GENERATOR_PART in parts:
+        return "generator"
+    if PROMPT_PART in parts:
+        return "prompt"
+    bare = parts[1:] if len(parts) > 1 and parts[0] + "." in WRAPPERS else parts
+    if bare in (["order"], ["context_order"]):
+        return "order"
+    if CONTEXT_PART in parts[:-1] and parts[-1] == "order":
+        return "order"
+    if CONTEXT_PART in parts[:-1] and parts[-1] not in K_KEYS | BUDGET_KEYS:
+        return "context"
+    return None
 
 
 def context_budget(config: Mapping[str, Any]) -> Budget | None:
@@ -171,6 +202,17 @@ def context_budget(config: Mapping[str, Any]) -> Budget | None:
     return None
 
 
+#: retriever kinds that are the user's own pipeline (ragmeter.retrieval.pipelines)
+PIPELINE_KINDS = ("python", "langchain", "llamaindex")
+
+
+def _is_pipeline(value: Any) -> bool:
+    """A retriever setting naming the user's pipeline: its kind, or its ``kind(target)`` label."""
+    if not isinstance(value, str):
+        return False
+    return value in PIPELINE_KINDS or value.startswith(tuple(f"{k}(" for k in PIPELINE_KINDS))
+
+
 def same_budget(baseline: Budget | None, candidate: Budget | None) -> bool | None:
     """True when the candidate's budget is within 10% of the baseline's; None when unknown."""
     if baseline is None or candidate is None:
@@ -194,6 +236,11 @@ def changes(
     if imported:
         merged = [d for name in ("run", "retriever", "reranker") for d in groups.pop(name, ())]
         groups["run"] = merged
+    elif any(
+        _is_pipeline(v) for d in groups.get("retriever", ()) for v in (d.baseline, d.candidate)
+    ):
+        merged = [d for name in ("retriever", "reranker", "chunking") for d in groups.pop(name, ())]
+        groups["pipeline"] = merged
     if "chunking" in groups and "k" in groups:
         bb, bc = context_budget(baseline_config), context_budget(candidate_config)
         if bb is not None and bc is not None and same_budget(bb, bc):

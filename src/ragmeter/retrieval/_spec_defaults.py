@@ -25,5 +25,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "hybrid": {"fusion": "rrf", "k": 60, "weight": 0.5, "pool": 100, "of": ["bm25", "dense"]},
     "bi-encoder": {"model": "e5", "top": 50},
     "cross-encoder": {"top": 50, "batch_size": 32},
+    # the user's own pipelines (:mod:`ragmeter.retrieval.pipelines`): ``target`` is required
+    "python": {"on_error": "record"},
+    "langchain": {"doc_key": "source", "on_error": "record"},
+    "llamaindex": {"on_error": "record"},
 }
+#: retriever kinds that run the user's own pipeline rather than one of ragmeter's retrievers
+PIPELINE_KINDS = ("python", "langchain", "llamaindex")
 MODELS = ("minilm", "e5", "st")

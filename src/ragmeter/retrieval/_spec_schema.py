@@ -16,7 +16,13 @@ from pydantic import ValidationError as PydanticError
 
 from .._errors import Problem
 from ..io._schema_problems import Keys, Positive, field_name, must, rule, schema_errors
-from ._spec_defaults import DEFAULTS, MODELS, RERANKER_SHORTHANDS, RETRIEVER_SHORTHANDS
+from ._spec_defaults import (
+    DEFAULTS,
+    MODELS,
+    PIPELINE_KINDS,
+    RERANKER_SHORTHANDS,
+    RETRIEVER_SHORTHANDS,
+)
 
 Number = Annotated[int | float, must("int or float")]
 Text = Annotated[str, must("a string")]
@@ -92,7 +98,43 @@ class HybridSpec(_Spec):
     k: Number | None = None
     weight: Share | None = None
     pool: Positive | None = None
-    of: Annotated[list[Retriever], BeforeValidator(_two)] | None = None
+    of: Annotated[list[FirstStage], BeforeValidator(_two)] | None = None
+
+
+Target = Annotated[
+    str,
+    Field(pattern=r"^\S.*:[A-Za-z_][A-Za-z0-9_.]*$"),
+    must('"module:name" such as "mypkg.rag:retrieve", or "file.py:name"'),
+]
+OnError = Annotated[Literal["record", "raise"], must("'record' or 'raise'")]
+
+
+class _PipelineSpec(_Spec):
+    """The user's own pipeline (:mod:`ragmeter.retrieval.pipelines`), imported from ``target``."""
+
+    kind: str
+    target: Target | None = None
+    on_error: OnError | None = None
+
+    @model_validator(mode="after")
+    def _needs_target(self) -> _PipelineSpec:
+        if self.target is None:
+            what = "retrieve" if self.kind == "python" else "make_retriever"
+            raise rule(f'a {self.kind} retriever needs target = "mypkg.rag:{what}"', "target")
+        return self
+
+
+class PythonSpec(_PipelineSpec):
+    kind: Literal["python"]
+
+
+class LangChainSpec(_PipelineSpec):
+    kind: Literal["langchain"]
+    doc_key: Text | None = None
+
+
+class LlamaIndexSpec(_PipelineSpec):
+    kind: Literal["llamaindex"]
 
 
 def _table(shorthands: dict[str, dict[str, Any]], kinds: tuple[str, ...], value: Any) -> Any:
@@ -111,8 +153,12 @@ def _table(shorthands: dict[str, dict[str, Any]], kinds: tuple[str, ...], value:
     return value
 
 
-def _retriever_table(value: Any) -> Any:
+def _first_stage_table(value: Any) -> Any:
     return _table(RETRIEVER_SHORTHANDS, ("bm25", "dense", "hybrid"), value)
+
+
+def _retriever_table(value: Any) -> Any:
+    return _table(RETRIEVER_SHORTHANDS, ("bm25", "dense", "hybrid", *PIPELINE_KINDS), value)
 
 
 def _reranker_table(value: Any) -> Any:
@@ -121,8 +167,15 @@ def _reranker_table(value: Any) -> Any:
     return _table(RERANKER_SHORTHANDS, ("bi-encoder", "cross-encoder"), value)
 
 
-Retriever = Annotated[
+#: ragmeter's own retrievers (what a hybrid fuses)
+FirstStage = Annotated[
     BM25Spec | DenseSpec | HybridSpec,
+    Field(discriminator="kind"),
+    BeforeValidator(_first_stage_table),
+]
+#: a retriever of an experiment: one of ragmeter's or the user's own pipeline
+Retriever = Annotated[
+    BM25Spec | DenseSpec | HybridSpec | PythonSpec | LangChainSpec | LlamaIndexSpec,
     Field(discriminator="kind"),
     BeforeValidator(_retriever_table),
 ]
@@ -139,6 +192,9 @@ SPECS: dict[str, type[_Spec]] = {
     "hybrid": HybridSpec,
     "bi-encoder": BiEncoderSpec,
     "cross-encoder": CrossEncoderSpec,
+    "python": PythonSpec,
+    "langchain": LangChainSpec,
+    "llamaindex": LlamaIndexSpec,
 }
 RETRIEVER: TypeAdapter[Any] = TypeAdapter(Retriever)
 RERANKER: TypeAdapter[Any] = TypeAdapter(Reranker)

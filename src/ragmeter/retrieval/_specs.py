@@ -10,6 +10,12 @@ Retrievers::
     "hybrid"                    {kind = "hybrid", fusion = "rrf", k = 60, pool = 100,
                                  of = ["bm25", "dense"]}                 or fusion = "weighted",
                                                                          weight = 0.5
+The user's own pipeline (:mod:`ragmeter.retrieval.pipelines`; ``on_error = "record" | "raise"``)::
+
+                                {kind = "python", target = "mypkg.rag:retrieve"}
+                                {kind = "langchain", target = "mypkg.rag:make_retriever",
+                                 doc_key = "source"}
+                                {kind = "llamaindex", target = "mypkg.rag:make_retriever"}
 Rerankers (``top`` = how many first-stage items are rescored, 50 by default)::
 
     "e5" / "minilm"             {kind = "bi-encoder", model = "e5", top = 50}
@@ -25,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import Problem
-from ._spec_defaults import DEFAULTS, RERANKER_SHORTHANDS, RETRIEVER_SHORTHANDS
+from ._spec_defaults import DEFAULTS, PIPELINE_KINDS, RERANKER_SHORTHANDS, RETRIEVER_SHORTHANDS
 
 
 def normalize_retriever(
@@ -90,9 +96,17 @@ def describe(spec: dict[str, Any] | None) -> str:
     if kind == "hybrid":
         a, b = (describe(s) for s in spec["of"])
         return f"hybrid-{spec['fusion']}({a}+{b})"
+    if kind in PIPELINE_KINDS:
+        return f"{kind}({spec['target']})"
     if kind == "bi-encoder":
         return f"{model_label(spec)}@{spec['top']}"
     return f"cross-encoder({spec['path']})@{spec['top']}"
+
+
+def is_pipeline(spec: dict[str, Any] | None) -> bool:
+    """True for the user's own pipeline (python, langchain, llamaindex): it needs no chunking
+    of ragmeter's and takes no reranker."""
+    return spec is not None and spec.get("kind") in PIPELINE_KINDS
 
 
 def model_label(spec: dict[str, Any]) -> str:

@@ -97,3 +97,20 @@ def record_variant(store: Store, exp: Experiment, run_id: int, r: Any) -> None:
         changes=list(r.changes),
         chunking=r.chunking or None,
     )
+    if getattr(r, "answers", None) is not None:
+        record_generated_answers(store, run_id, r)
+
+
+def record_generated_answers(store: Store, run_id: int, r: Any) -> int:
+    """Record the answers variant ``r`` generated (each with its exact context) and the
+    checks made of them, tied to the variant's stored run ``run_id``."""
+    a = r.answers
+    source = None if a.folder is None else str(Path(a.folder) / "answers.jsonl")
+    return store.record_answers(
+        name=r.name,
+        answers=[dict(x) for x in a.records],
+        report={**a.report.to_dict(), "generation": a.to_dict()},
+        golden_version=r.evaluation.golden_version,
+        source=source,
+        run_id=run_id,
+    )

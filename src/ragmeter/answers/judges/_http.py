@@ -1,7 +1,8 @@
-"""The HTTP pieces of the OpenAI-compatible judge client: the endpoint URL, the watchdog that
-ends an attempt at its deadline, and short descriptions of transport faults.
+"""The HTTP pieces of the OpenAI-compatible chat client (judge and generator): the endpoint
+URL, the watchdog that ends an attempt at its deadline, and short descriptions of transport
+faults.
 
-Kept apart from :mod:`.openai` so the client reads as its retry and accounting rules.
+Kept apart from :mod:`._chat` so the client reads as its retry and accounting rules.
 """
 
 from __future__ import annotations
@@ -43,17 +44,18 @@ class Watchdog:
         self._timer.cancel()
 
 
-def split_url(url: str) -> tuple[str, str, int | None, str]:
-    """(scheme, host, port, path) of the endpoint; UsageError for a URL that cannot work."""
+def split_url(url: str, role: str = "judge") -> tuple[str, str, int | None, str]:
+    """(scheme, host, port, path) of the endpoint; UsageError for a URL that cannot work
+    (``role`` names the client in the message: judge, generator)."""
     bad = next((c for c in url if ord(c) <= 32 or ord(c) == 127), None)
     try:
         parts = urllib.parse.urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise UsageError(f"judge base URL '{url}' is not a valid URL ({exc})") from None
+        raise UsageError(f"{role} base URL '{url}' is not a valid URL ({exc})") from None
     if bad is not None or not parts.hostname or parts.username or parts.password:
         raise UsageError(
-            f"judge base URL {json.dumps(url)} needs a host and no spaces, control characters "
+            f"{role} base URL {json.dumps(url)} needs a host and no spaces, control characters "
             "or user:password (give the key through api_key_env)"
         )
     path = parts.path + (f"?{parts.query}" if parts.query else "")

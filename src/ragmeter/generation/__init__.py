@@ -1,0 +1,67 @@
+"""Answer generation: context assembly, versioned prompts, generators and the answer cache.
+
+The chain's last link run by ragmeter itself: retrieved passages are assembled into a context
+(:func:`assemble`), a versioned prompt turns question and context into chat messages
+(:func:`load_prompt`, :func:`make_request`), a :class:`Generator` answers (an OpenAI-compatible
+server, a local model, or the user's own function), citations are parsed back to passage ids,
+and every answer is cached by (generator, prompt version, context hash, params).
+"""
+
+from ._assemble import (
+    ORDERS,
+    AssembledContext,
+    ContextPassage,
+    ContextSpec,
+    Passage,
+    arrange,
+    assemble,
+    dedupe,
+)
+from ._cache import CachedGenerator, CacheStats, answer_key
+from ._callable import CallableGenerator
+from ._citations import Citations, find_citations, parse_citations
+from ._factory import GENERATOR_KINDS, GeneratorConfig, make_generator, parse_generator
+from ._openai import OpenAIGenerator
+from ._prompts import (
+    ABSTAIN_PHRASE,
+    DEFAULT_PROMPT,
+    PromptTemplate,
+    load_prompt,
+    make_request,
+    shipped_prompts,
+)
+from ._protocol import DEFAULT_PARAMS, Generation, GenerationRequest, Generator, Progress
+
+__all__ = [
+    "ABSTAIN_PHRASE",
+    "DEFAULT_PARAMS",
+    "DEFAULT_PROMPT",
+    "GENERATOR_KINDS",
+    "ORDERS",
+    "AssembledContext",
+    "CacheStats",
+    "CachedGenerator",
+    "CallableGenerator",
+    "Citations",
+    "ContextPassage",
+    "ContextSpec",
+    "Generation",
+    "GenerationRequest",
+    "Generator",
+    "GeneratorConfig",
+    "OpenAIGenerator",
+    "Passage",
+    "Progress",
+    "PromptTemplate",
+    "answer_key",
+    "arrange",
+    "assemble",
+    "dedupe",
+    "find_citations",
+    "load_prompt",
+    "make_generator",
+    "make_request",
+    "parse_citations",
+    "parse_generator",
+    "shipped_prompts",
+]

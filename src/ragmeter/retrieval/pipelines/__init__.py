@@ -1,0 +1,42 @@
+"""The user's own retrieval pipeline, evaluated in place: a function, a LangChain retriever or a
+LlamaIndex retriever, asked every golden question and scored on the same span labels as
+ragmeter's own retrievers (see :mod:`._run` for the rules and :mod:`._adapters` for what each
+kind must return). In an experiment file::
+
+    retriever = {kind = "python", target = "mypkg.rag:retrieve"}
+    retriever = {kind = "langchain", target = "mypkg.rag:make_retriever", doc_key = "source"}
+    retriever = {kind = "llamaindex", target = "mypkg.rag:make_retriever"}
+
+with ``on_error = "record"`` (the default: an exception on one question is recorded and counted,
+the question retrieves nothing) or ``"raise"``. Neither LangChain nor LlamaIndex is imported by
+ragmeter: the adapters read the objects the user's code returns.
+"""
+
+from ._adapters import (
+    CallablePipeline,
+    Hit,
+    LangChainPipeline,
+    LlamaIndexPipeline,
+    OutputProblem,
+    Pipeline,
+    as_pipeline,
+)
+from ._load import check_llamaindex_offline, load_pipeline
+from ._run import PipelineRun, QuestionError, run_pipeline
+from ._target import load_target
+
+__all__ = [
+    "CallablePipeline",
+    "Hit",
+    "LangChainPipeline",
+    "LlamaIndexPipeline",
+    "OutputProblem",
+    "Pipeline",
+    "PipelineRun",
+    "QuestionError",
+    "as_pipeline",
+    "check_llamaindex_offline",
+    "load_pipeline",
+    "load_target",
+    "run_pipeline",
+]

@@ -1,0 +1,98 @@
+"""A pipeline from an experiment file's retriever table, and LlamaIndex kept offline.
+
+``{kind = "python", target = "mypkg.rag:retrieve"}``: ``target`` is the function itself.
+``{kind = "langchain" | "llamaindex", target = "mypkg.rag:make_retriever"}``: ``target`` is the
+retriever object, or a function called with no arguments that returns it (the usual way: the
+module builds its index when asked, not when imported).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+from ..._errors import UsageError
+from ._adapters import CallablePipeline, LangChainPipeline, LlamaIndexPipeline, Pipeline
+from ._target import load_target
+
+#: the NLTK data llama-index-core loads for its sentence splitter and stopwords, and downloads
+#: when it does not find it
+NLTK_PACKAGES = ("corpora/stopwords", "tokenizers/punkt_tab")
+
+
+def load_pipeline(spec: dict[str, Any], base_dir: str | os.PathLike[str] | None = None) -> Pipeline:
+    """The :class:`Pipeline` of a normalised retriever spec of kind python, langchain or
+    llamaindex; ``base_dir`` is where a relative target is looked up (the experiment's folder).
+    """
+    kind, target = spec.get("kind"), spec.get("target")
+    if kind not in ("python", "langchain", "llamaindex") or not isinstance(target, str):
+        raise UsageError(f"not a pipeline spec: {spec!r}")
+    if kind == "llamaindex":
+        check_llamaindex_offline()
+    obj = load_target(target, base_dir)
+    if kind == "python":
+        if not callable(obj):
+            raise UsageError(
+                f"target {target!r} is a {type(obj).__name__}, not a function question -> hits"
+            )
+        return CallablePipeline(obj, name=target)
+    method = "invoke" if kind == "langchain" else "retrieve"
+    if not callable(getattr(obj, method, None)):
+        if not callable(obj):
+            raise UsageError(
+                f"target {target!r} is a {type(obj).__name__}: give a {kind} retriever or a "
+                "function that returns one"
+            )
+        try:
+            obj = obj()
+        except Exception as exc:  # building the user's retriever failed: nothing can run
+            raise UsageError(
+                f"target {target!r}: building the retriever raised {type(exc).__name__}: {exc}"
+            ) from exc
+    if kind == "langchain":
+        return LangChainPipeline(obj, doc_key=spec.get("doc_key", "source"), name=target)
+    return LlamaIndexPipeline(obj, name=target)
+
+
+def check_llamaindex_offline() -> None:
+    """Refuse to start a LlamaIndex pipeline that would download NLTK data.
+
+    llama-index-core ships the NLTK data its sentence splitter needs and uses it, unless the
+    ``NLTK_DATA`` environment variable names another folder: then it downloads what that
+    folder lacks, which fails (or waits) on an offline machine with an unhelpful message. This
+    check says what is missing and how to fix it, before any user code runs."""
+    folder = os.environ.get("NLTK_DATA")
+    if folder:
+        missing = _missing(Path(folder))
+        if missing:
+            raise UsageError(
+                f"NLTK_DATA={folder} lacks {', '.join(missing)}, which llama-index-core would "
+                "try to download (ragmeter runs offline). Unset NLTK_DATA to use the copy "
+                "llama-index-core ships with, or add the data: python -m nltk.downloader "
+                f"-d {folder} stopwords punkt_tab"
+            )
+        return
+    try:
+        spec = importlib.util.find_spec("llama_index.core")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return  # not installed: importing the target says so
+    bundled = Path(next(iter(spec.submodule_search_locations))) / "_static" / "nltk_cache"
+    missing = _missing(bundled)
+    if missing:
+        raise UsageError(
+            f"this llama-index-core has no {', '.join(missing)} in {bundled} and would try to "
+            "download it (ragmeter runs offline): set NLTK_DATA to a folder that holds "
+            "stopwords and punkt_tab"
+        )
+
+
+def _missing(folder: Path) -> list[str]:
+    return [
+        name
+        for name in NLTK_PACKAGES
+        if not (folder / name).exists() and not (folder / f"{name}.zip").exists()
+    ]
