@@ -308,3 +308,38 @@ def test_config_object_is_accepted() -> None:
     cfg = GeneratorConfig("python", {"target": "json:dumps"})
     gen = make_generator(cfg)
     assert isinstance(gen, CallableGenerator) and gen.target == "json:dumps"
+
+
+@pytest.mark.parametrize("stop_after", [1, 5, 16, 17, 33])
+def test_a_run_stopped_half_way_keeps_every_finished_slice(tmp_path, monkeypatch, stop_after):
+    """Answers are cached slice by slice (``SAVE_EVERY``): a generator stopped by Ctrl-C after
+    ``stop_after`` answers leaves every completed slice in the cache, and the re-run asks the
+    model only for the rest."""
+    from ragmeter.generation import _cache
+
+    monkeypatch.setattr(_cache, "SAVE_EVERY", 4)
+    p = load_prompt("answer-v1")
+    questions = {f"q{i:02d}": f"What is fee number {i}?" for i in range(40)}
+    requests = [
+        make_request(qid, q, assemble(qid, PASSAGES, ContextSpec()), p)
+        for qid, q in questions.items()
+    ]
+    calls: list[str] = []
+    stop = [stop_after]
+
+    def fn(question: str, passages: list[Passage]) -> str:
+        if len(calls) == stop[0]:
+            raise KeyboardInterrupt
+        calls.append(question)
+        return f"answer to {question}"
+
+    with pytest.raises(KeyboardInterrupt):
+        CachedGenerator(CallableGenerator(fn), tmp_path).generate(requests)
+    saved = (stop_after // 4) * 4  # whole slices only
+    calls.clear()
+    stop[0] = -1  # the same function (the cache keys on its source), now answering everything
+    again = CachedGenerator(CallableGenerator(fn), tmp_path)
+    out = again.generate(requests)
+    assert [g.text for g in out] == [f"answer to {q}" for q in questions.values()]
+    assert again.stats.hits == saved and again.stats.misses == 40 - saved
+    assert len(calls) == 40 - saved

@@ -127,14 +127,27 @@ class CachedGenerator:
                 if progress is not None:
                     progress(base + done, total)
 
-            made = self.inner.generate(first, inner_progress)
-            for (key, idx), g in zip(todo.items(), made, strict=True):
-                if g.error is None:
-                    self._disk.put(key, _entry(g, self._fingerprint))
-                for i in idx:
-                    q = requests[i].question_id
-                    out[i] = g if g.question_id == q else _renamed(g, q)
+            # in slices, each saved before the next starts: a run stopped half way (Ctrl-C,
+            # SIGKILL, a crash) keeps what was made and resumes from it
+            items = list(todo.items())
+            for a in range(0, len(items), SAVE_EVERY):
+                part = items[a : a + SAVE_EVERY]
+
+                def part_progress(done: int, _n: int, a: int = a) -> None:
+                    inner_progress(a + done, len(first))
+
+                made = self.inner.generate(first[a : a + SAVE_EVERY], part_progress)
+                for (key, idx), g in zip(part, made, strict=True):
+                    if g.error is None:
+                        self._disk.put(key, _entry(g, self._fingerprint))
+                    for i in idx:
+                        q = requests[i].question_id
+                        out[i] = g if g.question_id == q else _renamed(g, q)
         return [out[i] for i in range(total)]
+
+
+#: requests handed to the generator at a time; each slice's answers are cached before the next
+SAVE_EVERY = 16
 
 
 def _entry(g: Generation, fingerprint: str) -> Mapping[str, Any]:
