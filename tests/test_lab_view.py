@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from markupsafe import escape
 
+# justified: the lab is the optional [web] extra; the test extra installs it
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+# justified: the lab is the optional [web] extra; the test extra installs it
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
