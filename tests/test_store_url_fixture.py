@@ -124,7 +124,6 @@ def test_the_private_schema_is_dropped_with_its_tables() -> None:
     base = server_url()
     if base is None:
         # justified: a PostgreSQL server is outside the repo; .ci/run starts one and sets the URL
-        # justified: PostgreSQL runs only where a server is given; .ci/run always starts one
         pytest.skip("needs RAGMETER_TEST_DATABASE_URL (tools/pg_test_server.sh start DIR)")
     with fresh_schema(base) as url:
         schema = _schema(url)
