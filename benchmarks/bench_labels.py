@@ -16,6 +16,13 @@ and one span per 10 chunks (1-300 characters at seeded random places), at three 
 integer kernel alone and from string document ids, and reports the time per 100k chunks, which
 must stay about constant (linear scaling).
 
+Part 3: span-level scoring at the same sizes (``--span-sizes``, default 10k, 100k and 1M chunks
+with one question per 10 chunks and a run of 10 chunks per question): ``span_mapping`` (the
+run-independent half, once per golden set and chunking), ``evaluate_spans`` of one run with
+that mapping and without it, and the metric engine (``ragmeter.evaluate``) on the equivalent
+chunk qrels (``chunk_qrels``, built once) for the same run; medians of ``--reps``, the ratio of
+span scoring to the engine, and the time per 100k chunks (linear scaling: about constant).
+
 Prints markdown tables on stdout.
 """
 
@@ -159,6 +166,103 @@ def bench_synthetic(sizes: list[int], reps: int) -> str:
     return "\n".join(lines)
 
 
+def span_world(n_chunks: int, seed: int = 0, per_query: int = 10) -> tuple[Any, Any, Any]:
+    """Questions (one span each, as in part 2), their Chunking and a seeded run: per question
+    the chunk holding its span's start at a random rank among random chunks."""
+    import pyarrow as pa
+
+    from ragmeter.chunking._chunking import Chunking
+    from ragmeter.data._schema import Evidence, Question
+    from ragmeter.io._tables import Run
+
+    per_doc, stride = 20, 800
+    c, s = synthetic(n_chunks, seed)
+    n_docs = n_chunks // per_doc
+    doc_ids = [f"doc-{d}" for d in range(n_docs)]
+    ids = [f"doc-{d}#{i % per_doc}" for i, d in enumerate(c.doc.tolist())]
+    chunking = Chunking(
+        name="synthetic",
+        tokenizer="none",
+        ids=ids,
+        doc=[doc_ids[d] for d in c.doc.tolist()],
+        start=c.start,
+        end=c.end,
+        text=[""] * n_chunks,
+        n_tokens=np.full(n_chunks, 250),
+    )
+    rng = np.random.default_rng(seed + 1)
+    nq = len(s.doc)
+    questions = [
+        Question.model_construct(
+            id=f"q{i}",
+            question="",
+            evidence=[
+                Evidence.model_construct(
+                    doc=doc_ids[d], start=a, end=b, grade=1, text=None, required=None
+                )
+            ],
+            answer=None,
+            answerable=True,
+            slices=[],
+            split="tune",
+        )
+        for i, (d, a, b) in enumerate(
+            zip(s.doc.tolist(), s.start.tolist(), s.end.tolist(), strict=True)
+        )
+    ]
+    picks = rng.integers(0, n_chunks, (nq, per_query))
+    home = s.doc * per_doc + np.minimum(s.start // stride, per_doc - 1)
+    picks[np.arange(nq), rng.integers(0, per_query, nq)] = home
+    run = Run(
+        qid=pa.array(np.repeat([f"q{i}" for i in range(nq)], per_query).tolist(), pa.string()),
+        doc=pa.array([ids[x] for x in picks.ravel().tolist()], pa.string()),
+        score=np.tile(np.arange(per_query, 0, -1, dtype=np.float64), nq),
+        name="seeded",
+    )
+    return questions, chunking, run
+
+
+def median_of(reps: int, fn: Callable[..., Any], *args: Any, **kw: Any) -> tuple[float, Any]:
+    times, out = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn(*args, **kw)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def bench_span_scoring(sizes: list[int], reps: int) -> str:
+    import warnings
+
+    import ragmeter
+    from ragmeter.labels import chunk_qrels, evaluate_spans, span_mapping
+
+    span_m, item_m = "R@10,RR@10,Hit@10,AllR@10", "R@10,RR@10,Hit@10"
+    cols = (
+        "| chunks | questions | mapping (s) | spans, one run (s) | spans, no mapping (s) | "
+        "engine on chunk qrels (s) | spans / engine | no mapping / engine | "
+        "per 100k chunks (ms) |"
+    )
+    lines = [cols, "|---|---|---|---|---|---|---|---|---|"]
+    for n in sizes:
+        questions, chunking, run = span_world(n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # questions no chunk meets the qrels rule for
+            qrels = chunk_qrels(questions, chunking)
+        map_s, mapping = median_of(reps, span_mapping, questions, chunking)
+        run_s, _ = median_of(
+            reps, evaluate_spans, questions, chunking, run, span_m, mapping=mapping
+        )
+        full_s, _ = median_of(reps, evaluate_spans, questions, chunking, run, span_m)
+        eng_s, _ = median_of(reps, ragmeter.evaluate, qrels, run, item_m)
+        lines.append(
+            f"| {n:,} | {len(questions):,} | {map_s:.2f} | {run_s:.2f} | {full_s:.2f} | "
+            f"{eng_s:.2f} | {run_s / eng_s:.2f}x | {full_s / eng_s:.2f}x | "
+            f"{full_s / n * 1e5 * 1e3:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -166,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--reps", type=int, default=3, help="repetitions; the best is reported")
     ap.add_argument("--no-squad", action="store_true", help="skip the SQuAD part")
+    ap.add_argument(
+        "--span-sizes", default="10000,100000,1000000", help="chunk counts for span scoring"
+    )
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",") if x]
     print(
@@ -186,6 +293,14 @@ def main(argv: list[str] | None = None) -> int:
         )
     print("## Synthetic span-to-chunk mapping (linear scaling)\n")
     print(bench_synthetic(sizes, args.reps))
+    span_sizes = [int(x) for x in args.span_sizes.split(",") if x]
+    if span_sizes:
+        load = os.getloadavg()
+        print(
+            f"\n## Span-level scoring against the metric engine (load {load[0]:.2f} "
+            f"{load[1]:.2f} {load[2]:.2f}; medians of {args.reps})\n"
+        )
+        print(bench_span_scoring(span_sizes, args.reps))
     return 0
 
 

@@ -8,6 +8,15 @@ from pathlib import Path
 
 import pytest
 from _database import PG_HINT, fresh_schema, server_url
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (derandomize): a property is still checked
+# over many examples, but CI never fails on a case no earlier run met; no per-example deadline
+# (the machine is shared: a slow example is not a failed one). HYPOTHESIS_PROFILE=explore draws
+# new examples, to hunt for cases locally.
+settings.register_profile("ragmeter", derandomize=True, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ragmeter"))
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

@@ -186,7 +186,7 @@ def test_demo_section_applies_the_rule_and_ends_on_the_next_step(width: int) -> 
     ) in flat
     assert "on the tune split (12 questions), by ragmeter.compare" in flat
     good = {c.variant: c for c in v.checks}["good"]
-    assert f"│ good │ retriever │ 6 │ 0 │ {good.interval} │ 0.031 │ survives │" in flat
+    assert f"│ good │ retriever │ 6 │ 0 │ {good.interval} │ 0.0312 │ survives │" in flat
     assert "│ worse │ reranker │ 1 │ 2 │" in flat and "refuted │" in flat
     assert "…" not in out  # nothing truncated
     assert "small chunks: changes chunking and is measured at k = 12" in flat

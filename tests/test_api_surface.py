@@ -57,6 +57,7 @@ def test_the_page_documents_every_public_package() -> None:
         "ragmeter.answers.judges",
         "ragmeter.diagnosis",
         "ragmeter.experiments",
+        "ragmeter.engines",
         "ragmeter.store",
     }
     assert set(DOCS) == expected

@@ -352,3 +352,14 @@ def test_a_pipeline_does_not_swallow_a_k_change() -> None:
     base = {"chunker": "tokens:300:0", "retriever": "bm25", "k": 4}
     cand = {"chunker": None, "retriever": "python(rag:retrieve)", "k": 8}
     assert [c.name for c in changes({"settings": base}, {"settings": cand})] == ["k", "pipeline"]
+
+
+@pytest.mark.parametrize("threads", [1, 2, "auto"])
+def test_encoder_threads_are_not_a_change(threads: Any) -> None:
+    """Threads change speed, never the vectors: a variant that only sets them changes nothing,
+    and beside a real change they do not make it two."""
+    base = {"settings": {"chunker": "tokens:300:0", "retriever": {"kind": "dense"}, "k": 4}}
+    same = {"settings": {**base["settings"], "retriever": {"kind": "dense", "threads": threads}}}
+    assert changes(base, same) == []
+    moved = {"settings": {**same["settings"], "k": 5}}
+    assert [c.name for c in changes(base, moved)] == ["k"]

@@ -8,12 +8,12 @@ BM25-only (a second or so per run)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 import sqlalchemy as sa
+from _experiment_files import FARE_RULES, fare_rules_experiment
 from typer.testing import CliRunner
 
 from ragmeter import Evaluation
@@ -21,7 +21,6 @@ from ragmeter.cli import app
 from ragmeter.metrics import parse
 from ragmeter.store import Store
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fare-rules"
 TOY = Path(__file__).parent / "fixtures" / "toy"
 METRIC = "R@budget=1200"
 
@@ -56,13 +55,7 @@ def cli(*args: str, columns: int = 200, input: str | None = None) -> tuple[int, 
 
 @pytest.fixture()
 def experiment(tmp_path: Path) -> Path:
-    folder = tmp_path / "exp"
-    folder.mkdir()
-    for name in ("golden.jsonl", "corpus.jsonl"):
-        shutil.copy(EXAMPLE / name, folder / name)
-    path = folder / "experiment.toml"
-    path.write_text(EXPERIMENT.format(chunker="tokens:100:0", k=12), encoding="utf-8")
-    return path
+    return fare_rules_experiment(tmp_path / "exp", EXPERIMENT.format(chunker="tokens:100:0", k=12))
 
 
 @pytest.fixture()
@@ -360,10 +353,10 @@ def test_no_store_writes_no_database_and_keeps_the_file_ledger(
 def test_answers_check_and_judge_validate_are_recorded(db: str, tmp_path: Path) -> None:
     from ragmeter.store._results import stored_rows
 
-    answers = EXAMPLE / "answers" / "baseline.jsonl"
+    answers = FARE_RULES / "answers" / "baseline.jsonl"
     code, out, err = cli(
-        "answers", "check", str(answers), "--golden", str(EXAMPLE / "golden.jsonl"),
-        "--corpus", str(EXAMPLE / "corpus.jsonl"), "--format", "json", "--db", db,
+        "answers", "check", str(answers), "--golden", str(FARE_RULES / "golden.jsonl"),
+        "--corpus", str(FARE_RULES / "corpus.jsonl"), "--format", "json", "--db", db,
     )  # fmt: skip
     assert code == 0, err
     report = json.loads(out)

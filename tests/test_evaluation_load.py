@@ -83,28 +83,16 @@ def test_ragmeter_eval_list_reads_by_run_name(tmp_path: Path) -> None:
 
 
 def test_ragmeter_run_outputs_read_back(tmp_path: Path) -> None:
-    from test_retrieval_byo import QUESTIONS, TEXTS
+    from _experiment_files import toy_experiment
 
-    from ragmeter.data import Document, Evidence, Question, write_corpus, write_golden
     from ragmeter.experiments import run_experiment
 
-    write_corpus([Document(id=k, text=v) for k, v in TEXTS.items()], tmp_path / "corpus.jsonl")
-    qs = []
-    for qid, text, doc, answer in QUESTIONS:
-        start = TEXTS[doc].index(answer)
-        qs.append(
-            Question(
-                id=qid,
-                question=text,
-                evidence=[Evidence(doc=doc, start=start, end=start + len(answer))],
-            )
-        )
-    write_golden(qs, tmp_path / "golden.jsonl")
-    (tmp_path / "experiment.toml").write_text(
+    toy_experiment(
+        tmp_path,
         'name = "two chunkings"\ngolden = "golden.jsonl"\ncorpus = "corpus.jsonl"\n'
         'output = "out"\nk = 2\nbudget = 40\nheadroom_k = 8\nmetrics = ["R", "RR", "nDCG"]\n'
         '[baseline]\nchunker = "tokens:20:0"\nretriever = "bm25"\ndepth = 10\n'
-        '[[variant]]\nname = "smaller chunks"\nchunker = "tokens:10:0"\nk = 4\n'
+        '[[variant]]\nname = "smaller chunks"\nchunker = "tokens:10:0"\nk = 4\n',
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

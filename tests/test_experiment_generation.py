@@ -10,13 +10,13 @@ context order decides the answer, which is what an order-only variant must show.
 from __future__ import annotations
 
 import json
-import shutil
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from _experiment_files import FARE_RULES, fare_rules_experiment
 from typer.testing import CliRunner
 
 from ragmeter import ValidationError
@@ -24,11 +24,10 @@ from ragmeter.cli._app import app
 from ragmeter.experiments import load_experiment, run_experiment
 from ragmeter.paired import context_budget
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fare-rules"
-GOLDEN = EXAMPLE / "golden.jsonl"
+GOLDEN = FARE_RULES / "golden.jsonl"
 #: what the module's run stored: {"ids": {variant: run id}, "rows": answer_sets rows}
 STORED: dict[str, Any] = {}
-CORPUS = EXAMPLE / "corpus.jsonl"
+CORPUS = FARE_RULES / "corpus.jsonl"
 
 GENERATOR_MODULE = '''
 import re
@@ -90,11 +89,7 @@ def done(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     (root / "g4_answers.py").write_text(GENERATOR_MODULE)
     # the example's chunking and BM25 run (built before the suite) seed the cache, so only
     # generation runs here; answers are never in it
-    for kind in ("chunkings", "runs", "bm25"):
-        if (EXAMPLE / ".ragmeter-cache" / kind).is_dir():
-            shutil.copytree(EXAMPLE / ".ragmeter-cache" / kind, root / ".ragmeter-cache" / kind)
-    path = root / "experiment.toml"
-    path.write_text(EXPERIMENT)
+    path = fare_rules_experiment(root, EXPERIMENT, files=(), cache=["chunkings", "runs", "bm25"])
     # run as `ragmeter run` does with a store: every variant recorded as it completes
     from ragmeter.store import Store
     from ragmeter.store._experiment import run_and_record

@@ -8,10 +8,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+from _experiment_files import toy_experiment
 from test_experiment_run import EXPERIMENT
-from test_retrieval_byo import QUESTIONS, TEXTS
 
-from ragmeter.data import Document, Evidence, Question, write_corpus, write_golden
 from ragmeter.experiments import Experiment, VariantResult, load_experiment, run_experiment
 from ragmeter.experiments._outputs import slug
 from ragmeter.experiments._runner import config_record_of
@@ -25,21 +24,7 @@ NAMES = ["baseline", "smaller chunks", "deeper", "k3"]
 
 @pytest.fixture
 def experiment(tmp_path) -> Path:
-    write_corpus([Document(id=k, text=v) for k, v in TEXTS.items()], tmp_path / "corpus.jsonl")
-    qs = []
-    for qid, text, doc, answer in QUESTIONS:
-        start = TEXTS[doc].index(answer)
-        qs.append(
-            Question(
-                id=qid,
-                question=text,
-                evidence=[Evidence(doc=doc, start=start, end=start + len(answer))],
-            )
-        )
-    write_golden(qs, tmp_path / "golden.jsonl")
-    path = tmp_path / "experiment.toml"
-    path.write_text(BM25_ONLY)
-    return path
+    return toy_experiment(tmp_path, BM25_ONLY)
 
 
 def quiet(path, **kwargs):

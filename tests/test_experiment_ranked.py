@@ -264,8 +264,8 @@ def test_a_document_level_variant_ranks_documents(tmp_path) -> None:
 
 
 def test_an_imported_spans_run_keeps_its_spans(tmp_path) -> None:
+    from _experiment_files import QUESTIONS, TEXTS
     from test_experiment_run import EXPERIMENT
-    from test_retrieval_byo import QUESTIONS, TEXTS
 
     from ragmeter.data import Document, Evidence, Question, write_corpus, write_golden
 

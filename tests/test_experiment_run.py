@@ -9,11 +9,10 @@ import warnings
 from pathlib import Path
 
 import pytest
-from test_retrieval_byo import QUESTIONS, TEXTS
+from _experiment_files import toy_experiment
 from typer.testing import CliRunner
 
 from ragmeter.cli._app import app
-from ragmeter.data import Document, Evidence, Question, write_corpus, write_golden
 from ragmeter.experiments import run_experiment
 from ragmeter.experiments._table import table_rows
 
@@ -53,21 +52,7 @@ reranker = { kind = "bi-encoder", model = "minilm", top = 5 }
 
 @pytest.fixture
 def experiment(tmp_path) -> Path:
-    write_corpus([Document(id=k, text=v) for k, v in TEXTS.items()], tmp_path / "corpus.jsonl")
-    qs = []
-    for qid, text, doc, answer in QUESTIONS:
-        start = TEXTS[doc].index(answer)
-        qs.append(
-            Question(
-                id=qid,
-                question=text,
-                evidence=[Evidence(doc=doc, start=start, end=start + len(answer))],
-            )
-        )
-    write_golden(qs, tmp_path / "golden.jsonl")
-    path = tmp_path / "experiment.toml"
-    path.write_text(EXPERIMENT)
-    return path
+    return toy_experiment(tmp_path, EXPERIMENT)
 
 
 def quiet_run(path: Path, **kwargs):

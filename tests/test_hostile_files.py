@@ -29,15 +29,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from _experiment_files import TEXTS, toy_experiment, write_toy_data
 from _retrieval_fakes import HashingEncoder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_retrieval_byo import QUESTIONS, TEXTS
 from typer.testing import CliRunner
 
 from ragmeter._errors import InputError, RagmeterWarning, ValidationError
 from ragmeter.cli._app import app
-from ragmeter.data import Document, Evidence, Question, load_corpus, write_corpus, write_golden
+from ragmeter.data import Document, Question, load_corpus, write_corpus, write_golden
 from ragmeter.experiments import load_experiment, run_experiment
 
 runner = CliRunner()
@@ -62,28 +62,8 @@ def cli(*args: str) -> tuple[int, str]:
     return r.exit_code, r.output
 
 
-def write_data(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    write_corpus([Document(id=k, text=v) for k, v in TEXTS.items()], folder / "corpus.jsonl")
-    qs = []
-    for qid, text, doc, answer in QUESTIONS:
-        start = TEXTS[doc].index(answer)
-        qs.append(
-            Question(
-                id=qid,
-                question=text,
-                evidence=[Evidence(doc=doc, start=start, end=start + len(answer))],
-            )
-        )
-    write_golden(qs, folder / "golden.jsonl")
-    return folder
-
-
 def experiment(folder: Path, top: str = 'output = "out"', variants: str = "") -> Path:
-    write_data(folder)
-    path = folder / "experiment.toml"
-    path.write_text(EXPERIMENT.format(top=top, variants=variants))
-    return path
+    return toy_experiment(folder, EXPERIMENT.format(top=top, variants=variants))
 
 
 def quiet(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -218,7 +198,7 @@ def test_allow_outside_lets_the_user_write_elsewhere(tmp_path: Path) -> None:
 
 
 def test_reads_outside_the_experiment_folder_are_allowed(tmp_path: Path) -> None:
-    write_data(tmp_path / "data")
+    write_toy_data(tmp_path / "data")
     folder = tmp_path / "exp"
     folder.mkdir()
     path = folder / "experiment.toml"
@@ -233,7 +213,7 @@ def test_reads_outside_the_experiment_folder_are_allowed(tmp_path: Path) -> None
 
 
 def test_relocate_into_a_folder_is_a_clean_error(tmp_path: Path, monkeypatch) -> None:
-    write_data(tmp_path)
+    write_toy_data(tmp_path)
     monkeypatch.chdir(tmp_path)
     before = listing(tmp_path)
     for extra in ((), ("--force",)):
@@ -245,7 +225,7 @@ def test_relocate_into_a_folder_is_a_clean_error(tmp_path: Path, monkeypatch) ->
 
 
 def test_relocate_never_writes_over_its_corpus(tmp_path: Path) -> None:
-    write_data(tmp_path)
+    write_toy_data(tmp_path)
     before = listing(tmp_path)
     g, c = tmp_path / "golden.jsonl", tmp_path / "corpus.jsonl"
     code, out = cli("golden", "relocate", str(g), "-c", str(c), "-o", str(c), "--force")
@@ -258,7 +238,7 @@ def test_relocate_never_writes_over_its_corpus(tmp_path: Path) -> None:
 
 
 def test_chunk_never_writes_over_its_corpus(tmp_path: Path) -> None:
-    corpus = write_data(tmp_path) / "corpus.jsonl"
+    corpus = write_toy_data(tmp_path) / "corpus.jsonl"
     before = corpus.read_bytes()
     code, out = cli("chunk", str(corpus), "-c", "tokens:20:0", "-o", str(corpus), "--force")
     assert code == 2 and "would overwrite the input" in out
@@ -266,7 +246,7 @@ def test_chunk_never_writes_over_its_corpus(tmp_path: Path) -> None:
 
 
 def test_labels_export_never_writes_over_its_golden_set(tmp_path: Path) -> None:
-    write_data(tmp_path)
+    write_toy_data(tmp_path)
     chunks = tmp_path / "chunks.jsonl"
     assert (
         cli("chunk", str(tmp_path / "corpus.jsonl"), "-c", "tokens:20:0", "-o", str(chunks))[0] == 0
@@ -349,7 +329,7 @@ def test_gate_reports_never_replace_an_input_or_a_folder(tmp_path: Path) -> None
 
 
 def test_a_lock_path_that_is_a_folder_is_a_clean_error(tmp_path: Path) -> None:
-    write_data(tmp_path)
+    write_toy_data(tmp_path)
     (tmp_path / "golden.lock.json").mkdir()
     g, c = str(tmp_path / "golden.jsonl"), str(tmp_path / "corpus.jsonl")
     for args in (

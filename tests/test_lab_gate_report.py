@@ -3,10 +3,10 @@ the same overwrite rules (an earlier report is replaced, any other file needs --
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from _experiment_files import fare_rules_experiment
 from typer.testing import CliRunner
 
 pytest.importorskip("bm25s")  # justified: the example's retriever is an optional extra
@@ -39,14 +39,12 @@ k = 12
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory, fare_rules_dir: Path) -> str:
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
     folder = tmp_path_factory.mktemp("gate")
-    for name in ("golden.jsonl", "corpus.jsonl"):
-        shutil.copy(fare_rules_dir / name, folder / name)
-    (folder / "experiment.toml").write_text(EXPERIMENT, encoding="utf-8")
+    path = fare_rules_experiment(folder, EXPERIMENT)
     url = f"sqlite:///{folder / 'store.db'}"
     with Store.open(url) as store:
-        run_and_record(store, folder / "experiment.toml")
+        run_and_record(store, path)
     return url
 
 

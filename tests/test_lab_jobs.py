@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _experiment_files import fare_rules_experiment
 
 pytest.importorskip("fastapi")  # justified: the lab is the optional [web] extra
 pytest.importorskip("bm25s")  # justified: the example's retriever is an optional extra
@@ -61,16 +62,14 @@ k = 6
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory, fare_rules_dir: Path) -> tuple[Path, Path]:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The experiment folder and a store holding its two runs, as `ragmeter run` records them
     (made once; each test gets its own copy of the store)."""
     folder = tmp_path_factory.mktemp("exp")
-    for name in ("golden.jsonl", "corpus.jsonl"):
-        shutil.copy(fare_rules_dir / name, folder / name)
-    (folder / "experiment.toml").write_text(EXPERIMENT, encoding="utf-8")
+    path = fare_rules_experiment(folder, EXPERIMENT)
     db = folder / "recorded.db"
     with Store.open(f"sqlite:///{db}") as store:
-        run_and_record(store, folder / "experiment.toml")
+        run_and_record(store, path)
     return folder, db
 
 
@@ -358,13 +357,8 @@ retriever = { kind = "bm25", k1 = 0.9, b = 0.4 }
 
 
 @pytest.fixture
-def demo_example(tmp_path: Path, fare_rules_dir: Path) -> Path:
-    folder = tmp_path / "example"
-    shutil.copytree(fare_rules_dir / "answers", folder / "answers")
-    for name in ("golden.jsonl", "corpus.jsonl"):
-        shutil.copy(fare_rules_dir / name, folder / name)
-    (folder / "experiment.toml").write_text(DEMO_EXPERIMENT, encoding="utf-8")
-    return folder
+def demo_example(tmp_path: Path) -> Path:
+    return fare_rules_experiment(tmp_path / "example", DEMO_EXPERIMENT, trees=["answers"]).parent
 
 
 def test_the_demo_ends_with_a_command_that_opens_the_lab_on_its_runs(

@@ -127,13 +127,15 @@ def test_experiments_filters_by_status_golden_and_experiment(lab: dict[str, Any]
 
 # -- comparison ------------------------------------------------------------------------------
 def _same_as_cli(page: str, c: dict[str, Any]) -> None:
+    from ragmeter._pvalue import format_p, p_is
+
     lo, hi = c["ci"]
     assert (
         f"Difference {c['mean_delta']:+.4f}, 95% interval [{lo:+.3f}, {hi:+.3f}], "
-        f"sign test p = {c['sign_test_p']:.2f}." in page
+        f"sign test p {p_is(c['sign_test_p'])}." in page
     )
     assert f"{c['wins']} / {c['losses']} / {c['ties']}" in page
-    assert f"{c['sign_test_p']:.3g}" in page
+    assert format_p(c["sign_test_p"]) in page
     for name, s in {**c["splits"], **c["slices"]}.items():
         slo, shi = s["ci"]
         assert (

@@ -10,23 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _experiment_files import QUESTIONS, TEXTS, toy_corpus, toy_experiment, toy_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_retrieval_byo import QUESTIONS, TEXTS
 from typer.testing import CliRunner
 
 from ragmeter import UsageError, ValidationError
 from ragmeter.chunking import chunk_corpus
 from ragmeter.cli._app import app
-from ragmeter.data import (
-    Corpus,
-    Document,
-    Evidence,
-    GoldenSet,
-    Question,
-    write_corpus,
-    write_golden,
-)
+from ragmeter.data import Corpus, Document, GoldenSet
 from ragmeter.experiments import load_experiment, run_experiment
 from ragmeter.io._tables import Run
 from ragmeter.labels import evaluate_spans
@@ -38,22 +30,12 @@ METRICS = ["R@1", "R@3", "Hit@3", "RR@10", "AllR@5", "R@budget=30", "RR@budget=4
 
 @pytest.fixture(scope="module")
 def corpus() -> Corpus:
-    return Corpus([Document(id=k, text=v) for k, v in TEXTS.items()])
+    return toy_corpus()
 
 
 @pytest.fixture(scope="module")
 def golden(corpus) -> GoldenSet:
-    qs = []
-    for qid, text, doc, answer in QUESTIONS:
-        start = TEXTS[doc].index(answer)
-        qs.append(
-            Question(
-                id=qid,
-                question=text,
-                evidence=[Evidence(doc=doc, start=start, end=start + len(answer), grade=2)],
-            )
-        )
-    return GoldenSet(qs, corpus=corpus)
+    return toy_golden(corpus, grade=2)
 
 
 @pytest.fixture(scope="module")
@@ -355,23 +337,9 @@ retriever = "bm25"
 
 
 def _experiment(tmp_path: Path, extra: str = "", rag: str = RAG) -> Path:
-    write_corpus([Document(id=k, text=v) for k, v in TEXTS.items()], tmp_path / "corpus.jsonl")
-    qs = []
-    for qid, text, doc, answer in QUESTIONS:
-        start = TEXTS[doc].index(answer)
-        qs.append(
-            Question(
-                id=qid,
-                question=text,
-                evidence=[Evidence(doc=doc, start=start, end=start + len(answer))],
-            )
-        )
-    write_golden(qs, tmp_path / "golden.jsonl")
     first = chunk_corpus(Corpus([Document(id="fees", text=TEXTS["fees"])]), "tokens:12:0")[0]
     (tmp_path / "rag_exp.py").write_text(f"CHUNK = {first.id!r}\n\n\n" + rag)
-    path = tmp_path / "experiment.toml"
-    path.write_text(EXPERIMENT.format(extra=extra))
-    return path
+    return toy_experiment(tmp_path, EXPERIMENT.format(extra=extra))
 
 
 def _quiet(path: Path, **kw):

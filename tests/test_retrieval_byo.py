@@ -7,50 +7,23 @@ import json
 
 import numpy as np
 import pytest
+from _experiment_files import toy_corpus, toy_golden
 
 from ragmeter import InputError, ValidationError
 from ragmeter.chunking import chunk_corpus
-from ragmeter.data import Corpus, Document, Evidence, GoldenSet, Question
+from ragmeter.data import Corpus, GoldenSet
 from ragmeter.labels import evaluate_spans
 from ragmeter.retrieval import BM25Retriever, read_byo_run, write_byo_run
-
-TEXTS = {
-    "fees": "The change fee for Standard fares is 75 dollars. Basic fares pay 150 dollars to "
-    "change. Flex fares change for free. Fees are charged per passenger and per direction.",
-    "refunds": "Refunds go back to the original form of payment. Card refunds take seven days. "
-    "Cash refunds are paid at the airport desk. Vouchers are never refunded in cash.",
-    "infants": "Infants under two years travel on a parent's lap. A lap infant pays ten percent of "
-    "the adult fare. An infant with its own seat pays the child fare.",
-    "seats": "Seat selection is free for Flex fares. Standard fares pay 15 dollars per seat. Exit "
-    "row seats cost 40 dollars and need a passenger over fifteen.",
-}
-QUESTIONS = [
-    ("q1", "What is the change fee for a Standard fare?", "fees", "75 dollars"),
-    ("q2", "How long do card refunds take?", "refunds", "seven days"),
-    ("q3", "What does a lap infant pay?", "infants", "ten percent of the adult fare"),
-    ("q4", "How much is an exit row seat?", "seats", "40 dollars"),
-    ("q5", "Are vouchers refunded in cash?", "refunds", "Vouchers are never refunded in cash"),
-]
 
 
 @pytest.fixture(scope="module")
 def corpus() -> Corpus:
-    return Corpus([Document(id=k, text=v) for k, v in TEXTS.items()])
+    return toy_corpus()
 
 
 @pytest.fixture(scope="module")
 def golden(corpus) -> GoldenSet:
-    qs = []
-    for qid, text, doc, answer in QUESTIONS:
-        start = TEXTS[doc].index(answer)
-        qs.append(
-            Question(
-                id=qid,
-                question=text,
-                evidence=[Evidence(doc=doc, start=start, end=start + len(answer), grade=2)],
-            )
-        )
-    return GoldenSet(qs, corpus=corpus)
+    return toy_golden(corpus, grade=2)
 
 
 @pytest.fixture(scope="module")

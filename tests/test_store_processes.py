@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 import sqlalchemy as sa
+from _experiment_files import fare_rules_experiment
 
 from ragmeter.store import Store
 from ragmeter.store import _models as m
@@ -74,13 +74,8 @@ INLINE_MAX = "2048"
 KILLS = 8
 
 
-def experiment(folder: Path, fare_rules_dir: Path, name: str = "bm25 only") -> Path:
-    folder.mkdir(parents=True)
-    for f in ("golden.jsonl", "corpus.jsonl"):
-        shutil.copy(fare_rules_dir / f, folder / f)
-    toml = folder / "experiment.toml"
-    toml.write_text(EXPERIMENT.format(name=name), encoding="utf-8")
-    return toml
+def experiment(folder: Path, name: str = "bm25 only") -> Path:
+    return fare_rules_experiment(folder, EXPERIMENT.format(name=name))
 
 
 def child(url: str, toml: Path, cache: Path) -> subprocess.Popen[str]:
@@ -129,10 +124,10 @@ def referenced_files_exist(store: Store) -> None:
 
 
 def test_a_killed_experiment_leaves_finished_or_interrupted_runs(
-    store_url: str, fare_rules_dir: Path, tmp_path: Path
+    store_url: str, tmp_path: Path
 ) -> None:
     Store.open(store_url, migrate=True).close()  # `ragmeter db upgrade` for a server database
-    toml = experiment(tmp_path / "exp", fare_rules_dir)
+    toml = experiment(tmp_path / "exp")
 
     # an uninterrupted run, on a cold cache: its timing spreads the kills, its rows are the truth
     t0 = time.time()
@@ -191,13 +186,11 @@ def test_a_killed_experiment_leaves_finished_or_interrupted_runs(
     assert any(i > 0 for _, i in outcomes), (delays, outcomes)
 
 
-def test_two_writers_both_finish_with_every_row(
-    store_url: str, fare_rules_dir: Path, tmp_path: Path
-) -> None:
+def test_two_writers_both_finish_with_every_row(store_url: str, tmp_path: Path) -> None:
     if not store_url.startswith("sqlite"):
         Store.open(store_url, migrate=True).close()  # a server database is migrated first
     # (a SQLite store does not exist yet: both children create and migrate it at once)
-    tomls = [experiment(tmp_path / f"exp{i}", fare_rules_dir, f"writer {i}") for i in (0, 1)]
+    tomls = [experiment(tmp_path / f"exp{i}", f"writer {i}") for i in (0, 1)]
     procs = [child(store_url, t, tmp_path / f"cache{i}") for i, t in enumerate(tomls)]
     results = [finish(p) for p in procs]
     with Store.open(store_url) as store:
@@ -214,12 +207,12 @@ def test_two_writers_both_finish_with_every_row(
         referenced_files_exist(store)
 
 
-def test_more_writers_than_cores_on_one_sqlite_file(fare_rules_dir: Path, tmp_path: Path) -> None:
+def test_more_writers_than_cores_on_one_sqlite_file(tmp_path: Path) -> None:
     """Three writers on two cores, on the embedded default: SQLite's one writer at a time,
     waited for under the busy timeout, never a 'database is locked' failure."""
     n = 3
     url = f"sqlite:///{tmp_path}/store.db"
-    tomls = [experiment(tmp_path / f"exp{i}", fare_rules_dir, f"writer {i}") for i in range(n)]
+    tomls = [experiment(tmp_path / f"exp{i}", f"writer {i}") for i in range(n)]
     procs = [child(url, t, tmp_path / f"cache{i}") for i, t in enumerate(tomls)]
     results = [finish(p) for p in procs]
     with Store.open(url) as store:

@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "ragmeter._extras": 0,
     "ragmeter._literal": 0,
     "ragmeter._numbers": 0,
+    "ragmeter._pvalue": 0,
     "ragmeter.io": 1,
     "ragmeter.metrics": 2,
     "ragmeter.data": 3,
@@ -60,6 +61,9 @@ LAYERS: dict[str, int] = {
     "ragmeter.diagnosis": 9,
     "ragmeter.generation": 9,
     "ragmeter.experiments": 10,
+    # where embedding, generation and judging run (local or Ray): wraps retrieval's encoders,
+    # generation's generators and answers' judges; the runner (same layer) hands them on
+    "ragmeter.engines": 10,
     "ragmeter.store": 11,
     "ragmeter.lab": 12,
     "ragmeter.cli": 13,  # the demo included (cli/_demo/)

@@ -12,6 +12,7 @@ RagmeterWarning (UserWarning): accepted input the user should know about
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from os import PathLike
 
@@ -67,13 +68,54 @@ class Problem:
         return f"{where}: {self.message}" if where else self.message
 
 
+#: problems of one kind listed before "... and N more like these" (all are kept in .problems)
+SHOWN_PER_KIND = 5
+
+
+def _kind(p: Problem) -> tuple[str, str, str]:
+    """What makes two problems "the same kind": file, field (indices ignored) and the message's
+    head (before a colon) with quoted names, parentheses and numbers ignored, so 7,000 lines of
+    "invalid JSON: Extra data (column 12)" are one kind and a bad label is another."""
+    head = p.message.split(":", 1)[0]
+    head = re.sub(r"'[^']*'|\"[^\"]*\"|\([^)]*\)|\d+", "#", head)
+    return (p.path or "", re.sub(r"\d+", "#", p.field or ""), head)
+
+
+def _kind_label(p: Problem) -> str:
+    """A short name of a problem's kind for the "... and N more" line."""
+    head = re.split(r"[:(]", p.message, maxsplit=1)[0].strip()
+    return f"field '{p.field}': {head}" if p.field else head
+
+
+def _listing(problems: list[Problem]) -> list[str]:
+    """Each problem on its line, at most :data:`SHOWN_PER_KIND` of a kind; the rest of a kind
+    counted on one line where the kind's last shown problem is (a file of the wrong format gives
+    one problem per line: thousands of lines that bury the one saying why)."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for p in problems:
+        counts[_kind(p)] = counts.get(_kind(p), 0) + 1
+    seen: dict[tuple[str, str, str], int] = {}
+    out: list[str] = []
+    for p in problems:
+        k = _kind(p)
+        seen[k] = seen.get(k, 0) + 1
+        if seen[k] <= SHOWN_PER_KIND:
+            out.append(f"  - {p}")
+        if seen[k] == SHOWN_PER_KIND and counts[k] > SHOWN_PER_KIND:
+            out.append(
+                f"  - ... and {counts[k] - SHOWN_PER_KIND:,} more like these ({_kind_label(p)})"
+            )
+    return out
+
+
 class ValidationError(InputError):
-    """Several input problems, all reported at once."""
+    """Several input problems, all reported at once (every one in :attr:`problems`; the message
+    lists a few of each kind and counts the rest)."""
 
     def __init__(self, problems: list[Problem], *, what: str = "input") -> None:
         self.problems = list(problems)
         head = f"{len(self.problems)} problem(s) in {what}:"
-        body = "\n".join(f"  - {p}" for p in self.problems)
+        body = "\n".join(_listing(self.problems))
         super().__init__(f"{head}\n{body}")
 
 

@@ -24,6 +24,8 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "transformers": ("local", "transformers"),
     "gguf": ("local", "gguf"),
     "accelerate": ("local", "accelerate"),
+    # the Ray engine (ragmeter.engines, --engine ray)
+    "ray": ("ray", "ray"),
 }
 
 

@@ -320,39 +320,69 @@ def load_human_labels(path: str | PathLike[str]) -> dict[str, str]:
     return out
 
 
-def load_judge_labels(path: str | PathLike[str]) -> tuple[list[JudgeLabel], dict[str, Any]]:
-    """Judge outputs: ``{"id", "label", "run"?, "order"?: "ab"|"ba", "score"?, "ok"?}`` per line
-    (also the ``judged`` records of ``ragmeter answers check --format json``). A record with
-    ``"ok": false`` or no label is a failed judgement; ``ok`` is a JSON boolean, labels as
-    :data:`LABEL_WORDS`, and one record per (id, run, order). Returns the labels and the judge
-    info when the records carry one (refusing a file that mixes two judge configurations)."""
-    out: list[JudgeLabel] = []
+def load_judge_labels(
+    path: str | PathLike[str], *, metric: str | None = None, variant: str | None = None
+) -> tuple[list[JudgeLabel], dict[str, Any]]:
+    """Judge outputs: ``{"id", "label", "run"?, "order"?: "ab"|"ba", "score"?, "ok"?}`` per line,
+    or the JSON document ``ragmeter answers check --format json`` writes (one variant's object,
+    or a list of them), whose judgements sit under ``answers[i].judged.<metric>``. A document
+    with judgements of several metrics needs ``metric``; a list of several variants needs
+    ``variant`` (both refused with the choices otherwise). A record with ``"ok": false`` or no
+    label is a failed judgement; ``ok`` is a JSON boolean, labels as :data:`LABEL_WORDS`, and one
+    record per (id, run, order). Returns the labels and the judge info when the records carry
+    one (refusing a file that mixes two judge configurations)."""
     problems: list[Problem] = []
+    report = _report_document(path)
+    if report is None:
+        if variant is not None:
+            raise UsageError(
+                f"--variant applies to the JSON of 'ragmeter answers check'; {path} is JSON "
+                "Lines of judge labels (one variant)"
+            )
+        records: list[tuple[int | None, str | None, Any]] = [
+            (line, None, rec)
+            for line, rec in _read_jsonl(path, problems)
+            if metric is None or rec.get("metric") in (None, metric)
+        ]
+    else:
+        records = [
+            (None, where, rec) for where, rec in _report_records(report, path, metric, variant)
+        ]
+    out: list[JudgeLabel] = []
     judges: set[str] = set()
-    seen: dict[tuple[str, int, str], int] = {}
-    for line, rec in _read_jsonl(path, problems):
+    seen: dict[tuple[str, int, str], str] = {}
+    for line, where, rec in records:
+
+        def bad(
+            message: str, name: str, line: int | None = line, where: str | None = where
+        ) -> None:
+            problems.append(Problem(message, str(path), line, f"{where}.{name}" if where else name))
+
+        if not isinstance(rec, dict):
+            problems.append(Problem("must be a JSON object", str(path), line, where))
+            continue
         i = rec.get("id")
         if not isinstance(i, str) or not i:
-            problems.append(Problem("needs a non-empty string", str(path), line, "id"))
+            bad("needs a non-empty string", "id")
             continue
         order = rec.get("order", "ab")
         if order not in ("ab", "ba"):
-            problems.append(Problem("must be 'ab' or 'ba'", str(path), line, "order"))
+            bad("must be 'ab' or 'ba'", "order")
             continue
         run = rec.get("run", 0)
         if not isinstance(run, int) or isinstance(run, bool) or run < 0:
-            problems.append(Problem("must be an integer >= 0", str(path), line, "run"))
+            bad("must be an integer >= 0", "run")
             continue
         ok = rec.get("ok", True)
         if not isinstance(ok, bool):
-            problems.append(Problem("must be true or false", str(path), line, "ok"))
+            bad("must be true or false", "ok")
             continue
         lab = rec.get("label") if ok else None
         if lab is not None:
             try:
                 lab = normalize_label(lab)
             except ValueError as exc:
-                problems.append(Problem(str(exc), str(path), line, "label"))
+                bad(str(exc), "label")
                 continue
         score = rec.get("score")
         if score is not None and (
@@ -360,21 +390,18 @@ def load_judge_labels(path: str | PathLike[str]) -> tuple[list[JudgeLabel], dict
             or isinstance(score, bool)
             or not math.isfinite(score)
         ):
-            problems.append(Problem("must be a finite number", str(path), line, "score"))
+            bad("must be a finite number", "score")
             continue
         key = (i, run, order)
+        here = f"line {line}" if line is not None else str(where)
         if key in seen:
-            problems.append(
-                Problem(
-                    f"second judge label for '{i}' (run {run}, order {order}; the first is on "
-                    f"line {seen[key]}); keep one",
-                    str(path),
-                    line,
-                    "id",
-                )
+            bad(
+                f"second judge label for '{i}' (run {run}, order {order}; the first is "
+                f"{seen[key]}); keep one",
+                "id",
             )
             continue
-        seen[key] = line
+        seen[key] = here
         if isinstance(rec.get("judge"), dict):
             judges.add(
                 json.dumps({"judge": rec["judge"], "prompt": rec.get("prompt")}, sort_keys=True)
@@ -392,3 +419,73 @@ def load_judge_labels(path: str | PathLike[str]) -> tuple[list[JudgeLabel], dict
     if problems:
         raise ValidationError(problems, what=str(path))
     return out, (json.loads(judges.pop()) if judges else {})
+
+
+def _report_document(path: str | PathLike[str]) -> Any:
+    """The file's JSON document when it is ``answers check --format json`` output (an object
+    with ``answers``, or a non-empty list of them); None for anything else (JSON Lines)."""
+    from .._errors import InputError
+    from ..io._reading import read_json
+
+    try:
+        doc = read_json(path)
+    except InputError:
+        return None
+
+    def one(x: Any) -> bool:
+        return isinstance(x, dict) and isinstance(x.get("answers"), list)
+
+    if one(doc) or (isinstance(doc, list) and doc and all(one(x) for x in doc)):
+        return doc
+    return None
+
+
+def _report_records(
+    doc: Any, path: str | PathLike[str], metric: str | None, variant: str | None
+) -> list[tuple[str, Any]]:
+    """``(field path, judged record)`` of one variant and one metric of an answers report."""
+    reports = [(f"[{n}].", r) for n, r in enumerate(doc)] if isinstance(doc, list) else [("", doc)]
+
+    def name(r: dict[str, Any]) -> str:
+        summary = r.get("summary")
+        return str(summary.get("variant")) if isinstance(summary, dict) else "?"
+
+    if variant is not None:
+        reports = [(p, r) for p, r in reports if name(r) == variant]
+        if not reports:
+            have = ", ".join(name(r) for r in (doc if isinstance(doc, list) else [doc]))
+            raise UsageError(f"{path} has no variant '{variant}' (it has: {have})")
+    if len(reports) > 1:
+        have = ", ".join(name(r) for _, r in reports)
+        raise UsageError(
+            f"{path} checks {len(reports)} answer variants ({have}); choose one with --variant"
+        )
+    prefix, report = reports[0]
+    answers = [(f"{prefix}answers[{n}]", a) for n, a in enumerate(report["answers"])]
+    metrics = sorted(
+        {
+            m
+            for _, a in answers
+            if isinstance(a, dict) and isinstance(a.get("judged"), dict)
+            for m in a["judged"]
+        }
+    )
+    if not metrics:
+        raise UsageError(
+            f"{path} holds no judgements: run 'ragmeter answers check' with --judge and "
+            "--judge-metrics"
+        )
+    if metric is None:
+        if len(metrics) > 1:
+            raise UsageError(
+                f"{path} holds judgements of {len(metrics)} metrics ({', '.join(metrics)}); "
+                "choose one with --metric"
+            )
+        metric = metrics[0]
+    elif metric not in metrics:
+        raise UsageError(f"{path} has no '{metric}' judgements (it has: {', '.join(metrics)})")
+    return [
+        (f"{where}.judged.{metric}", a["judged"][metric])
+        for where, a in answers
+        if isinstance(a, dict) and isinstance(a.get("judged"), dict) and metric in a["judged"]
+    ]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import Any
 
 from .._errors import RagmeterError, UsageError, ValidationError
@@ -32,7 +33,8 @@ from ._schema import AnswerSet, is_abstention, looks_abstained
 from .abstention import AbstentionSummary, abstention_verdict, summarize_abstention
 from .correctness import CORRECT_RULE, Correctness, score_correctness
 from .faithfulness import Faithfulness, _Finder, check_faithfulness
-from .judged import JudgedScore, get_metric, judge_metric, require_one_config
+from .judged import JudgedScore, get_metric, judge_metric, missing_inputs, require_one_config
+from .judges._prompts import load_prompt
 from .judges._protocol import Judge
 
 #: metadata keys shown for cited documents of faithful-but-wrong answers
@@ -296,6 +298,8 @@ def check_answers(
     judge: Judge | None = None,
     judge_metrics: Sequence[str] = (),
     contexts: Mapping[str, Sequence[str]] | None = None,
+    judge_prompts: str | PathLike[str] | None = None,
+    judge_skip_missing: bool = False,
 ) -> AnswerReport:
     """Check ``answers`` against ``golden`` (a GoldenSet or anything with ``.questions``).
 
@@ -304,7 +308,10 @@ def check_answers(
     ids}``, e.g. :func:`ragmeter.answers.contexts.prompt_contexts` of the run being diagnosed)
     is the prompt context of every answer that carries no ``context`` of its own: citations are
     checked against it and judges read it. Judge metrics run only when both ``judge`` and
-    ``judge_metrics`` are given.
+    ``judge_metrics`` are given; ``judge_prompts`` is a folder of ``<metric>.v1.txt`` prompts
+    replacing the shipped ones. A judge metric refuses answers that lack one of its inputs
+    unless ``judge_skip_missing`` (an experiment's failed generations: empty answers, already
+    counted as failed): those answers are then not judged on that metric.
     """
     from .contexts import require_chunks_for
 
@@ -328,7 +335,16 @@ def check_answers(
     finder = _Finder(index)
     ctx_of = _contexts(answers, contexts)
     judged = (
-        _run_judges(answers, questions, index, judge, judge_metrics, ctx_of)
+        _run_judges(
+            answers,
+            questions,
+            index,
+            judge,
+            judge_metrics,
+            ctx_of,
+            prompts=judge_prompts,
+            skip_missing=judge_skip_missing,
+        )
         if judge_metrics
         else {}
     )
@@ -420,6 +436,9 @@ def _run_judges(
     judge: Judge | None,
     metrics: Sequence[str],
     contexts: Mapping[str, Sequence[str]],
+    *,
+    prompts: str | PathLike[str] | None = None,
+    skip_missing: bool = False,
 ) -> dict[str, dict[str, JudgedScore]]:
     items = []
     for a in answers.answers:
@@ -444,7 +463,10 @@ def _run_judges(
         use = [
             it for it in items if "reference" not in metric.inputs or questions[it["id"]].answerable
         ]
-        scores = judge_metric(judge, metric, use)  # type: ignore[arg-type]
+        if skip_missing:
+            use = [it for it in use if not missing_inputs(metric, [it])]
+        prompt = None if prompts is None else load_prompt(name, folder=prompts)
+        scores = judge_metric(judge, metric, use, prompt=prompt)  # type: ignore[arg-type]
         all_scores += scores
         for s in scores:
             out.setdefault(s.id, {})[name] = s

@@ -196,20 +196,24 @@ def documents_of(corpus: Any) -> list[tuple[str, str]]:
     return out
 
 
-def index_texts(chunking: Chunking, corpus: Any) -> list[str]:
+def index_texts(chunking: Chunking, corpus: Any, title: bool | None = None) -> list[str]:
     """What a retriever indexes for each chunk of ``chunking``.
 
-    The chunk text, except for a chunker that joins titles (``document``): there each chunk
-    whose document has a title is indexed as ``title + " " + text``, BEIR's convention (titles
-    carry much of a scientific abstract's vocabulary). Chunk offsets and ``Chunking.text`` stay
-    those of the document text, so evidence spans map exactly as before. ``corpus`` (a Corpus,
+    ``title=True``: each chunk whose document has a (non-empty) title is indexed as
+    ``title + " " + chunk text`` (BEIR's convention for whole documents; for windows the title
+    says which document a passage comes from). ``title=False``: the chunk text alone.
+    ``title=None`` (the default, and a retriever spec without ``title``): the chunker's
+    convention, titles joined only by a chunker that joins them (``document``; titles carry much
+    of a scientific abstract's vocabulary). Chunk offsets and ``Chunking.text`` stay those of the
+    document text either way, so evidence spans map exactly as before. ``corpus`` (a Corpus,
     Documents or a mapping) supplies the titles.
     """
-    try:
-        joins = make_chunker(chunking.name).joins_title
-    except UsageError:  # an imported chunking named freely: its texts are what it holds
-        joins = False
-    if not joins:
+    if title is None:
+        try:
+            title = make_chunker(chunking.name).joins_title
+        except UsageError:  # an imported chunking named freely: its texts are what it holds
+            title = False
+    if not title:
         return list(chunking.text)
     titles = _titles_of(corpus)
     return [

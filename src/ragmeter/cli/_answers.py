@@ -50,33 +50,23 @@ def _make_judge(
     price_prompt: float | None,
     price_completion: float | None,
 ) -> Any:
+    """The judge of the ``--judge*`` options (built by :mod:`ragmeter.answers.judges._build`,
+    as an experiment's ``[judge]`` table is); None for ``--judge none``."""
+    from ..answers.judges._build import JUDGE_KINDS, JudgeOptions, make_judge
+
     if kind == "none":
         return None
+    if kind not in JUDGE_KINDS:
+        raise UsageError(f"--judge must be none, fake or openai, got '{kind}'")
     if kind == "fake":
-        from ..answers.judges.fake import FakeJudge
-
         err_console.print(
             "[yellow]FAKE JUDGE: rule-based stand-in, not a model; its scores are "
             "not evidence[/yellow]"
         )
-        return FakeJudge()
-    if kind == "openai":
-        if not url or not model:
-            raise UsageError("--judge openai needs --judge-url and --judge-model")
-        from ..answers.judges.openai import OpenAIJudge
-
-        return OpenAIJudge(
-            base_url=url,
-            model=model,
-            api_key_env=key_env,
-            timeout=timeout,
-            max_retries=retries,
-            concurrency=concurrency,
-            cache_dir=cache,
-            price_per_1k_prompt=price_prompt,
-            price_per_1k_completion=price_completion,
-        )
-    raise UsageError(f"--judge must be none, fake or openai, got '{kind}'")
+    options = JudgeOptions(
+        kind, url, model, key_env, timeout, retries, concurrency, price_prompt, price_completion
+    )
+    return make_judge(options, cache_dir=cache)
 
 
 @answers_app.command("check")
@@ -119,12 +109,24 @@ def check_cmd(
     judge_concurrency: int = typer.Option(4, help="Requests in flight at once, 1 to 256."),
     price_prompt: float | None = typer.Option(None, help="Price per 1k prompt tokens."),
     price_completion: float | None = typer.Option(None, help="Price per 1k completion tokens."),
+    judge_prompts: Path | None = typer.Option(
+        None,
+        help="Folder of judge prompts (<metric>.v1.txt) replacing the shipped ones; see "
+        "docs/judges.md.",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Send nothing: print the judge requests the check would make, how many the cache "
+        "holds, estimated tokens and cost (with prices).",
+    ),
     db: str | None = db_option(),
     no_store: bool = no_store_option(),
 ) -> None:
     """Score answers: correctness, abstention, quote/value faithfulness, faithful-but-wrong.
 
-    Exit code 1 when a judge was used and any judgement failed (the failures are listed)."""
+    Exit code 1 when a judge was used and any judgement failed (the failures are listed).
+    With --dry-run nothing is sent, scored or recorded: only the judge's work is counted."""
     from ..answers._schema import load_answers
     from ..answers.report import check_answers
     from ._render_answers import print_report
@@ -155,9 +157,19 @@ def check_cmd(
     elif k is not None or budget is not None:
         raise UsageError("--k and --budget cut a retrieval run: pass --run too")
     sets = [load_answers(p, golden=gold) for p in answers]
+    if dry_run:
+        _dry_run(j, sets, gold, corp, chk, metrics, contexts, judge_prompts, fmt)
+        return
     reports = [
         check_answers(
-            s, gold, corpus=corp, chunks=chk, judge=j, judge_metrics=metrics, contexts=contexts
+            s,
+            gold,
+            corpus=corp,
+            chunks=chk,
+            judge=j,
+            judge_metrics=metrics,
+            contexts=contexts,
+            judge_prompts=judge_prompts,
         )
         for s in sets
     ]
@@ -225,6 +237,43 @@ def check_cmd(
         raise typer.Exit(1)
 
 
+def _dry_run(
+    judge: Any,
+    sets: list[Any],
+    gold: Any,
+    corp: Any,
+    chk: Any,
+    metrics: list[str],
+    contexts: Any,
+    prompts: Path | None,
+    fmt: Format,
+) -> None:
+    """``answers check --dry-run``: the real check with a judge that records its requests and
+    sends none (:mod:`ragmeter.answers.judges._plan`); only the plan is printed."""
+    from ..answers.judges._plan import PlanningJudge
+    from ..answers.report import check_answers
+
+    if judge is None or not metrics:
+        raise UsageError("--dry-run counts a judge's calls: give --judge fake or --judge openai")
+    planner = PlanningJudge(judge)
+    for s in sets:
+        check_answers(
+            s,
+            gold,
+            corpus=corp,
+            chunks=chk,
+            judge=planner,
+            judge_metrics=metrics,
+            contexts=contexts,
+            judge_prompts=prompts,
+        )
+    if fmt == Format.json:
+        print_json(planner.plan.to_dict())
+    else:
+        for text in planner.plan.lines():
+            console.print(text, markup=False, highlight=False)
+
+
 @answers_app.command("compare")
 @handle_errors
 def compare_cmd(
@@ -236,6 +285,9 @@ def compare_cmd(
     split: str | None = typer.Option(None, help="Only questions of this split (tune/heldout)."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+    show_all: bool = typer.Option(
+        False, "--all", help="List every fixed and broken question (default: the first 10)."
+    ),
 ) -> None:
     """Paired comparison of two answer variants on 'answer correct and supported'."""
     from ..answers._schema import load_answers, require_same_questions
@@ -253,7 +305,7 @@ def compare_cmd(
     else:
         from ._render_answers import print_answer_comparison
 
-        print_answer_comparison(console, comp)
+        print_answer_comparison(console, comp, show_all=show_all)
 
 
 @judge_app.command("validate")
@@ -263,20 +315,32 @@ def validate_cmd(
     judged: Path = typer.Option(
         ...,
         "--judge",
-        help='Judge labels JSONL: {"id", "label", "run"?, "order"?: "ab"|"ba", "score"?, "ok"?}.',
+        help='Judge labels JSONL: {"id", "label", "run"?, "order"?: "ab"|"ba", "score"?, "ok"?}, '
+        "or the JSON of 'ragmeter answers check --judge ... --format json'.",
+    ),
+    metric: str | None = typer.Option(
+        None,
+        help="Judge metric to validate, when the answers-check JSON holds several "
+        "(faithfulness, correctness, ...).",
+    ),
+    variant: str | None = typer.Option(
+        None, help="Answer variant to validate, when the answers-check JSON holds several."
     ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
     db: str | None = db_option(),
     no_store: bool = no_store_option(),
 ) -> None:
     """Agreement per class, confusion matrix, Cohen's kappa, order flips, repeat variance and the
-    disagreements themselves."""
+    disagreements themselves.
+
+    The judge file is JSON Lines of labels or the JSON written by 'ragmeter answers check
+    --judge ... --format json' (its judgements under answers[i].judged)."""
     from ..answers.judge_validation import load_human_labels, load_judge_labels, validate_judge
     from ._render_answers import print_validation
     from ._store_answers import record_judge_validation
 
     store = open_store(db, no_store)
-    labels, info = load_judge_labels(judged)
+    labels, info = load_judge_labels(judged, metric=metric, variant=variant)
     humans = load_human_labels(human)
     v = validate_judge(humans, labels, judge=info)
     if fmt == Format.json:

@@ -34,6 +34,15 @@ class _Console(Console):
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Tables go through :func:`ragmeter.cli._fit.fit`: at any width no number, date or id is
+        cut (wrapped between words, or stacked one row per block when the words cannot fit)."""
+        from rich.table import Table
+
+        from ._fit import fit
+
+        super().print(*(fit(o) if isinstance(o, Table) else o for o in objects), **kwargs)
+
 
 # emoji=False: ":100:" in a chunker name such as tokens:100:0 must never become an emoji. Data
 # printed on these consoles still goes through ragmeter._literal (lit/line) or escape().
@@ -59,6 +68,13 @@ def handle_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except RagmeterError as exc:
             err_console.print(line(("error:", "red"), f" {exc}"), soft_wrap=True)
+            raise typer.Exit(2) from None
+        except OSError as exc:
+            # a path that is a folder, unreadable or on a full disk: say which, never a traceback
+            if exc.filename is None:
+                raise
+            what = exc.strerror or type(exc).__name__
+            err_console.print(line(("error:", "red"), f" {exc.filename}: {what}"), soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

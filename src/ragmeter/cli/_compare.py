@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from .._errors import RagmeterWarning, UsageError
+from .._pvalue import format_p, p_is
 from ._common import TITLE, Format, console, err_console, handle_errors, line, lit, print_json
 from ._store_options import db_option, no_store_option
 
@@ -171,7 +172,7 @@ def comparison_table(c: Comparison, width: int | None = None) -> Table:
         ]
         if c.binary:
             cells.append(f"{s.fixed}/{s.broken}")
-        cells.append(f"{s.sign_test_p:.3g}")
+        cells.append(format_p(s.sign_test_p))
         if c.slices:
             cells.append("" if holm is None else f"{holm:.3g}")
         t.add_row(*cells)
@@ -218,6 +219,13 @@ def movers_table(c: Comparison) -> Table | None:
         if ranks:
             cells.append(f"{_rank(m.rank_before)} -> {_rank(m.rank_after)}")
         t.add_row(*cells, lit(", ".join(m.slices)))
+    left = c.wins - len(c.improved), c.losses - len(c.worsened)
+    if any(n > 0 for n in left):  # a cut list says so, and how to see the rest
+        t.caption = (
+            f"the {len(c.improved)} largest of {c.wins} improved and {len(c.worsened)} largest "
+            f"of {c.losses} worsened questions (--movers N shows more; --format json lists "
+            "every question)"
+        )
     return t
 
 
@@ -237,14 +245,14 @@ def print_comparison(c: Comparison) -> None:
     console.print(
         lit(
             f"Verdict: {c.verdict}. Difference {c.mean_delta:+.4f}, "
-            f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p = "
-            f"{c.sign_test_p:.2f}."
+            f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p "
+            f"{p_is(c.sign_test_p)}."
         )
     )
     if c.randomisation is not None:
         r = c.randomisation
         how = "exact" if r.exact else f"{r.n_resamples} random sign flips"
-        console.print(f"Paired randomisation test: p = {r.p_value:.3g} ({how}).")
+        console.print(f"Paired randomisation test: p {p_is(r.p_value)} ({how}).")
     mt = movers_table(c)
     if mt is not None:
         console.print(mt)
@@ -603,6 +611,12 @@ def sweep_cmd(
     ),
     cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+    name: list[str] | None = typer.Option(
+        None,
+        "--name",
+        help="A name per run, in order (repeat the option); default: each run's tag (the last "
+        "column of a TREC line), else the file name.",
+    ),
 ) -> None:
     """A metric for several runs at every k (or token budget), and where the winner changes."""
     from ..metrics import parse_list
@@ -617,9 +631,7 @@ def sweep_cmd(
         kinds.append(("k", ks or "1..20"))
     if budgets is not None:
         kinds.append(("budget", budgets))
-    names = [p.stem for p in runs]
-    if len(set(names)) != len(names):
-        names = [str(p) for p in runs]
+    names = _run_names(runs, name or [])
     sweeps = []
     with err_console.status("scoring every run at every cutoff..."):
         for i, m in enumerate(parse_list(metrics)):
@@ -651,6 +663,36 @@ def sweep_cmd(
     else:
         for s in sweeps:
             _print_sweep(s)
+
+
+def _run_tag(path: Path) -> str | None:
+    """The tag of a TREC run (the sixth column of its first line), or None (JSONL, unreadable)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            first = next((x for x in f if x.strip()), "")
+    except OSError:
+        return None
+    cols = first.split()
+    return cols[5] if len(cols) == 6 and not first.lstrip().startswith("{") else None
+
+
+def _run_names(runs: list[Path], given: list[str]) -> list[str]:
+    """--name in order; else the runs' tags when they tell the runs apart; else the file names
+    (run.trec in every variant folder: then the folder), else the paths as given."""
+    if given:
+        if len(given) != len(runs) or len(set(given)) != len(given):
+            raise UsageError(
+                f"--name: give one distinct name per run ({len(runs)} runs, {len(given)} names)"
+            )
+        return list(given)
+    for names in (
+        [_run_tag(p) or p.stem for p in runs],
+        [p.stem for p in runs],
+        [p.parent.name or p.stem for p in runs],
+    ):
+        if len(set(names)) == len(names):
+            return names
+    return [str(p) for p in runs]
 
 
 def _span_sweep(

@@ -38,9 +38,9 @@ def diagnose_cmd(
     ),
     counts: str | None = typer.Option(
         None,
-        help="The table as counts: working,"
-        "generation_failure,from_memory,retrieval_failure"
-        "[,cites_outside_context[,support_unknown]] "
+        help="The table as counts, comma-separated: working, "
+        "generation_failure, from_memory, retrieval_failure "
+        "[, cites_outside_context [, support_unknown]] "
         "(e.g. 41,9,6,14; each 0 to 10,000,000).",
     ),
     split: str = typer.Option("tune", help="Split named in the experiment's comparison."),
@@ -89,7 +89,14 @@ def diagnose_cmd(
     if run is not None:
         if gold is None or chk is None:
             raise UsageError("--run needs --golden and --chunks to score spans")
-        evals.append(_score_run(gold, chk, run, k, budget, large_k))
+        scored = _score_run(gold, chk, run, k, budget, large_k)
+        evals.append(scored)
+        # the run was scored at the prompt (k or budget) and at the large k: say which is which
+        # (recall at a budget has no rank cutoff, so picking by cutoff would read AllR@large_k
+        # as the prompt's recall); --prompt-metric / --headroom-metric still choose
+        prompt_metric = prompt_metric or str(scored.metrics[0])
+        if len(scored.metrics) > 1:  # --k equal to --large-k: no headroom to measure
+            headroom_metric = headroom_metric or str(scored.metrics[-1])
         from ..answers.contexts import prompt_contexts
 
         # answers that carry no `context` are checked against what this run put in the prompt

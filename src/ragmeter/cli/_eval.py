@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -12,7 +13,18 @@ from rich.table import Table
 
 from .._errors import UsageError
 from ..metrics._evaluation import NO_MEAN, Evaluation
-from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors, lit, print_json
+from ._common import (
+    CAPTION,
+    TITLE,
+    Format,
+    console,
+    err_console,
+    handle_errors,
+    line,
+    lit,
+    print_json,
+)
+from ._metric_notes import note_trec_eval_names
 from ._store_options import db_option, no_store_option
 
 if TYPE_CHECKING:
@@ -61,6 +73,13 @@ def eval_cmd(
     cover: float = typer.Option(
         0.5, help="Share of a span the retrieved chunks must cover to count it found."
     ),
+    query_chunks: int | None = typer.Option(
+        None,
+        "--query-chunks",
+        min=1,
+        help="Score N slices of queries one after another, streaming each TREC run (for runs "
+        "larger than memory); the same numbers.",
+    ),
     db: str | None = db_option(),
     no_store: bool = no_store_option(),
 ) -> None:
@@ -68,6 +87,8 @@ def eval_cmd(
     from ._store_options import open_store, say_stored, store_errors
 
     store = open_store(db, no_store)
+    if metrics:
+        note_trec_eval_names(metrics)
     if golden is not None or chunks is not None:
         evals = _span_evals(
             paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates
@@ -75,6 +96,11 @@ def eval_cmd(
     else:
         if k is not None or budget is not None:
             raise UsageError("--k and --budget apply to span labels; give --golden and --chunks")
+        if query_chunks is not None:
+            from ..metrics._chunked import evaluate_chunked
+            from ..metrics._spec import parse_list
+
+            ms = parse_list(metrics or DEFAULT_METRICS)
         if len(paths) < 2:
             raise UsageError("give QRELS and at least one RUN (or --golden G --chunks C RUN ...)")
         from ..io import to_qrels, to_run
@@ -86,7 +112,23 @@ def eval_cmd(
             qrels = to_qrels(paths[0])
         evals = []
         for p in paths[1:]:
-            with err_console.status(lit(f"reading and scoring {p}")):
+            with err_console.status(lit(f"reading and scoring {p}")), warnings.catch_warnings():
+                # an id-space mismatch is kept in the Evaluation and printed after the results
+                warnings.filterwarnings("ignore", message=ID_SPACE_WARNING)
+                if query_chunks is not None:  # the run is streamed, never read whole
+                    chunked = evaluate_chunked(
+                        qrels,
+                        p,
+                        ms,
+                        query_chunks=query_chunks,
+                        duplicates=duplicates,
+                        missing=missing,
+                        ties=ties,
+                        run_name=str(p),
+                        config={"qrels": str(paths[0])},
+                    )
+                    evals.append(chunked)
+                    continue
                 run = to_run(p, duplicates=duplicates)
                 evals.append(
                     evaluate(
@@ -101,6 +143,7 @@ def eval_cmd(
                     )
                 )
     output(evals, fmt, per_query)
+    print_warnings(evals)
     if store is not None:
         run_files = paths if golden is not None or chunks is not None else paths[1:]
         with store_errors(store.url):
@@ -154,6 +197,18 @@ def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
                 console.print(per_query_table(e))
 
 
+#: the start of the id-space warning's text (ragmeter.io._id_spaces.check_item_ids)
+ID_SPACE_WARNING = r".*: none of the \d+ item id\(s\) the run retrieves is judged"
+
+
+def print_warnings(evals: list[Evaluation]) -> None:
+    """Each evaluation's warnings on stderr, after the results (stdout stays the table, JSON or
+    CSV), so the last thing read is why the numbers are suspect."""
+    for e in evals:
+        for message in e.warnings:
+            err_console.print(line(("warning:", "bold red"), f" {message}"))
+
+
 def _fmt(v: float | None) -> str:
     # no scorable query: no mean, an empty cell (never 0)
     return "" if v is None else f"{v:.6f}"
@@ -174,6 +229,11 @@ def table(evals: list[Evaluation], title: str | None = None) -> Table:
         t.add_row(lit(e.run), *(_cell(e.aggregate[n]) for n in names), str(e.n_queries))
     notes = []
     for e in evals:
+        if e.warnings:
+            notes.append(
+                f"{e.run}: no item id of the run is in the qrels: every score is 0 "
+                "(see the warning)"
+            )
         if e.n_missing or e.n_no_relevant:
             notes.append(
                 f"{e.run}: {e.n_missing} labelled queries missing from the run (counted as "

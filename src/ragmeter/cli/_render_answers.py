@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._literal import CAPTION, TITLE, lit
+from .._pvalue import p_is
 from ..answers.judge_validation import JudgeValidation
 from ..answers.paired import METRIC_LABEL, AnswerComparison
 from ..answers.report import AnswerReport
@@ -72,6 +73,8 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
             (f"judge {name} (mean, failed)", f"{_pct(j['mean'])}, {j['failed']} of {j['n']}")
         )
     for what, value in rows:
+        t.add_row(lit(what), lit(value))
+    for what, value in _judge_failures(report):
         t.add_row(lit(what), lit(value))
     caption = f"correct: {s['rule']}" + (f"\njudge: {s['judge']}" if s.get("judge") else "")
     t.caption = lit(caption, CAPTION)
@@ -153,7 +156,35 @@ def _doc(d: dict[str, Any] | Any) -> str:
     return f"{d['doc']}" + (f" ({extra})" if extra else "")
 
 
-def print_answer_comparison(console: Console, ac: AnswerComparison) -> None:
+def _judge_failures(report: AnswerReport) -> list[tuple[str, str]]:
+    """Why judgements failed, most frequent reason first (the JSON holds it per answer): a
+    count of failures without the reason (connection refused, a malformed reply) sends the
+    user to the JSON."""
+    reasons: dict[str, int] = {}
+    for c in report.checks:
+        for s in c.judged.values():
+            if not s.ok:
+                why = s.error or "no score"
+                reasons[why] = reasons.get(why, 0) + 1
+    ranked = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+    rows = [(f"judge failed ({n}x)", why) for why, n in ranked[:3]]
+    if len(ranked) > 3:
+        rest = sum(n for _, n in ranked[3:])
+        rows.append((f"judge failed ({rest}x)", f"{len(ranked) - 3} other reasons (--format json)"))
+    return rows
+
+
+def shown_ids(ids: list[str], show_all: bool, limit: int = 10) -> str:
+    """The ids, the first ``limit`` unless ``show_all``: a cut list says how much was left out
+    and how to see it."""
+    if show_all or len(ids) <= limit:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:limit])} ... and {len(ids) - limit} more (--all)"
+
+
+def print_answer_comparison(
+    console: Console, ac: AnswerComparison, *, show_all: bool = False
+) -> None:
     """Means, fixed/broken/net, the paired bootstrap interval, the sign test and the verdict."""
     c = ac.comparison
     lo, hi = c.ci
@@ -167,13 +198,13 @@ def print_answer_comparison(console: Console, ac: AnswerComparison) -> None:
     console.print(
         f"  fixed {c.fixed}, broken {c.broken}, net {c.fixed - c.broken:+d}; "
         f"{int(c.confidence * 100)}% paired bootstrap interval [{lo:+.3f}, {hi:+.3f}]; "
-        f"sign test p = {c.sign_test_p:.2f}"
+        f"sign test p {p_is(c.sign_test_p)}"
     )
     console.print(lit(f"  verdict: {c.verdict}"))
     if c.fixed_ids:
-        console.print(lit(f"  fixed: {', '.join(c.fixed_ids[:10])}"))
+        console.print(lit(f"  fixed: {shown_ids(list(c.fixed_ids), show_all)}"))
     if c.broken_ids:
-        console.print(lit(f"  broken: {', '.join(c.broken_ids[:10])}"))
+        console.print(lit(f"  broken: {shown_ids(list(c.broken_ids), show_all)}"))
 
 
 def print_validation(console: Console, v: JudgeValidation) -> None:

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._literal import CAPTION, TITLE, lit
+from .._pvalue import format_p
 from ..experiments._runner import ExperimentResult
 from ..experiments._table import (
     HEADROOM_NOTE,
@@ -114,7 +115,7 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
                 f"{r['delta']:+.3f}",
                 f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
                 f"{r['wins']}/{r['losses']}/{r['ties']}",
-                f"{r['sign_p']:.3f}",
+                format_p(r["sign_p"]),
             )
         out.append(t2)
     return out
@@ -166,6 +167,9 @@ def render_answers(result: ExperimentResult) -> list[Any]:
             str(r["model_calls"]),
         )
     out: list[Any] = [t]
+    judged = _judge_table(done, width)
+    if judged is not None:
+        out.append(judged)
     compared = [r for r in rows if r["delta_ok"] is not None]
     if compared:
         t2 = Table(
@@ -186,7 +190,7 @@ def render_answers(result: ExperimentResult) -> list[Any]:
                 f"{r['delta_ok']:+.3f}",
                 f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
                 f"{r['fixed']}/{r['broken']}",
-                f"{r['sign_p']:.3f}",
+                format_p(r["sign_p"]),
             )
         out.append(t2)
     t3 = Table(
@@ -239,6 +243,42 @@ def render_answers(result: ExperimentResult) -> list[Any]:
             t4.add_row(b, *cells)
         out.append(t4)
     return out
+
+
+def _judge_table(done: list[Any], width: int) -> Any:
+    """Each variant's judged metrics (mean score over the judgements that succeeded), failed
+    judgements and answers not judged; None when the experiment has no judge."""
+    judged = [v for v in done if v.answers.judge is not None]
+    if not judged:
+        return None
+    label = judged[0].answers.judge
+    metrics = list(dict.fromkeys(m for v in judged for m in v.answers.judged()))
+    t = Table(
+        title=lit(f"judge: {label}", TITLE),
+        title_justify="left",
+        caption=lit(
+            "mean score per judge metric over the judgements that succeeded; failed: "
+            "judgements that failed (counted as failed, never as passes); not judged: answers "
+            "with nothing to judge (a failed generation). ok above uses the judge's "
+            "faithfulness with the deterministic checks.",
+            CAPTION,
+        ),
+        caption_justify="left",
+    )
+    t.add_column("variant", min_width=width, overflow="fold")
+    for m in metrics:
+        t.add_column(lit(m.replace("_", " ")), justify="right", overflow="fold")
+    for col in ("failed", "not judged"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for v in judged:
+        j = v.answers.judged()
+        t.add_row(
+            lit(v.name),
+            *(_fmt(j[m]["mean"]) if m in j else "-" for m in metrics),
+            str(sum(x["failed"] for x in j.values())),
+            str(max((x["not_judged"] for x in j.values()), default=0)),
+        )
+    return t
 
 
 def _min_bin() -> int:

@@ -3,9 +3,11 @@ experiment."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,19 +45,37 @@ def run_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
     db: str | None = db_option(),
     no_store: bool = no_store_option(),
+    engine: str = typer.Option(
+        "local",
+        "--engine",
+        help="Where embedding, generation and judging run: local (this process) or ray "
+        "(needs the ray extra: docs/scale.md). Results are the same.",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="An existing Ray cluster (auto, host:6379 or ray://host:10001) for --engine ray; "
+        "default: start a local one for this run.",
+    ),
 ) -> None:
     """Run every variant; write run files, configs and evaluations; print the metric table.
 
     Metrics are shown at the prompt k / token budget; recall at headroom_k is labelled
     "headroom (not quality)". Re-running an unchanged experiment recomputes nothing.
+    Exit code 1 when the experiment's [judge] failed any judgement (the run still completes
+    and is stored; the failures are counted, never passed).
     """
+    from ..engines import resolve_engine
     from ..experiments import run_experiment
     from ._store_options import open_store, say_stored, store_errors
 
+    runner = resolve_engine(engine, address=ray_address)  # checked before anything runs
     store = open_store(db, no_store)
     ids: dict[str, int] = {}
-    options: dict[str, Any] = dict(console=err_console, cache_dir=cache_dir, use_cache=not no_cache)
-    with warnings.catch_warnings(record=True) as caught:
+    options: dict[str, Any] = dict(
+        console=err_console, cache_dir=cache_dir, use_cache=not no_cache, engine=runner
+    )
+    with runner_closed(runner), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagmeterWarning)
         if store is None:
             result = run_experiment(experiment, allow_outside=allow_outside, **options)
@@ -75,6 +95,24 @@ def run_cmd(
     _output(result, fmt)
     if store is not None:  # stderr: stdout stays the table, JSON or CSV
         say_stored(store, "run", list(ids.values()), "ragmeter runs list")
+    failed = sum(r.get("judge_failed") or 0 for r in result.answer_rows())
+    if failed:  # everything is written and stored; the exit code says the judge fell short
+        err_console.print(
+            line(
+                (f"{failed} judgement(s) failed", "red"),
+                "; they are recorded as failed, not as passes (see judgements.jsonl)",
+            )
+        )
+        raise typer.Exit(1)
+
+
+@contextlib.contextmanager
+def runner_closed(runner: Any) -> Iterator[None]:
+    """Stop the engine when the run ends (a Ray cluster started for it stops with it)."""
+    try:
+        yield
+    finally:
+        runner.close()
 
 
 def _output(result: ExperimentResult, fmt: Format) -> None:
@@ -91,15 +129,14 @@ def _output(result: ExperimentResult, fmt: Format) -> None:
 
     for renderable in [*render_experiment(result), *render_answers(result)]:
         console.print(renderable)
-    calls = result.total_encoder_calls
     # the user's own pipelines run every time and encode with their own models
     piped = sum(v.pipeline_errors is not None for v in result.variants)
     answers = result.answer_rows()
     made = sum(r["model_calls"] for r in answers)
     err_console.print(
         lit(
-            f"{len(result.variants)} variants in {result.seconds:.1f}s; encoder calls: {calls}"
-            f"{' (everything from the cache)' if calls == 0 and not piped else ''}"
+            f"{len(result.variants)} variants in {result.seconds:.1f}s; "
+            f"{encoder_note(result, piped=piped)}"
             + (f"; pipelines asked in place: {piped}" if piped else "")
             + (
                 f"; answers made: {made} of {sum(r['answers'] for r in answers)}"
@@ -112,6 +149,16 @@ def _output(result: ExperimentResult, fmt: Format) -> None:
     )
     if answers:
         _say_diagnose(result)
+
+
+def encoder_note(result: ExperimentResult, *, piped: int) -> str:
+    """How many texts reached an encoder: a BM25-only run has no encoder, and saying
+    "0 (everything from the cache)" there would claim a cache that was never involved."""
+    if not result.encoder_calls:
+        return "no encoder"
+    calls = result.total_encoder_calls
+    cached = " (everything from the cache)" if calls == 0 and not piped else ""
+    return f"encoder calls: {calls}{cached}"
 
 
 def _say_diagnose(result: ExperimentResult) -> None:

@@ -72,6 +72,13 @@ from ..paired._changes import changes as _logical_changes
 from ..paired._changes import chunk_size as _chunk_size
 from ..paired._changes import context_budget, same_budget
 from ..retrieval._specs import describe, is_pipeline, spec_dict
+from ._generation_settings import (
+    DEFAULT_CONTEXT,
+    generation_updates,
+    top_generation,
+    with_generation_defaults,
+)
+from ._judge import JudgeSettings, read_judge
 from ._paths import check_folders, check_writes
 from ._sources import read_level, read_source
 from ._toml_lines import Keys, key_lines, line_of
@@ -92,12 +99,6 @@ SETTING_KEYS = (
     "prompt",
     "context",
 )
-#: the context assembly when a generator is set and the file says nothing
-DEFAULT_CONTEXT = {"order": "rank", "dedupe": True, "headers": True}
-#: the sampling parameters when a generator is set and the file says nothing (temperature 0 and
-#: a fixed seed: a re-run gives the same answers where the backend allows it)
-DEFAULT_SAMPLING = {"temperature": 0.0, "seed": 0, "max_tokens": 256}
-DEFAULT_PROMPT = "answer-v1"
 DEFAULT_METRICS = ("R", "Hit", "RR", "nDCG")
 DEFAULT_DEPTH = 100
 
@@ -220,6 +221,8 @@ class Experiment:
     #: the BEIR folder the golden set and corpus are read from (None: golden and corpus files)
     beir: Path | None = None
     beir_split: str = "test"
+    #: the experiment-wide judge of the generated answers (``[judge]``, :mod:`._judge`)
+    judge: JudgeSettings | None = None
 
     @property
     def all_variants(self) -> tuple[Variant, ...]:
@@ -344,7 +347,7 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
     check_writes(written, base, ck, allow_outside=allow_outside)
     if "baseline" not in data:
         ck.add("a [baseline] table is required (chunker, retriever, depth, ...)", "baseline")
-    top = _top_generation(Settings(k=f.k, budget=f.budget), f, data, ck)
+    top = top_generation(Settings(k=f.k, budget=f.budget), f, data, ck)
     raw_base = data.get("baseline")
     baseline_settings = _settings(  # the baseline's own rules only when it is a table
         f.baseline,
@@ -396,6 +399,12 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
         checked.append((where, settings))
 
     check_folders(folders, ck)
+    judge = read_judge(f.judge, base, ck)
+    if judge is not None and baseline_settings.generator is None:
+        ck.add(
+            "the judge scores generated answers: add a [generator] table (or remove [judge])",
+            "judge",
+        )
     for where, s in checked:
         if s.depth < f.headroom_k:
             ck.add(
@@ -445,6 +454,7 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
         level=level,
         beir=source.beir,
         beir_split=source.beir_split,
+        judge=judge,
     )
 
 
@@ -477,11 +487,11 @@ def _settings(
     if "run" in fields:
         updates.update(run=base / raw["run"], retriever=None, reranker=None)
     updates.update((key, raw[key]) for key in ("depth", "k", "budget") if key in fields)
-    updates.update(_generation_updates(inherit, raw, fields, where, ck))
+    updates.update(generation_updates(inherit, raw, fields, where, ck))
     # the generator table is checked where it is written: here, or at the top level (once)
     own = "generator" in fields or (given is not None and inherit.generator is not None)
     table_at = where if "generator" in fields else ""
-    s = _with_generation_defaults(
+    s = with_generation_defaults(
         replace(inherit, **updates), where, ck, check=table_at if own else None
     )
     if given is not None:  # the baseline: what every variant inherits must be there
@@ -533,109 +543,6 @@ def _pipeline_rules(
             "baseline's pipeline chunks for itself)",
             f"{where}.chunker",
         )
-
-
-def _top_generation(top: Settings, f: Any, data: dict[str, Any], ck: _Checker) -> Settings:
-    """The top-level ``[generator]`` and ``context`` as the settings every variant inherits."""
-    raw: dict[str, Any] = {}
-    fields: set[str] = set()
-    for key in ("generator", "context"):
-        value = getattr(f, key)
-        if value is not None:
-            raw[key] = _table_dict(value)
-            fields.add(key)
-    if not fields:
-        return top
-    return replace(top, **_generation_updates(top, raw, fields, "", ck))
-
-
-def _table_dict(model: Any) -> dict[str, Any]:
-    """A validated generator/context table as written (only the keys set, extras kept)."""
-    out = {k: getattr(model, k) for k in model.model_fields_set}
-    out.update(model.model_extra or {})
-    return out
-
-
-def _generation_updates(
-    inherit: Settings, raw: dict[str, Any], fields: set[str], where: str, ck: _Checker
-) -> dict[str, Any]:
-    """The generation settings a table sets over ``inherit``: a ``generator`` table of the
-    same kind (or naming none) is merged over the inherited one, e.g. ``generator =
-    {temperature = 0.7}``; one of another kind replaces it. ``prompt`` (also inside the
-    generator table), ``order`` and ``context`` replace what they name."""
-    at = f"{where}." if where else ""
-    out: dict[str, Any] = {}
-    if "generator" in fields:
-        table = raw["generator"]
-        if not isinstance(table, dict):  # the validated model (a variant's table)
-            table = _table_dict(table)
-        table = dict(table)
-        if "prompt" in table:
-            out["prompt"] = table.pop("prompt")
-        old = inherit.generator
-        if old is None and not where.startswith("variant"):
-            out["generator"] = table
-        elif old is None:
-            ck.add(
-                "the baseline has no generator: set [generator] at the top level so that "
-                "every variant's answers compare with the baseline's",
-                f"{at}generator",
-            )
-        elif "kind" in table and table["kind"] != old.get("kind"):
-            out["generator"] = table  # another backend: nothing of the old one applies
-        else:
-            out["generator"] = {**old, **table}
-    if "prompt" in fields:
-        if "prompt" in out:
-            ck.add("set the prompt once (here or inside the generator table)", f"{at}prompt")
-        out["prompt"] = raw["prompt"]
-    context = dict(inherit.context or {})
-    if "context" in fields:
-        table = raw["context"]
-        context.update(table if isinstance(table, dict) else _table_dict(table))
-    if "order" in fields:
-        if "context" in fields and "order" in (raw["context"] or {}):
-            ck.add("set the order once (order = ... or context.order)", f"{at}order")
-        context["order"] = raw["order"]
-    if {"context", "order"} & fields:
-        out["context"] = context
-    return out
-
-
-def _with_generation_defaults(
-    s: Settings, where: str, ck: _Checker, *, check: str | None = None
-) -> Settings:
-    """Fill the prompt, context and sampling defaults of a generating variant; report
-    generation settings given without a generator. ``check`` (the table the generator is
-    written in, "" for the top level) runs the backend's own checks on it."""
-    at = f"{where}." if where else ""
-    if s.generator is None:
-        for key, value in (("prompt", s.prompt), ("context", s.context)):
-            if value is not None:
-                ck.add(
-                    f"'{key}' needs a generator: add a [generator] table (kind = \"openai\", "
-                    '"local" or "python")',
-                    f"{at}{key}",
-                )
-        return replace(s, prompt=None, context=None)
-    table = f"{check}.generator" if check else "generator"
-    if check is None:
-        pass
-    elif "kind" not in s.generator:
-        ck.add('the generator needs a kind: "openai", "local" or "python"', f"{table}.kind")
-    else:
-        from ..generation._factory import parse_generator
-
-        try:  # the backend's own options (base_url, gguf, target, ...), one problem per table
-            parse_generator(s.generator, table=table)
-        except InputError as exc:
-            ck.add(exc.message, exc.field or table)
-    return replace(
-        s,
-        generator={**DEFAULT_SAMPLING, **s.generator},
-        prompt=s.prompt or DEFAULT_PROMPT,
-        context={**DEFAULT_CONTEXT, **(s.context or {})},
-    )
 
 
 def _changes(base: Settings, s: Settings) -> tuple[str, ...]:

@@ -47,6 +47,7 @@ ANSWERS_FILE = "answers.jsonl"
 GENERATIONS_FILE = "generations.jsonl"
 CHUNKS_FILE = "chunks.jsonl"
 CHECK_FILE = "answer_check.json"
+JUDGE_FILE = "judgements.jsonl"
 #: errors listed by name in results and output (the count covers all of them)
 SHOWN_ERRORS = 5
 
@@ -75,6 +76,22 @@ class VariantAnswers:
     contexts: Mapping[str, AssembledContext] = field(default_factory=dict, repr=False)
     #: passages cited by number or id that the context does not hold, per question
     unknown_citations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the judge's label (None when the experiment has no [judge])
+    judge: str | None = None
+
+    def judged(self) -> dict[str, dict[str, Any]]:
+        """Per judge metric: answers judged, failed judgements and the mean score of the
+        judgements that succeeded (a failed one counts as failed, never as a pass); answers
+        not judged (a failed generation: no answer to judge) are counted apart."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, s in (self.report.summary().get("judged") or {}).items():
+            out[name] = {
+                "n": s["n"],
+                "failed": s["failed"],
+                "mean": s["mean"],
+                "not_judged": len(self.report.checks) - s["n"],
+            }
+        return out
 
     @property
     def errors(self) -> dict[str, str]:
@@ -130,6 +147,7 @@ class VariantAnswers:
             "model_calls": self.model_calls,
             "cache_hits": self.cache_hits,
             "seconds_per_answer": self.seconds_per_answer(),
+            **self._judge_columns(),
             "vs_baseline_n": None if comp is None else comp.n,
             "delta_ok": None if comp is None else comp.mean_delta,
             "ci_low": None if comp is None else comp.ci[0],
@@ -138,6 +156,17 @@ class VariantAnswers:
             "broken": None if comp is None else comp.broken,
             "sign_p": None if comp is None else comp.sign_test_p,
             "verdict": None if comp is None else comp.verdict,
+        }
+
+    def _judge_columns(self) -> dict[str, Any]:
+        """``judge``, ``judge_failed`` and ``judge_<metric>`` (the mean score) when judged."""
+        if self.judge is None:
+            return {}
+        judged = self.judged()
+        return {
+            "judge": self.judge,
+            "judge_failed": sum(j["failed"] for j in judged.values()),
+            **{f"judge_{name}": j["mean"] for name, j in judged.items()},
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -156,6 +185,7 @@ class VariantAnswers:
             "position": None if self.position is None else self.position.to_dict(),
             "errors": {"count": len(errors), "first": dict(list(errors.items())[:SHOWN_ERRORS])},
             "unknown_citations": {k: list(v) for k, v in self.unknown_citations.items()},
+            "judge": None if self.judge is None else {"label": self.judge, **self.judged()},
             "usage": self.usage(),
             "seconds": round(self.seconds, 3),
             "files": None
@@ -164,8 +194,14 @@ class VariantAnswers:
                 "answers": str(self.folder / ANSWERS_FILE),
                 "generations": str(self.folder / GENERATIONS_FILE),
                 "chunks": str(self.folder / CHUNKS_FILE),
+                **({"judgements": str(self.folder / JUDGE_FILE)} if self.judge else {}),
             },
         }
+
+    def judgements(self) -> list[dict[str, Any]]:
+        """Every judged score (one per answer and judge metric), as judgements.jsonl holds
+        them and the store keeps them with the run."""
+        return [s.to_dict() for c in self.report.checks for s in c.judged.values()]
 
 
 class Answering:
@@ -174,14 +210,28 @@ class Answering:
     report the others are compared with."""
 
     def __init__(
-        self, exp: Experiment, golden: Any, corpus: Any, cache_root: Path | None, progress: Any
+        self,
+        exp: Experiment,
+        golden: Any,
+        corpus: Any,
+        cache_root: Path | None,
+        progress: Any,
+        engine: Any = None,
     ) -> None:
+        from ..engines import local
+
         self.exp, self.golden, self.corpus = exp, golden, corpus
         self.cache_root, self.progress = cache_root, progress
+        #: where answers are made and judged (ragmeter.engines; caches stay here)
+        self.engine = engine if engine is not None else local()
         self._generators: dict[str, Any] = {}
         self._baseline: AnswerReport | None = None
         orders = {(v.settings.context or {}).get("order") for v in exp.all_variants}
         self.order_varies = len(orders) > 1
+        #: the experiment-wide judge (None without [judge]); replies cached under judge/
+        self.judge = (
+            None if exp.judge is None else self.engine.wrap_judge(exp.judge.build(cache_root))
+        )
 
     # -- the generator -------------------------------------------------------------------
     def generator(self, s: Settings) -> Any:
@@ -233,7 +283,7 @@ class Answering:
                 advance(n - done[0])
                 done[0] = n
 
-            generations = tuple(gen.generate(requests, report))
+            generations = tuple(self.engine.generate(gen, requests, report))
         if len(generations) != len(requests):
             raise UsageError(
                 f"generator {gen.name} returned {len(generations)} answers for "
@@ -248,8 +298,19 @@ class Answering:
         answers = answers_from_records(
             records, variant=v.name, path=None if folder is None else folder / ANSWERS_FILE
         )
-        with self.progress.step(f"check {v.name}'s answers", None):
-            rep = check_answers(answers, self.golden, corpus=self.corpus, chunks=chunking)
+        judging: dict[str, Any] = {}
+        if self.judge is not None and self.exp.judge is not None:
+            judging = dict(
+                judge=self.judge,
+                judge_metrics=self.exp.judge.metrics,
+                judge_prompts=self.exp.judge.prompt,
+                judge_skip_missing=True,  # a failed generation has no answer to judge
+            )
+        what = "check and judge" if judging else "check"
+        with self.progress.step(f"{what} {v.name}'s answers", None):
+            rep = check_answers(
+                answers, self.golden, corpus=self.corpus, chunks=chunking, **judging
+            )
             positions = evidence_positions(
                 self.golden, chunking, contexts_run(answers), cover=self.exp.cover
             )
@@ -285,10 +346,13 @@ class Answering:
             folder=folder,
             contexts=contexts,
             unknown_citations=unknown,
+            judge=None if self.judge is None else self.judge.info.label,
         )
         if folder is not None:
             from ._outputs import write_json
 
+            if result.judge is not None:
+                _jsonl(folder / JUDGE_FILE, result.judgements())
             write_json(result.to_dict(), folder / CHECK_FILE)
         return result
 

@@ -37,7 +37,7 @@ from ..metrics import Metric
 from ..metrics._evaluation import Evaluation
 from ..retrieval._cache import Cache, digest, texts_digest
 from ..retrieval._factory import EncoderPool, build_reranked, build_retriever
-from ..retrieval._progress import SILENT, ProgressSink, RichProgress
+from ..retrieval._progress import ProgressSink, progress_for
 from ..retrieval._specs import describe, is_pipeline
 from ._config import Experiment, Settings, Variant, effective_changes, load_experiment
 from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
@@ -186,6 +186,16 @@ class ExperimentResult:
 
         return table_rows(self)
 
+    def to_frame(self):  # -> pandas.DataFrame
+        """One row per variant (index ``variant``, baseline first): the columns of ``ragmeter
+        run --format csv``, unrounded. pandas is the ``pandas`` extra (MissingExtraError
+        naming it when absent)."""
+        from .._extras import require
+        from ._table import table_rows
+
+        pd = require("pandas", "DataFrame output")
+        return pd.DataFrame(table_rows(self, digits=None)).set_index("variant")
+
     def answer_rows(self) -> list[dict[str, Any]]:
         """The answers table: one row per generating variant (empty when nothing generates)."""
         return [v.answers.summary() for v in self.variants if v.answers is not None]
@@ -222,6 +232,7 @@ def run_experiment(
     on_variant: Callable[[VariantResult], None] | None = None,
     on_variant_start: Callable[[Variant, str | None], None] | None = None,
     progress: ProgressSink | None = None,
+    engine: Any = None,
 ) -> ExperimentResult:
     """Run every variant of the experiment file at ``path`` (see the module docstring).
 
@@ -237,19 +248,41 @@ def run_experiment(
     starts, so a caller can record an experiment variant by variant (a run killed half way
     keeps the variants already done). An exception from either callback stops the run and
     propagates. ``progress`` replaces the console's bars with another sink (the lab's
-    background jobs record each step into the job the page polls).
+    background jobs record each step into the job the page polls). ``engine`` is where
+    embedding, generation and judging run (:mod:`ragmeter.engines`): ``"local"`` (default),
+    ``"ray"`` (a local Ray cluster, stopped at the end) or an engine object (the caller's to
+    close, e.g. ``RayEngine(address=...)``); results are the same on every engine.
     """
     from ..data import load_corpus, load_golden
+    from ..engines import resolve_engine
+
+    if isinstance(engine, str) and engine != "local":  # named here, so stopped here
+        owned = resolve_engine(engine)
+        try:
+            return run_experiment(
+                path,
+                console=console,
+                cache_dir=cache_dir,
+                use_cache=use_cache,
+                write=write,
+                allow_outside=allow_outside,
+                on_variant=on_variant,
+                on_variant_start=on_variant_start,
+                progress=progress,
+                engine=owned,
+            )
+        finally:
+            owned.close()
+    eng = resolve_engine(engine)
 
     started = time.perf_counter()
     if isinstance(path, Experiment):
         exp = path
     else:
         exp = load_experiment(path, allow_outside=allow_outside)
-    # bars only on a terminal: in logs and CI they would print one frame per refresh
-    show = console is not None and getattr(console, "is_terminal", False)
+    # bars on a terminal; off one (logs, CI) plain lines at least every 30 s of a long step
     if progress is None:
-        progress = RichProgress(console) if show else SILENT
+        progress = progress_for(console)
     root = (
         cache_dir if cache_dir is not None else (exp.cache or exp.path.parent / ".ragmeter-cache")
     )
@@ -263,8 +296,8 @@ def run_experiment(
             corpus = load_corpus(exp.corpus)
             golden = load_golden(exp.golden, corpus)
     version = golden.version
-    pool = EncoderPool(base_dir=exp.path.parent)
-    ctx = _Context(exp, corpus, golden, cache, pool, progress, write)
+    pool = EncoderPool(base_dir=exp.path.parent, wrap=eng.wrap_encoder)
+    ctx = _Context(exp, corpus, golden, cache, pool, progress, write, eng)
     done: list[VariantResult] = []
     for v in exp.all_variants:
         if on_variant_start is not None:
@@ -302,6 +335,7 @@ class _Context:
         pool: EncoderPool,
         progress: ProgressSink,
         write: bool,
+        engine: Any = None,
     ) -> None:
         from ..chunking import get_tokenizer
 
@@ -316,7 +350,7 @@ class _Context:
         if exp.baseline.settings.generates:  # assemble, generate, check: ._generate
             from ._generate import Answering
 
-            self.answering = Answering(exp, golden, corpus, cache.root, progress)
+            self.answering = Answering(exp, golden, corpus, cache.root, progress, engine)
 
     # -- chunking ----------------------------------------------------------------------------
     def chunking(self, s: Settings) -> tuple[Any, bool]:
@@ -363,8 +397,9 @@ class _Context:
 
         s = v.settings
         assert s.retriever is not None
-        # the chunk texts, or title + text for the document chunker (BEIR's convention)
-        texts = index_texts(chunking, self.corpus)
+        # each chunk with its document's title or without (the retriever's `title`; absent: the
+        # chunker's convention, title + text for `document`, BEIR's)
+        texts = index_texts(chunking, self.corpus, title=s.retriever.get("title"))
         key = digest(
             "run",
             s.retriever,
@@ -633,6 +668,7 @@ def config_record_of(exp: Experiment, r: VariantResult) -> dict[str, Any]:
         "run_file": None if r.run_path is None else str(r.run_path),
         "notes": list(r.notes),
         **({"answers": r.answers.summary()} if r.answers is not None else {}),
+        **({"judge": exp.judge.to_dict()} if exp.judge is not None else {}),
     }
 
 

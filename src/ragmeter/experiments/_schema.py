@@ -131,6 +131,60 @@ ContextT = Annotated[
 ]
 
 
+#: the judge kinds of ``[judge]`` (:func:`ragmeter.answers.judges._build.make_judge`)
+JUDGE_KINDS = ("openai", "fake")
+#: the answer-level judge metrics an experiment may ask for (pairwise needs two answers)
+JUDGE_METRIC_NAMES = ("faithfulness", "context_relevance", "answer_relevance", "correctness")
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _env_name(value: str) -> str:
+    """A variable's name, never a key: a name has no '-' and does not mix lower case and
+    digits at a key's length (``sk_live_4f9a...`` is refused, ``OPENAI_API_KEY`` is not)."""
+    import re
+
+    key_like = value.lower().startswith(("sk-", "sk_", "bearer")) or (
+        len(value) >= 24 and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+    )
+    if key_like or not re.match(_ENV_NAME, value):
+        raise rule(
+            "'api_key_env' must be the NAME of an environment variable (letters, digits, _), "
+            "e.g. OPENAI_API_KEY, never the key itself"
+        )
+    return value
+
+
+def _judge_metrics(value: Any) -> Any:
+    value = [value] if isinstance(value, str) else value
+    names = ", ".join(JUDGE_METRIC_NAMES)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise rule(f"'metrics' must be a list of judge metrics from {names}")
+    bad = [v for v in value if v not in JUDGE_METRIC_NAMES]
+    if bad:
+        raise rule(f"unknown judge metric '{bad[0]}'; the judge may score {names}")
+    if len(set(value)) != len(value):
+        raise rule("'metrics' names a judge metric twice")
+    return value
+
+
+class JudgeTable(_Table):
+    """``[judge]``: the model judge every variant's answers are scored by (experiment-wide:
+    scores from two judges do not compare). The key is read from the variable ``api_key_env``
+    names, never from the file."""
+
+    kind: Annotated[Literal["openai", "fake"], must("one of openai, fake")] | None = None
+    base_url: Annotated[str, Field(pattern=r"\S"), must("an http(s) URL")] | None = None
+    model: Annotated[str, Field(pattern=r"\S"), must("a model name")] | None = None
+    api_key_env: Annotated[str, must("a string"), AfterValidator(_env_name)] | None = None
+    metrics: Annotated[list[str], BeforeValidator(_judge_metrics)] = ["faithfulness"]
+    timeout: Annotated[float, Field(gt=0, le=3600), must("seconds over 0, at most 3600")] = 60.0
+    retries: Annotated[int, Field(ge=0, le=20), must("a whole number from 0 to 20")] = 3
+    concurrency: Annotated[int, Field(ge=1, le=256), must("a whole number from 1 to 256")] = 4
+    prompt: RelativePath | None = None
+    price_per_1k_prompt: Annotated[float, Field(ge=0), must("a number >= 0")] | None = None
+    price_per_1k_completion: Annotated[float, Field(ge=0), must("a number >= 0")] | None = None
+
+
 class SettingsTable(_Table):
     """``[baseline]`` and each ``[[variant]]``: a name and what the variant runs."""
 
@@ -177,6 +231,10 @@ class ExperimentFile(_Table):
     cover: Annotated[float, Field(gt=0, le=1), must("a number in (0, 1]")] = 0.5
     generator: GeneratorT | None = None
     context: ContextT | None = None
+    judge: (
+        Annotated[JudgeTable, BeforeValidator(_is_table("'judge' must be a table (kind = ...)"))]
+        | None
+    ) = None
     baseline: (
         Annotated[
             SettingsTable,
@@ -194,6 +252,21 @@ def _unknown(table: dict[str, Any], keys: Keys) -> str:
         return unknown_option(table, keys)
     if len(keys) == 1:
         return f"unknown key '{keys[0]}'; keys: {', '.join(sorted(ExperimentFile.model_fields))}"
+    if keys[-1] == "judge":  # in [baseline] or a [[variant]]
+        return (
+            "the judge is experiment-wide: set [judge] at the top level; a variant cannot "
+            "change it (scores from two judges or judge prompts do not compare)"
+        )
+    if "judge" in keys[:-1]:
+        if keys[-1] == "api_key":
+            return (
+                "never write an API key into the experiment file; set api_key_env to the "
+                "name of the environment variable that holds it"
+            )
+        return (
+            f"unknown judge setting '{keys[-1]}'; [judge] may set: "
+            f"{', '.join(JudgeTable.model_fields)}"
+        )
     if "context" in keys[:-1]:
         hint = (
             " (k and budget are set at the top level, in [baseline] or in a variant: the "
@@ -251,7 +324,7 @@ def _drop(data: dict[str, Any], keys: Keys, broken: set[int]) -> None:
             broken.add(index)
             return
         table, keys = data["variant"][index], keys[2:]
-    nested = len(keys) > 1 and keys[0] in ("generator", "context")
+    nested = len(keys) > 1 and keys[0] in ("generator", "context", "judge")
     if nested and isinstance(table.get(keys[0]), dict):
         table, keys = table[keys[0]], keys[1:]  # drop the bad option, keep the table
     if keys:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -99,8 +99,15 @@ class CachedGenerator:
         )
 
     def generate(
-        self, requests: Sequence[GenerationRequest], progress: Progress | None = None
+        self,
+        requests: Sequence[GenerationRequest],
+        progress: Progress | None = None,
+        *,
+        map_slices: MapSlices | None = None,
     ) -> list[Generation]:
+        """Answers in request order; only misses reach the inner generator. ``map_slices``
+        (an engine's, :mod:`ragmeter.engines`) answers the slices of misses elsewhere, yielding
+        ``(slice number, answers)`` in any order; each slice is cached as it lands."""
         keys = [answer_key(self._fingerprint, r) for r in requests]
         out: dict[int, Generation] = {}
         todo: dict[str, list[int]] = {}
@@ -130,13 +137,27 @@ class CachedGenerator:
             # in slices, each saved before the next starts: a run stopped half way (Ctrl-C,
             # SIGKILL, a crash) keeps what was made and resumes from it
             items = list(todo.items())
-            for a in range(0, len(items), SAVE_EVERY):
-                part = items[a : a + SAVE_EVERY]
+            starts = range(0, len(items), SAVE_EVERY)
 
-                def part_progress(done: int, _n: int, a: int = a) -> None:
-                    inner_progress(a + done, len(first))
+            def here() -> Iterator[tuple[int, list[Generation]]]:
+                for j, a in enumerate(starts):
 
-                made = self.inner.generate(first[a : a + SAVE_EVERY], part_progress)
+                    def part_progress(done: int, _n: int, a: int = a) -> None:
+                        inner_progress(a + done, len(first))
+
+                    yield j, self.inner.generate(first[a : a + SAVE_EVERY], part_progress)
+
+            slices = (
+                here()
+                if map_slices is None
+                else map_slices(self.inner, [first[a : a + SAVE_EVERY] for a in starts])
+            )
+            finished = 0
+            for j, made in slices:
+                part = items[starts[j] : starts[j] + SAVE_EVERY]
+                finished += len(part)
+                if map_slices is not None:
+                    inner_progress(finished, len(first))
                 for (key, idx), g in zip(part, made, strict=True):
                     if g.error is None:
                         self._disk.put(key, _entry(g, self._fingerprint))
@@ -148,6 +169,11 @@ class CachedGenerator:
 
 #: requests handed to the generator at a time; each slice's answers are cached before the next
 SAVE_EVERY = 16
+
+#: ``map_slices(generator, slices)`` yields ``(slice number, answers)`` as each slice is done
+MapSlices = Callable[
+    [Generator, list[Sequence[GenerationRequest]]], Iterator[tuple[int, list[Generation]]]
+]
 
 
 def _entry(g: Generation, fingerprint: str) -> Mapping[str, Any]:

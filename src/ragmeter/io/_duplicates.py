@@ -96,8 +96,16 @@ def string_hashes(arr: pa.Array) -> np.ndarray | None:
     return h
 
 
+def mix(h: np.ndarray) -> np.ndarray:
+    """``string_hashes`` scrambled in place (MurmurHash3's finaliser, one-to-one): the qid side of
+    :func:`combine_hashes` must be, or structured ids (``q1``..``q999999`` against ``J0``..) xor
+    into equal pair hashes far more often than chance."""
+    return _fmix(h)
+
+
 def combine_hashes(qid_hashes: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:
-    """Pair hashes ``fmix(hq * 0x9E3779B97F4A7C15 xor hd)``, in place in ``qid_hashes``."""
+    """Pair hashes ``fmix(hq * 0x9E3779B97F4A7C15 xor hd)``, in place in ``qid_hashes``, which
+    must be :func:`mix`-ed string hashes."""
     qid_hashes *= _MULT
     qid_hashes ^= doc_hashes
     return _fmix(qid_hashes)
@@ -110,7 +118,7 @@ def pair_hashes(qid: pa.Array, doc: pa.Array) -> np.ndarray | None:
     hd = string_hashes(doc) if hq is not None else None
     if hq is None or hd is None:
         return None
-    return combine_hashes(hq, hd)
+    return combine_hashes(mix(hq), hd)
 
 
 def check_policy(duplicates: str) -> None:

@@ -6,7 +6,8 @@ rather than the wrong file. These checks make that loud.
   error); when only some questions of a golden set are, the others are ignored, and a warning
   counts them and shows a few (qrels often judge a subset of a run's queries: no warning).
 - item ids: when no item the run retrieves is judged in the qrels, the run and the qrels use two
-  id spaces (typically chunk ids against document qrels): a warning says so and how to fix it.
+  id spaces (typically chunk ids against document qrels): a warning says so and how to fix it,
+  and the Evaluation keeps it (``Evaluation.warnings``) for the CLI to print after the results.
 """
 
 from __future__ import annotations
@@ -61,29 +62,61 @@ def check_query_ids(
     )
 
 
-def check_item_ids(run_docs: pa.Array, qrels_docs: pa.Array, *, run: str, qrels: str) -> None:
-    """A RagmeterWarning when no item the run retrieves is judged in the qrels."""
+def check_item_ids(run_docs: pa.Array, qrels_docs: pa.Array, *, run: str, qrels: str) -> str | None:
+    """The message of a RagmeterWarning (issued, and returned so an Evaluation can keep it)
+    when no item the run retrieves is judged in the qrels; None when some item is."""
     if len(run_docs) == 0 or len(qrels_docs) == 0:
-        return
+        return None
     retrieved = pc.unique(flat(run_docs))
     judged = pc.unique(flat(qrels_docs))
     if pc.any(pc.is_in(retrieved, value_set=judged)).as_py():
-        return
-    warn(
+        return None
+    ids = retrieved.to_pylist()
+    message = (
         f"{run}: none of the {len(retrieved)} item id(s) the run retrieves is judged in {qrels} "
-        f"(run: {_some(retrieved.to_pylist())}; qrels: {_some(judged.to_pylist())}), so every "
-        "score is 0: the two name items differently. For a run of chunk ids, score it on span "
-        "labels (ragmeter eval --golden G --chunks C), against chunk qrels (ragmeter labels "
-        "export), or roll it up to documents first (ragmeter.labels.rollup_run)"
+        f"(run: {_some(ids)}; qrels: {_some(judged.to_pylist())}), so every score is 0: the "
+        "two name items differently."
     )
+    chunk = _chunk_of_judged(ids, set(judged.to_pylist()))
+    if chunk is not None:
+        message += (
+            f" The run's ids are chunk ids of judged documents (e.g. {chunk[0]!r} of {chunk[1]!r})."
+        )
+    message += (
+        " Score a run of chunk ids on span labels (ragmeter eval --golden G --chunks C RUN), "
+        "against chunk qrels (ragmeter labels export --golden G --chunks C -o chunks.qrels), "
+        'or on documents: level = "document" in the experiment writes document_run.trec, '
+        "ragmeter.labels.rollup_run rolls a run up in Python"
+    )
+    warn(message)
+    return message
 
 
-def check_run_against_qrels(qrels: Qrels, run: Run, *, run_name: str | None = None) -> None:
-    """Both checks for a run scored against item qrels (what ``ragmeter eval`` does)."""
+def _chunk_of_judged(ids: list[str], judged: set[str]) -> tuple[str, str] | None:
+    """The first retrieved id of the form ``doc#start-end`` (a chunk id) whose ``doc`` is
+    judged, with that document; None when no retrieved id is."""
+    for x in ids:
+        doc, sep, span = x.rpartition("#")
+        if sep and doc in judged and _is_span(span):
+            return x, doc
+    return None
+
+
+def _is_span(text: str) -> bool:
+    start, sep, end = text.partition("-")
+    return bool(sep) and start.isdigit() and end.isdigit()
+
+
+def check_run_against_qrels(
+    qrels: Qrels, run: Run, *, run_name: str | None = None
+) -> tuple[str, ...]:
+    """Both checks for a run scored against item qrels (what ``ragmeter eval`` does); returns
+    the warnings issued about the run's item ids (the Evaluation keeps them)."""
     name = run_name or run.name or "the run"
     src = qrels.source or ""
     qrels_name = "the qrels" if src.startswith("<") or not src else f"the qrels {src}"
     run_qids = pc.unique(flat(run.qid)).to_pylist()
     labelled = pc.unique(flat(qrels.qid)).to_pylist()
     check_query_ids(run_qids, labelled, run=name, labels=qrels_name, warn_some=False)
-    check_item_ids(run.doc, qrels.doc, run=name, qrels=qrels_name)
+    message = check_item_ids(run.doc, qrels.doc, run=name, qrels=qrels_name)
+    return () if message is None else (message,)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +20,35 @@ def dictionary_codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Ar
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
 
 
+@dataclass(frozen=True, eq=False)
+class ReadHints:
+    """What a reader learnt about its columns for free, kept so the engine need not recompute it.
+
+    ``doc_hashes``: ``string_hashes`` of every item id (the reader hashes them to find duplicate
+    pairs); ``qid_starts``: the rows where a run of equal query ids begins, when each query's rows
+    are contiguous (every run a different query), else None. They describe the exact arrays
+    ``qid`` and ``doc`` (compared by identity), so a Run or Qrels rebuilt with other columns
+    (``dataclasses.replace``, a ``take``) never uses hints that are not its own.
+    """
+
+    qid: pa.Array
+    doc: pa.Array
+    doc_hashes: np.ndarray | None = None
+    qid_starts: np.ndarray | None = None
+
+
+def doc_hashes_of(table: Qrels | Run) -> np.ndarray | None:
+    """The reader's per-row item id hashes of ``table``, if they describe its ``doc`` column."""
+    h = table.hints
+    return h.doc_hashes if h is not None and h.doc is table.doc else None
+
+
+def qid_starts_of(table: Qrels | Run) -> np.ndarray | None:
+    """The reader's query-run starts of ``table``, if they describe its ``qid`` column."""
+    h = table.hints
+    return h.qid_starts if h is not None and h.qid is table.qid else None
+
+
 @dataclass(frozen=True)
 class Qrels:
     """Relevance judgements: one row per (query, item) with an integer grade (0 = judged
@@ -33,6 +62,7 @@ class Qrels:
     doc: pa.Array
     rel: np.ndarray
     source: str = "<qrels>"
+    hints: ReadHints | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.rel)
@@ -51,6 +81,7 @@ class Run:
     doc: pa.Array
     score: np.ndarray
     name: str = "<run>"
+    hints: ReadHints | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.score)

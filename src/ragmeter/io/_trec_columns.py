@@ -1,9 +1,9 @@
 """Columnar TREC parsing with pyarrow.csv: no Python work per line on the happy path.
 
-Runs without tabs or comments in their first 64 KiB go first to ``_trec_fast`` (whole-file
-``read_csv`` of three columns, byte-level checks; the common case). Otherwise, or when that
-refuses the file, two tries, cheapest first; either raises ``Unclean`` when the file needs a
-slower pass:
+Runs and qrels without tabs or comments in their first 64 KiB go first to ``_trec_fast``
+(whole-file ``read_csv`` of three columns, byte-level checks; the common case). Otherwise, or
+when that refuses the file, two tries, cheapest first; either raises ``Unclean`` when the file
+needs a slower pass:
 
 1. *direct*: pyarrow reads the file (streamed, gzip decompressed on the fly) split on a single
    space, or on a single tab when the first lines use tabs. Every field is checked after the
@@ -70,12 +70,16 @@ def parse_columnar(src: Source, layout: Layout) -> Parsed:
     has_comments = head.startswith(b"#") or b"\n#" in head
     tabs = b"\t" in head
     direct = not has_comments and not (tabs and b" " in head)
-    if layout.kind == "run" and not has_comments and not tabs:
+    if not has_comments and not tabs:
         from ._trec_fast import parse_clean_run
 
         try:
             return parse_clean_run(src, layout)
         except Unclean as exc:
+            if exc.parse_error and "conversion error" in str(exc):
+                # a value no normalisation turns into a number: the file most likely has a bad
+                # line, which the caller's block check names at about one read's cost
+                raise
             # the direct pass would split the same bytes on the same spaces and fail alike
             direct = direct and not exc.parse_error
     if direct:

@@ -1,41 +1,47 @@
-"""The fast path for the common TREC run: one space between fields, no comments, no tabs.
+"""The fast path for the common TREC run or qrels: one space between fields, no comments, no tabs.
 
 pyarrow parses the whole file at once on all cores (``read_csv``; the streaming reader parses
 one block at a time) but converts only the three columns a run is scored from (``qid``, ``doc``,
-``score``); the other three (iter, rank, tag) are split but never converted. What pyarrow does
-not check is checked byte-wise while the bytes stream past (``_CheckedStream``, numpy, no Python
-per line):
+``score``) or qrels are read for (``qid``, ``doc``, ``rel``); the others (iter, rank, tag) are
+split but never converted. What pyarrow does not check is checked byte-wise while the bytes
+stream past (``_CheckedStream``, numpy, no Python per line):
 
-- pyarrow itself refuses a line with other than 6 space-separated fields;
+- pyarrow itself refuses a line with other than 6 (qrels: 4) space-separated fields;
 - no byte <= 0x20 (space, newline, control) may follow another one, and the file may neither
   start nor end with a space: so no field is empty (two spaces, or a space at a line's start or
   end) and there are no blank lines, which makes the space split equal the whitespace split;
-- the file holds exactly 6 blank bytes per row (5 separating spaces and the line end): so no
+- the file holds exactly 6 (qrels: 4) blank bytes per row (the separating spaces and the line
+  end): so no
   field holds a tab, vertical tab, form feed or other control byte (a whitespace split would cut
   there), and lines end in ``\n`` or ``\r`` alone;
-- no ``qid`` starts with ``#`` (a comment line); every score is finite;
+- no ``qid`` starts with ``#`` (a comment line); every score is finite; every grade is a
+  decimal integer that fits in 64 bits (pyarrow's integer cast, which also reads ``0x`` hex:
+  a grade holding an ``x`` is refused here);
 - no byte ``_trec_bytes`` refuses (NUL, a byte order mark after the start, a lone ``\\r``).
 
 Row ``i`` is then physical line ``i + 1``. Duplicate (qid, doc) pairs are ruled out with one
 64-bit hash per row (``_duplicates``: the qid hashed once per run of equal qids): sorted per
 block, and across blocks only for the query that straddles a boundary, when each query's rows
 are contiguous (the usual file); otherwise all hashes are sorted together. Equal hashes send the
-run to the exact check. Anything unusual raises ``Unclean`` and the general parsers take over, so
-this path only ever speeds up files it can vouch for; it never changes what a file means.
+run to the exact check. The item ids' hashes and the query runs' first rows are handed on
+(``Parsed.doc_hashes``/``qid_starts``, then ``ReadHints`` on the Run or Qrels): the engine's
+grade join and query codes reuse them instead of hashing and comparing every row again.
+Anything unusual raises ``Unclean`` and the general parsers take over, so this path only ever
+speeds up files it can vouch for; it never changes what a file means.
 """
 
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._duplicates import combine_hashes, pair_hashes, string_hashes
+from ._duplicates import combine_hashes, mix, string_hashes
 from ._source import Source
 from ._trec_arrays import concat_numbers as _concat_numbers
 from ._trec_arrays import concat_strings as _concat_strings
@@ -49,10 +55,12 @@ _MAX_WORKERS = 4
 
 
 def parse_clean_run(src: Source, layout: Layout) -> Parsed:
-    """Parse a clean run (see module doc) or raise Unclean; ``layout`` must be the run layout."""
+    """Parse a clean run or qrels file (see module doc) or raise Unclean."""
     import pyarrow.csv as pcsv
 
     keep = ["qid", "doc", layout.value]
+    # grades are cast per block (on the worker threads) so their text can be checked first
+    value_type = pa.float64() if layout.value == "score" else pa.string()
     try:
         with src.arrow_stream() as raw:
             stream = _CheckedStream(raw)
@@ -75,11 +83,11 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
                     column_types={
                         "qid": pa.string(),
                         "doc": pa.string(),
-                        layout.value: pa.float64(),
+                        layout.value: value_type,
                     },
                 ),
             )
-            stream.finish(table.num_rows)
+            stream.finish(table.num_rows, layout.width)
         blocks = [b.columns for b in table.to_batches() if b.num_rows]  # zero-copy, per block
         del table
         workers = max(1, min(_MAX_WORKERS, os.cpu_count() or 1))
@@ -97,7 +105,12 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
         for i, start in zip(infos, starts[:-1], strict=True)
         if len(i.bad_scores)
     ]
-    score = _concat_numbers([b.pop() for b in blocks], np.float64)
+    if layout.value == "score":
+        score = _concat_numbers([b.pop() for b in blocks], np.float64)
+    else:
+        score = _concat_numbers([i.grades for i in infos], np.int64)
+        for b in blocks:
+            b.pop()
     if bad:
         _report(
             src,
@@ -108,14 +121,36 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
         )
     grouped = _queries_contiguous(infos)
     maybe_dup = grouped and _repeats_in_blocks(infos)
+    qid_starts = _run_starts(infos, starts) if grouped else None
+    doc_hashes = _concat_numbers([i.pop_doc_hashes() for i in infos], np.uint64)
     doc = _concat_strings([b.pop() for b in blocks])
     qid = _concat_strings([b.pop() for b in blocks])
     if not grouped:  # queries interleave: compare every row's hash with every other's
-        keys = pair_hashes(qid, doc)
-        assert keys is not None  # every block was hashed
+        hq = string_hashes(qid)
+        assert hq is not None  # every block was hashed
+        keys = combine_hashes(mix(hq), doc_hashes)
         keys.sort()
         maybe_dup = bool((keys[1:] == keys[:-1]).any())
-    return Parsed(qid=qid, doc=doc, value=score, line_of=rows_are_lines, maybe_duplicates=maybe_dup)
+        del keys
+    return Parsed(
+        qid=qid,
+        doc=doc,
+        value=score,
+        line_of=rows_are_lines,
+        maybe_duplicates=maybe_dup,
+        doc_hashes=doc_hashes,
+        qid_starts=qid_starts,
+    )
+
+
+def _run_starts(infos: list[_Block], offsets: np.ndarray) -> np.ndarray:
+    """The rows where a run of equal qids begins, over the whole file (a run continued from the
+    previous block is one run)."""
+    parts = [
+        (i.starts[1:] if c else i.starts) + int(off)
+        for i, c, off in zip(infos, _continues(infos), offsets[:-1], strict=True)
+    ]
+    return np.concatenate(parts).astype(np.int64, copy=False)
 
 
 @dataclass
@@ -127,10 +162,20 @@ class _Block:
     head: np.ndarray  # pair hashes of the first run's rows
     tail: np.ndarray  # pair hashes of the last run's rows
     bad_scores: np.ndarray  # rows whose score is NaN or infinite
+    grades: np.ndarray | None = None  # qrels: the int64 grades
+    query_hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))  # per run
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # first row per run
+    doc_hashes: np.ndarray | None = None  # string_hashes of each row's doc (kept for the join)
+
+    def pop_doc_hashes(self) -> np.ndarray:
+        """The doc hashes, released from the block (the caller copies them into one array)."""
+        h, self.doc_hashes = self.doc_hashes, None
+        assert h is not None
+        return h
 
 
 def _check_block(qid: pa.Array, doc: pa.Array, score: pa.Array) -> _Block:
-    """Per-block checks (comment lines, finite scores) and pair hashes."""
+    """Per-block checks (comment lines, finite scores, integer grades) and pair hashes."""
     offsets = _offsets(qid)
     starts = np.concatenate(
         (np.zeros(1, np.int64), _true_rows(pc.not_equal(qid[1:], qid[:-1])) + 1)
@@ -144,19 +189,31 @@ def _check_block(qid: pa.Array, doc: pa.Array, score: pa.Array) -> _Block:
     if hq is None or hd is None:
         raise Unclean("ids could not be hashed")
     lengths = np.diff(np.append(starts, len(qid)))
-    keys = combine_hashes(np.repeat(hq, lengths), hd)
+    mix(hq)
+    keys = combine_hashes(np.repeat(hq, lengths), hd)  # hd itself is kept unchanged
     head = keys[: lengths[0]].copy()
     tail = keys[int(starts[-1]) :].copy()
     keys.sort()
+    repeat = bool((keys[1:] == keys[:-1]).any())
+    del keys
+    if pa.types.is_string(score.type):  # qrels grades, as text
+        grades = _grades(score)
+        return _Block(queries, repeat, head, tail, np.empty(0, np.int64), grades, hq, starts, hd)
     values = score.to_numpy()
     finite = np.isfinite(values)
-    return _Block(
-        queries,
-        bool((keys[1:] == keys[:-1]).any()),
-        head,
-        tail,
-        np.empty(0, np.int64) if finite.all() else np.flatnonzero(~finite),
-    )
+    bad = np.empty(0, np.int64) if finite.all() else np.flatnonzero(~finite)
+    return _Block(queries, repeat, head, tail, bad, None, hq, starts, hd)
+
+
+def _grades(rel: pa.Array) -> np.ndarray:
+    """The int64 grades of a block; ValueError for one pyarrow reads but a grade is not
+    (``0x10``: a hex number); pyarrow's own error for text that is no integer (``+1``, ``1.0``)
+    or overflows."""
+    o = _offsets(rel)
+    text = np.frombuffer(rel.buffers()[2], dtype=np.uint8)[int(o[0]) : int(o[-1])]
+    if ((text | 0x20) == ord("x")).any():
+        raise ValueError("a hexadecimal grade")
+    return rel.cast(pa.int64()).to_numpy()
 
 
 def _true_rows(mask: pa.BooleanArray) -> np.ndarray:
@@ -176,8 +233,16 @@ def _continues(infos: list[_Block]) -> list[bool]:
 
 
 def _queries_contiguous(infos: list[_Block]) -> bool:
-    """True when each query's rows form one stretch of the file."""
-    runs = sum(len(i.queries) for i in infos) - sum(_continues(infos))
+    """True when each query's rows form one stretch of the file: no two runs of equal qids
+    (a run continued from the previous block aside) hash alike, else compared exactly."""
+    cont = _continues(infos)
+    hashes = np.concatenate(
+        [i.query_hashes[1:] if c else i.query_hashes for i, c in zip(infos, cont, strict=True)]
+    )
+    hashes.sort()
+    if not (hashes[1:] == hashes[:-1]).any():
+        return True  # equal qids hash alike: all runs have different qids
+    runs = sum(len(i.queries) for i in infos) - sum(cont)
     return bool(pc.count_distinct(pa.concat_arrays([i.queries for i in infos])).as_py() == runs)
 
 
@@ -243,13 +308,13 @@ class _CheckedStream:
         self._blanks += int(np.count_nonzero(blank))
         self._last = int(data[-1])
 
-    def finish(self, rows: int) -> None:
-        """Check the whole file: 5 spaces and 1 line end per row (the last line end may be
-        missing), nothing else blank; the file does not end in a space."""
+    def finish(self, rows: int, width: int) -> None:
+        """Check the whole file: ``width - 1`` spaces and 1 line end per row (the last line end
+        may be missing), nothing else blank; the file does not end in a space."""
         self._guard.finish()
         if self._last == 0x20:
             raise ValueError("a space at the end of the file")
-        expected = 6 * rows - (0 if self._last in (0x0A, 0x0D) else 1)
+        expected = width * rows - (0 if self._last in (0x0A, 0x0D) else 1)
         if self._blanks != expected:
             raise ValueError("a tab, control byte or CRLF line end")
 

@@ -87,6 +87,8 @@ class Parsed:
     value: np.ndarray
     line_of: LineOf | None
     maybe_duplicates: bool = True
+    doc_hashes: np.ndarray | None = None  # string_hashes of each doc, when computed for free
+    qid_starts: np.ndarray | None = None  # rows starting a run of equal qids (queries contiguous)
 
 
 def rows_are_lines(rows: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from ._duplicates import Table, check_policy, dedupe_qrels, dedupe_run
 from ._source import Source, open_source
-from ._tables import Qrels, Run
+from ._tables import Qrels, ReadHints, Run
 from ._trec_format import QRELS, RUN, Layout, LineOf, Unclean
 
 __all__ = ["read_qrels", "read_run"]
@@ -32,8 +32,9 @@ def read_run(
     def dedupe(t: Table, line_of: LineOf | None) -> Table:
         return dedupe_run(t, policy=duplicates, source=src.display, line_of=line_of)
 
-    t = _read(src, RUN, dedupe)
-    return Run(qid=t.qid, doc=t.doc, score=t.value, name=src.display if name is None else name)
+    t, hints = _read_hinted(src, RUN, dedupe)
+    display = src.display if name is None else name
+    return Run(qid=t.qid, doc=t.doc, score=t.value, name=display, hints=hints)
 
 
 def read_qrels(path: str | os.PathLike[str]) -> Qrels:
@@ -47,24 +48,36 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     def dedupe(t: Table, line_of: LineOf | None) -> Table:
         return dedupe_qrels(t, source=src.display, line_of=line_of)
 
-    t = _read(src, QRELS, dedupe)
-    return Qrels(qid=t.qid, doc=t.doc, rel=t.value, source=src.display)
+    t, hints = _read_hinted(src, QRELS, dedupe)
+    return Qrels(qid=t.qid, doc=t.doc, rel=t.value, source=src.display, hints=hints)
 
 
 def _read(src: Source, layout: Layout, dedupe: Callable[[Table, LineOf | None], Table]) -> Table:
     """Columnar parse when it can vouch for the file, else the line-by-line pass."""
+    return _read_hinted(src, layout, dedupe)[0]
+
+
+def _read_hinted(
+    src: Source, layout: Layout, dedupe: Callable[[Table, LineOf | None], Table]
+) -> tuple[Table, ReadHints | None]:
+    """Columnar parse when it can vouch for the file, else the line-by-line pass; with the
+    parse's hints for the engine (None when the parse had none or duplicates changed the rows)."""
     from ._trec_columns import parse_columnar
     from ._trec_lines import parse_lines
 
     try:
         parsed = parse_columnar(src, layout)
         table = Table(parsed.qid, parsed.doc, parsed.value)
-        return dedupe(table, parsed.line_of) if parsed.maybe_duplicates else table
+        kept = dedupe(table, parsed.line_of) if parsed.maybe_duplicates else table
     except Unclean:
         pass
+    else:
+        if kept is not table or (parsed.doc_hashes is None and parsed.qid_starts is None):
+            return kept, None
+        return kept, ReadHints(kept.qid, kept.doc, parsed.doc_hashes, parsed.qid_starts)
     check_file(src, layout)
     parsed = parse_lines(src, layout)
-    return dedupe(Table(parsed.qid, parsed.doc, parsed.value), parsed.line_of)
+    return dedupe(Table(parsed.qid, parsed.doc, parsed.value), parsed.line_of), None
 
 
 def check_file(src: Source, layout: Layout) -> None:

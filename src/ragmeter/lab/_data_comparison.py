@@ -11,6 +11,7 @@ from urllib.parse import quote
 import numpy as np
 
 from .._errors import NotFoundError, UsageError
+from .._pvalue import format_p, p_is
 
 #: the bootstrap histogram: at most this many bars (pre-binned here, not in the browser)
 MAX_BINS = 40
@@ -163,7 +164,7 @@ def _row(label: str, s: Any, holm: float | None = None, small: bool = False) -> 
         "ci": _fmt_ci(s.ci),
         "wlt": f"{s.wins}/{s.losses}/{s.ties}",
         "fixed_broken": None if s.fixed is None else f"{s.fixed}/{s.broken}",
-        "p": f"{s.sign_test_p:.3g}",
+        "p": format_p(s.sign_test_p),
         "holm": None if holm is None else f"{holm:.3g}",
         "small": small,
     }
@@ -227,12 +228,12 @@ def comparison_context(
         "broken": c.broken,
         "fixed_ids": links(c.fixed_ids),
         "broken_ids": links(c.broken_ids),
-        "sign_p": f"{c.sign_test_p:.3g}",
-        "sign_p_2": f"{c.sign_test_p:.2f}",
+        "sign_p": format_p(c.sign_test_p),
+        "sign_p_2": format_p(c.sign_test_p),
         "verdict": c.verdict,
         "verdict_line": f"Verdict: {c.verdict}. Difference {c.mean_delta:+.4f}, "
-        f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p = "
-        f"{c.sign_test_p:.2f}.",
+        f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p "
+        f"{p_is(c.sign_test_p)}.",
         "bootstrap": f"paired percentile bootstrap, {c.n_resamples} resamples, seed {c.seed} "
         f"({c.bootstrap_method}); exact two-sided sign test, ties dropped",
         "rows": rows,

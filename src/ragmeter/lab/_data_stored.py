@@ -36,23 +36,29 @@ def answer_sets(store: Any, golden_version: str | None = None) -> list[dict[str,
         return [dict(r._mapping) for r in conn.execute(q)]
 
 
-def answer_set(store: Any, set_id: int) -> dict[str, Any]:
-    """One answer set: its headline row, the answers as stored and the report it was given."""
+def _stored(store: Any, table: str, blob: str, row_id: int, what: str, rows: str) -> dict[str, Any]:
+    """One stored answer set or judge validation: its headline row (without the blob id), its
+    report and its JSON records under ``rows`` (NotFoundError naming ``what`` when absent)."""
     import sqlalchemy as sa
 
     from ..store import _models as m
     from ..store._engine import reading
     from ..store._results import stored_rows
 
-    t = m.answer_sets
+    t = m.metadata.tables[table]
     with reading(store.engine) as conn:
-        row = conn.execute(sa.select(t).where(t.c.id == int(set_id))).first()
+        row = conn.execute(sa.select(t).where(t.c.id == int(row_id))).first()
     if row is None:
-        raise NotFoundError(f"the store has no answer set {set_id}")
-    out = {k: v for k, v in row._mapping.items() if k != "answers_blob"}
+        raise NotFoundError(f"the store has no {what} {row_id}")
+    out = {k: v for k, v in row._mapping.items() if k != blob}
     out["report"] = _json(row.report)
-    out["answers"] = stored_rows(store, "answer_sets", "answers_blob", int(set_id))
+    out[rows] = stored_rows(store, table, blob, int(row_id))
     return out
+
+
+def answer_set(store: Any, set_id: int) -> dict[str, Any]:
+    """One answer set: its headline row, the answers as stored and the report it was given."""
+    return _stored(store, "answer_sets", "answers_blob", set_id, "answer set", "answers")
 
 
 def judge_validations(store: Any) -> list[dict[str, Any]]:
@@ -78,18 +84,4 @@ def judge_validations(store: Any) -> list[dict[str, Any]]:
 
 def judge_validation(store: Any, vid: int) -> dict[str, Any]:
     """One judge validation: judge, prompt, the labels (with the human label) and the report."""
-    import sqlalchemy as sa
-
-    from ..store import _models as m
-    from ..store._engine import reading
-    from ..store._results import stored_rows
-
-    t = m.judge_labels
-    with reading(store.engine) as conn:
-        row = conn.execute(sa.select(t).where(t.c.id == int(vid))).first()
-    if row is None:
-        raise NotFoundError(f"the store has no judge validation {vid}")
-    out = {k: v for k, v in row._mapping.items() if k != "labels_blob"}
-    out["report"] = _json(row.report)
-    out["labels"] = stored_rows(store, "judge_labels", "labels_blob", int(vid))
-    return out
+    return _stored(store, "judge_labels", "labels_blob", vid, "judge validation", "labels")

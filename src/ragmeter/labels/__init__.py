@@ -15,6 +15,7 @@ from ._documents import document_qrels, rollup_run
 from ._files import evaluate_spans_files
 from ._mapping import Overlaps, SpanTable, map_spans, overlap_pairs
 from ._qrels import chunk_qrels, write_chunk_qrels
+from ._span_mapping import SpanMapping, span_mapping
 from ._span_metrics import (
     DEFAULT_COVER,
     DEFAULT_METRICS,
@@ -30,6 +31,7 @@ __all__ = [
     "BudgetRow",
     "ContextSetting",
     "Overlaps",
+    "SpanMapping",
     "SpanTable",
     "assemble",
     "budget_table",
@@ -44,6 +46,7 @@ __all__ = [
     "map_spans",
     "overlap_pairs",
     "rollup_run",
+    "span_mapping",
     "span_metric_list",
     "write_chunk_qrels",
 ]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import UsageError
 from ..metrics._evaluation import Evaluation
+from ._span_mapping import span_mapping
 from ._span_metrics import DEFAULT_COVER, evaluate_spans, span_metric_list
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ def evaluate_spans_files(
     golden_set = load_golden(golden, corpus=corpus_obj)
     chunking = load_chunking(chunks, corpus=corpus_obj)  # without a corpus, evaluate_spans
     # checks the spans against the chunking (check_spans_within_chunking)
+    mapping = span_mapping(golden_set, chunking)  # once for every run
     out = []
     for path in runs:
         run = _read_run(Path(path), duplicates)
@@ -85,6 +87,7 @@ def evaluate_spans_files(
             ties=ties,
             missing=missing,
             run_name=str(path),
+            mapping=mapping,
         )
         config = dict(ev.config, golden=str(golden), chunks=str(chunks))
         out.append(dataclasses.replace(ev, config=config))

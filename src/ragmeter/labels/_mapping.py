@@ -16,6 +16,7 @@ other; empty chunks and spans never overlap anything.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,16 +107,18 @@ def overlap_pairs(
 
 
 def encode_docs(*columns: Sequence[str]) -> list[np.ndarray]:
-    """Integer codes for document ids, shared across the given columns."""
-    codes: dict[str, int] = {}
-    out = []
-    for col in columns:
-        out.append(
-            np.fromiter(
-                (codes.setdefault(d, len(codes)) for d in col), dtype=np.int64, count=len(col)
-            )
-        )
-    return out
+    """Integer codes for document ids, shared across the given columns (in order of first
+    appearance), hashed in Arrow without a Python object per id."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrays = [c if isinstance(c, pa.Array) else pa.array(c, type=pa.string()) for c in columns]
+    if not arrays:
+        return []
+    codes = pc.dictionary_encode(pa.concat_arrays(arrays)).indices.to_numpy(zero_copy_only=False)
+    codes = codes.astype(np.int64, copy=False)
+    bounds = np.cumsum([0] + [len(a) for a in arrays])
+    return [codes[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 @dataclass(frozen=True)
@@ -144,24 +147,63 @@ class SpanTable:
 
     @classmethod
     def from_questions(cls, questions: Iterable[Question]) -> SpanTable:
+        """One Python step per evidence item (reading its fields); the rest in numpy. The
+        required spans are ``Question.required_spans()``: the spans marked ``required: true``
+        when any span of the question is marked, else every span of its top grade."""
         qids: list[str] = []
-        rows: list[tuple[int, int, str, int, int, int, bool]] = []
+        q_of: list[int] = []
+        docs: list[str] = []
+        nums: list[int] = []  # start, end, grade, required flag (-1 unmarked, 0 false, 1 true)
         for qi, q in enumerate(questions):
             qids.append(q.id)
-            req = set(q.required_spans())
-            for j, ev in enumerate(q.evidence):
-                rows.append((qi, j, ev.doc, ev.start, ev.end, ev.grade, j in req))
-        cols: list[tuple[object, ...]] = list(zip(*rows, strict=True)) if rows else [()] * 7
+            for ev in q.evidence:
+                q_of.append(qi)
+                docs.append(ev.doc)
+                r = ev.required
+                nums += (ev.start, ev.end, ev.grade, -1 if r is None else int(bool(r)))
+        question = np.asarray(q_of, dtype=np.int64)
+        cols = np.asarray(nums, dtype=np.int64).reshape(-1, 4)
+        grade, flag = cols[:, 2], cols[:, 3]
+        first = np.r_[True, question[1:] != question[:-1]] if len(question) else question > 0
+        starts = np.flatnonzero(first)
+        evidence = np.arange(len(question)) - np.repeat(
+            starts, np.diff(np.r_[starts, len(question)])
+        )
+        nq = len(qids)
+        marked = np.bincount(question, weights=flag >= 0, minlength=nq) > 0
+        top = np.full(nq, np.iinfo(np.int64).min)
+        if len(question):
+            top[question[starts]] = np.maximum.reduceat(grade, starts)
+        required = np.where(marked[question], flag == 1, grade == top[question])
         return cls(
             question_ids=tuple(qids),
-            question=np.asarray(cols[0], dtype=np.int64),
-            evidence=np.asarray(cols[1], dtype=np.int64),
-            doc=[str(d) for d in cols[2]],
-            start=np.asarray(cols[3], dtype=np.int64),
-            end=np.asarray(cols[4], dtype=np.int64),
-            grade=np.asarray(cols[5], dtype=np.int64),
-            required=np.asarray(cols[6], dtype=bool),
+            question=question,
+            evidence=evidence.astype(np.int64),
+            doc=docs,
+            start=cols[:, 0].copy(),
+            end=cols[:, 1].copy(),
+            grade=grade.copy(),
+            required=required.astype(bool),
         )
+
+    def of_questions(self, rows: Sequence[int]) -> tuple[SpanTable, np.ndarray]:
+        """The table ``from_questions`` gives for the questions ``rows`` (in that order), and
+        the row of this table each of its rows comes from."""
+        new_of_old = np.full(len(self.question_ids), -1, dtype=np.int64)
+        new_of_old[np.asarray(rows, dtype=np.int64)] = np.arange(len(rows))
+        new_q = new_of_old[self.question]
+        keep = np.flatnonzero(new_q >= 0)
+        keep = keep[np.argsort(new_q[keep], kind="stable")]  # question-major, evidence order
+        return SpanTable(
+            question_ids=tuple(self.question_ids[i] for i in rows),
+            question=new_q[keep],
+            evidence=self.evidence[keep],
+            doc=[self.doc[i] for i in keep.tolist()],
+            start=self.start[keep],
+            end=self.end[keep],
+            grade=self.grade[keep],
+            required=self.required[keep],
+        ), keep
 
 
 def questions_of(golden: Any) -> list[Question]:
@@ -173,15 +215,21 @@ def questions_of(golden: Any) -> list[Question]:
     return out
 
 
-def map_spans(spans: SpanTable, chunking: Any) -> Overlaps:
-    """Overlaps between the spans of a golden set and the chunks of a chunking."""
-    span_codes, chunk_codes = encode_docs(spans.doc, chunking.doc)
+def map_spans(
+    spans: SpanTable, chunking: Any, codes: tuple[np.ndarray, np.ndarray] | None = None
+) -> Overlaps:
+    """Overlaps between the spans of a golden set and the chunks of a chunking.
+
+    ``codes``: the (span, chunk) document codes from ``encode_docs`` when already computed."""
+    span_codes, chunk_codes = encode_docs(spans.doc, chunking.doc) if codes is None else codes
     return overlap_pairs(
         span_codes, spans.start, spans.end, chunk_codes, chunking.start, chunking.end
     )
 
 
-def check_spans_within_chunking(golden: Any, chunking: Any) -> None:
+def check_spans_within_chunking(
+    golden: Any, chunking: Any, spans: SpanTable | None = None, extent: np.ndarray | None = None
+) -> None:
     """Refuse spans the chunking shows cannot be in their documents, when the golden set was not
     checked against a corpus (``golden.corpus`` is None, or a plain list of Questions).
 
@@ -191,41 +239,54 @@ def check_spans_within_chunking(golden: Any, chunking: Any) -> None:
     count it as never found. ValidationError naming each such question and ``evidence[j]``
     (file and line when the golden set was read from one). Every function that maps spans onto
     a chunking (:func:`ragmeter.labels.evaluate_spans`, :func:`ragmeter.labels.chunk_qrels`)
-    calls this first; with a corpus, the golden loader has already checked every span."""
+    calls this first; with a corpus, the golden loader has already checked every span.
+    ``spans``: the golden set's SpanTable when the caller has built it (over every question),
+    ``extent`` its ``doc_extent``."""
     from .._errors import Problem, ValidationError
 
     if getattr(golden, "corpus", None) is not None:
         return
+    if spans is None:
+        spans = SpanTable.from_questions(questions_of(golden))
     where = getattr(golden, "source", None)
     line_of = getattr(golden, "line_of", None) if where is not None else None
-    extent: dict[str, int] = {}
-    for doc, end in zip(chunking.doc, np.asarray(chunking.end).tolist(), strict=True):
-        if end > extent.get(doc, -1):
-            extent[doc] = end
+    extent = doc_extent(spans, chunking) if extent is None else extent
+    bad = np.flatnonzero((extent < 0) | (spans.end > extent))
     problems: list[Problem] = []
-    for i, q in enumerate(questions_of(golden)):
-        for j, ev in enumerate(q.evidence):
-            if ev.doc not in extent:
-                msg = (
-                    f"question {q.id!r}: document {ev.doc!r} has no chunk in chunking "
-                    f"'{chunking.name}'; is the golden set for another corpus? (check it "
-                    "with --corpus)"
-                )
-                field = f"evidence[{j}].doc"
-            elif ev.end > extent[ev.doc]:
-                msg = (
-                    f"question {q.id!r}: span {ev.start}-{ev.end} of document {ev.doc!r} runs "
-                    f"past the end of what the chunking covers ({extent[ev.doc]} characters); "
-                    "check the golden set against the corpus (--corpus)"
-                )
-                field = f"evidence[{j}].end"
-            else:
-                continue
-            line = line_of(i) if line_of is not None else None
-            problems.append(Problem(msg, where, line, field))
+    for row in bad.tolist():
+        i, j, doc = int(spans.question[row]), int(spans.evidence[row]), spans.doc[row]
+        qid = spans.question_ids[i]
+        if extent[row] < 0:
+            msg = (
+                f"question {qid!r}: document {doc!r} has no chunk in chunking "
+                f"'{chunking.name}'; is the golden set for another corpus? (check it "
+                "with --corpus)"
+            )
+            field = f"evidence[{j}].doc"
+        else:
+            msg = (
+                f"question {qid!r}: span {spans.start[row]}-{spans.end[row]} of document "
+                f"{doc!r} runs past the end of what the chunking covers ({extent[row]} "
+                "characters); check the golden set against the corpus (--corpus)"
+            )
+            field = f"evidence[{j}].end"
+        line = line_of(i) if line_of is not None else None
+        problems.append(Problem(msg, where, line, field))
     if problems:
         shown = problems[:20]
         if len(problems) > len(shown):
             shown.append(Problem(f"... and {len(problems) - len(shown)} more", where, None, None))
         label = f"golden set {where}" if where else "the golden set"
         raise ValidationError(shown, what=f"{label} (spans on chunking '{chunking.name}')")
+
+
+def doc_extent(
+    spans: SpanTable, chunking: Any, codes: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
+    """Per span: the end of the last chunk of its document (-1 when the document has no chunk).
+    ``codes``: the (span, chunk) document codes from ``encode_docs`` when already computed."""
+    span_codes, chunk_codes = encode_docs(spans.doc, chunking.doc) if codes is None else codes
+    n_docs = int(max(chunk_codes.max(initial=-1), span_codes.max(initial=-1))) + 1
+    extent = np.full(n_docs, -1, dtype=np.int64)
+    np.maximum.at(extent, chunk_codes, np.asarray(chunking.end, dtype=np.int64))
+    return extent[span_codes]

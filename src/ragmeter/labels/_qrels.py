@@ -34,8 +34,8 @@ def chunk_qrels(golden: Any, chunking: Any, cover: float = DEFAULT_COVER) -> Qre
     """
     cover = check_cover(cover)
     questions = questions_of(golden)
-    check_spans_within_chunking(golden, chunking)
     spans = SpanTable.from_questions(questions)
+    check_spans_within_chunking(golden, chunking, spans)
     pairs = map_spans(spans, chunking)
     chars = pairs.chars
     span_len = spans.length[pairs.span]

@@ -27,12 +27,12 @@ queries that are not golden questions are ignored.
 
 from __future__ import annotations
 
-import itertools
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import InputError, RagmeterWarning, UsageError
@@ -40,10 +40,11 @@ from ..io._id_spaces import check_query_ids
 from ..io._tables import dictionary_codes
 from ..io._tables import flat as _flat
 from ..metrics import Metric, parse_list
-from ..metrics._evaluation import Evaluation
+from ..metrics._evaluation import ColumnDetails, Evaluation
 from ..metrics._kernels import SpanInputs, per_group_min
 from ._budget import effective_k, k_summary
-from ._mapping import Overlaps, SpanTable, check_spans_within_chunking, map_spans, questions_of
+from ._mapping import Overlaps, SpanTable
+from ._span_mapping import SpanMapping, span_mapping
 
 DEFAULT_METRICS = "R,Hit,AllR,RR"
 DEFAULT_COVER = 0.5
@@ -96,12 +97,16 @@ def found_ranks(
     order = np.lexsort((rank, span))
     span, rank, lo, hi = span[order], rank[order], lo[order], hi[order]
     need = cover * span_len - 1e-9
-    # One chunk covering enough on its own settles most spans; the union walk below handles
-    # spans whose coverage is assembled from several chunks.
-    bounds: list[int] = (
-        np.flatnonzero(np.r_[True, span[1:] != span[:-1], True]).tolist() if len(span) else []
-    )
-    for g0, g1 in itertools.pairwise(bounds):
+    if not len(span):
+        return out
+    # A span whose best-ranked chunk covers enough on its own is found at that rank (numpy, the
+    # usual case); the union walk below handles spans whose coverage is assembled from several
+    # chunks, one Python step per pair of those spans only.
+    bounds = np.flatnonzero(np.r_[True, span[1:] != span[:-1], True])
+    heads = bounds[:-1]
+    alone = (hi[heads] - lo[heads]) >= need[span[heads]]
+    out[span[heads[alone]]] = rank[heads[alone]]
+    for g0, g1 in zip(heads[~alone].tolist(), bounds[1:][~alone].tolist(), strict=True):
         s = int(span[g0])
         covered: list[tuple[int, int]] = []
         for i in range(g0, g1):
@@ -135,6 +140,7 @@ def evaluate_spans(
     ties: Literal["trec", "given"] = "trec",
     missing: Literal["zero", "skip"] = "zero",
     run_name: str | None = None,
+    mapping: SpanMapping | None = None,
 ) -> Evaluation:
     """Score a run of chunk ids against a golden set's evidence spans (see the module docstring).
 
@@ -142,6 +148,8 @@ def evaluate_spans(
     ids the run ranks, ``run`` a Run, a path or a dict ``{qid: {chunk_id: score}}``. The result
     records the chunking, its tokenizer, ``cover``, the budgets and their effective k per query
     (``details[qid]["effective_k"]``, min/median/max in ``config["effective_k"]``).
+    ``mapping``: :func:`~ragmeter.labels.span_mapping` of these golden and chunking objects,
+    when several runs are scored on them (the run-independent work is then done once).
     """
     from ..metrics._ranking import rank_run
 
@@ -155,34 +163,43 @@ def evaluate_spans(
                 f"{m} is not a span-level metric (span labels give R, Hit, RR and AllR); score "
                 "P and nDCG within one chunking with chunk qrels: ragmeter labels export"
             )
-    questions = questions_of(golden)
-    check_spans_within_chunking(golden, chunking)
+    if mapping is None:
+        mapping = span_mapping(golden, chunking)
+    else:
+        mapping.check_for(golden, chunking)
+    all_spans = mapping.spans
     r = _to_run(run)
     chunk_of_row = _chunk_rows(r, chunking)
 
-    # -- which questions are scored -------------------------------------------------------------
-    in_run = set(pc.unique(_flat(r.qid)).to_pylist())
-    # a run for other questions would score 0 everywhere: refuse it; warn for some strays
-    check_query_ids(
-        in_run, [q.id for q in questions], run=run_name or r.name, labels="the golden set"
-    )
-    with_ev = [q for q in questions if q.evidence]
-    no_relevant = sorted(q.id for q in questions if not q.evidence)
-    missing_ids = sorted(q.id for q in with_ev if q.id not in in_run)
-    scored = sorted((q for q in with_ev if missing == "zero" or q.id in in_run), key=lambda q: q.id)
-    nq = len(scored)
-    spans = SpanTable.from_questions(scored)
-    _warn_unchunked(spans, chunking)
+    # -- which questions are scored (Arrow and numpy: no Python step per question) ------------
+    golden_ids = pa.array(all_spans.question_ids, type=pa.string())
+    run_qids = pc.unique(_flat(r.qid))
+    if not pc.all(pc.is_in(run_qids, value_set=golden_ids)).as_py():
+        # a run for other questions would score 0 everywhere: refuse it; warn for some strays
+        check_query_ids(
+            run_qids.to_pylist(), all_spans.question_ids, run=run_name or r.name,
+            labels="the golden set",
+        )  # fmt: skip
+    in_run = pc.is_in(golden_ids, value_set=run_qids).to_numpy(zero_copy_only=False)
+    has_ev = np.bincount(all_spans.question, minlength=len(golden_ids)) > 0
+    no_relevant = _sorted_ids(golden_ids, np.flatnonzero(~has_ev))
+    missing_ids = _sorted_ids(golden_ids, np.flatnonzero(has_ev & ~in_run))
+    pick = np.flatnonzero(has_ev if missing == "zero" else has_ev & in_run)
+    rows = pick[pc.sort_indices(golden_ids.take(pa.array(pick))).to_numpy()].tolist()
+    scored_ids = [all_spans.question_ids[i] for i in rows]
+    nq = len(scored_ids)
+    spans, kept = all_spans.of_questions(rows)
+    _warn_unchunked(spans, chunking, mapping.extent[kept])
 
     # -- ranked chunks of each scored question (CSR: question i owns starts[i]:starts[i+1]) -----
-    ranked = rank_run(r, ties=ties, qids=[q.id for q in scored])
+    ranked = rank_run(r, ties=ties, qids=scored_ids)
     starts, lengths = ranked.starts, ranked.lengths
     row = np.repeat(np.arange(nq), lengths)
     pos = np.arange(row.size) - np.repeat(starts[:-1], lengths)
     chunks_ranked = chunk_of_row[ranked.rows]
 
     # -- found rank of every span: rank of each overlapping chunk in its question's list -------
-    pairs = map_spans(spans, chunking)
+    pairs = mapping.of_spans(kept)
     nc = max(len(chunking), 1)
     ranks = _lookup(
         row * nc + chunks_ranked, pos + 1, spans.question[pairs.span] * nc + pairs.chunk
@@ -203,15 +220,14 @@ def evaluate_spans(
         values[:, j] = _kernel(m)(inputs, m)
 
     first = per_group_min(spans.question, found, nq)
-    details = {}
-    for i, q in enumerate(scored):
-        d: dict[str, Any] = {
-            "first_rank": int(first[i]) if np.isfinite(first[i]) else None,
-            "n_retrieved": int(lengths[i]),
-        }
-        if budgets:
-            d["effective_k"] = {str(b): int(eff[b][i]) for b in budgets}
-        details[q.id] = d
+    details = SpanDetails(
+        spans.question_ids,
+        {
+            "first_rank": np.where(np.isfinite(first), first, 0).astype(np.int64),
+            "n_retrieved": lengths,
+        },
+        {str(b): eff[b] for b in budgets},
+    )
     config: dict[str, Any] = {
         "level": "span",
         "chunking": chunking.name,
@@ -228,14 +244,14 @@ def evaluate_spans(
     return Evaluation(
         run=run_name or r.name,
         metrics=tuple(ms),
-        query_ids=tuple(q.id for q in scored),
+        query_ids=tuple(scored_ids),
         values=values,
         missing_ids=tuple(missing_ids),
         no_relevant_ids=tuple(no_relevant),
         golden_version=_version(golden),
         config=config,
-        slices={q.id: tuple(q.slices) for q in questions},
-        splits={q.id: q.split for q in questions},
+        slices=dict(mapping.slices),
+        splits=dict(mapping.splits),
         details=details,
     )
 
@@ -259,10 +275,14 @@ def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndar
 
 def _chunk_rows(r: Any, chunking: Any) -> np.ndarray:
     """Chunk index of every run row; InputError when an item is not a chunk of ``chunking``."""
-    codes, enc_dictionary = dictionary_codes(r.doc)
-    dictionary = enc_dictionary.to_pylist()
-    chunk_of_code = chunking.index_of(dictionary)
-    unknown = [d for d, c in zip(dictionary, chunk_of_code.tolist(), strict=True) if c < 0]
+    docs = _flat(r.doc)
+    if hasattr(chunking, "rows_of"):  # hashed in Arrow, no Python object per id
+        rows = chunking.rows_of(docs)
+    else:
+        codes, dictionary = dictionary_codes(docs)
+        rows = chunking.index_of(dictionary.to_pylist())[codes]
+    bad = np.flatnonzero(rows < 0)
+    unknown = pc.unique(docs.take(pa.array(bad))).to_pylist() if len(bad) else []
     if unknown:
         shown = ", ".join(repr(u) for u in unknown[:3])
         raise InputError(
@@ -271,7 +291,7 @@ def _chunk_rows(r: Any, chunking: Any) -> np.ndarray:
             path=r.name,
             field="doc",
         )
-    return chunk_of_code[codes]
+    return rows
 
 
 def _to_run(run: Any):  # -> Run
@@ -293,11 +313,11 @@ def _version(golden: Any) -> str | None:
         return None
 
 
-def _warn_unchunked(spans: SpanTable, chunking: Any) -> None:
-    docs = set(chunking.doc)
-    lost = sorted({d for d in spans.doc if d not in docs})
+def _warn_unchunked(spans: SpanTable, chunking: Any, extent: np.ndarray) -> None:
+    unchunked = np.flatnonzero(extent < 0)
+    lost = sorted({spans.doc[i] for i in unchunked.tolist()})
     if lost:
-        n = sum(d not in docs for d in spans.doc)
+        n = len(unchunked)
         warnings.warn(
             f"{n} evidence span(s) point at {len(lost)} document(s) with no chunk in chunking "
             f"'{chunking.name}' (e.g. {lost[0]!r}); they can never be found. Was the chunking "
@@ -305,3 +325,30 @@ def _warn_unchunked(spans: SpanTable, chunking: Any) -> None:
             RagmeterWarning,
             stacklevel=3,
         )
+
+
+class SpanDetails(ColumnDetails):
+    """Per-question details of a span evaluation, built on access: ``first_rank`` (None when
+    no span is found), ``n_retrieved`` and, with budgets, ``effective_k`` per budget."""
+
+    def __init__(
+        self,
+        query_ids: Sequence[str],
+        columns: Mapping[str, np.ndarray],
+        effective: Mapping[str, np.ndarray],
+    ) -> None:
+        super().__init__(query_ids, columns, none_when_zero=("first_rank",))
+        self._effective = {b: np.asarray(v).tolist() for b, v in effective.items()}
+
+    def __getitem__(self, qid: str) -> Mapping[str, Any]:
+        d = dict(super().__getitem__(qid))
+        if self._effective:
+            i = self._index[qid]
+            d["effective_k"] = {b: int(v[i]) for b, v in self._effective.items()}
+        return d
+
+
+def _sorted_ids(ids: pa.Array, rows: np.ndarray) -> list[str]:
+    """``ids[rows]`` in code point order (UTF-8 byte order), sorted in Arrow."""
+    picked = ids.take(pa.array(rows, type=pa.int64()))
+    return picked.take(pc.sort_indices(picked)).to_pylist()

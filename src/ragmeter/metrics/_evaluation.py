@@ -19,7 +19,9 @@ from ._spec import Metric, parse
 class ColumnDetails(Mapping[str, Mapping[str, Any]]):
     """Per-query details stored as columns: ``details[qid] -> {name: value}`` built on access.
 
-    Keeps a 100k-query evaluation from building 100k small dicts it may never read.
+    Keeps a 100k-query evaluation from building 100k small dicts it may never read; the
+    qid -> row index and the Python lists are built on the first lookup, so an evaluation whose
+    details are never read (a benchmark, a mean) pays nothing for them. ``query_ids`` are unique.
     """
 
     def __init__(
@@ -28,22 +30,37 @@ class ColumnDetails(Mapping[str, Mapping[str, Any]]):
         columns: Mapping[str, np.ndarray],
         none_when_zero: Sequence[str] = (),
     ) -> None:
-        self._index = {q: i for i, q in enumerate(query_ids)}
-        self._columns = {k: np.asarray(v).tolist() for k, v in columns.items()}
+        self._ids = query_ids
+        self._arrays = {k: np.asarray(v) for k, v in columns.items()}
+        self._built: tuple[dict[str, int], dict[str, list[Any]]] | None = None
         self._none = frozenset(none_when_zero)
 
+    def _build(self) -> tuple[dict[str, int], dict[str, list[Any]]]:
+        if self._built is None:
+            index = {q: i for i, q in enumerate(self._ids)}
+            self._built = index, {k: v.tolist() for k, v in self._arrays.items()}
+        return self._built
+
+    @property
+    def _index(self) -> dict[str, int]:
+        return self._build()[0]
+
+    @property
+    def _columns(self) -> dict[str, list[Any]]:
+        return self._build()[1]
+
     def __getitem__(self, qid: str) -> Mapping[str, Any]:
-        i = self._index[qid]
+        index, columns = self._build()
+        i = index[qid]
         return {
-            k: (None if k in self._none and not col[i] else col[i])
-            for k, col in self._columns.items()
+            k: (None if k in self._none and not col[i] else col[i]) for k, col in columns.items()
         }
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
+        return iter(self._ids)
 
     def __len__(self) -> int:
-        return len(self._index)
+        return len(self._ids)
 
 
 #: how tables print the mean of an evaluation with no scorable query
@@ -84,6 +101,9 @@ class Evaluation:
     splits: Mapping[str, str] = field(default_factory=dict)
     #: qid -> free-form per-query details (e.g. {"first_rank": 3}); plain JSON values only.
     details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: what makes the numbers suspect, said while scoring (e.g. no retrieved id is in the qrels:
+    #: chunk ids against document qrels, every score 0); kept so every output can repeat it.
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         vals = np.asarray(self.values, dtype=np.float64).reshape(
@@ -167,6 +187,8 @@ class Evaluation:
             d["splits"] = dict(self.splits)
         if self.details:
             d["details"] = {q: dict(v) for q, v in self.details.items()}
+        if self.warnings:
+            d["warnings"] = list(self.warnings)
         return d
 
     @classmethod
@@ -219,6 +241,7 @@ class Evaluation:
             slices={q: tuple(s) for q, s in (d.get("slices") or {}).items()},
             splits=dict(d.get("splits") or {}),
             details={q: dict(v) for q, v in (d.get("details") or {}).items()},
+            warnings=tuple(d.get("warnings") or ()),
         )
 
     def to_frame(self):  # -> pandas.DataFrame

@@ -135,6 +135,9 @@ def check_record(d: Mapping[str, Any], where: str) -> None:
     splits = d.get("splits") or {}
     if not isinstance(splits, Mapping) or not all(isinstance(s, str) for s in splits.values()):
         raise bad("splits", "must be an object {query: split name}")
+    notes = d.get("warnings", [])
+    if not isinstance(notes, list) or not all(isinstance(x, str) for x in notes):
+        raise bad("warnings", "must be a list of messages (strings)")
     details = d.get("details") or {}
     if not isinstance(details, Mapping) or not all(
         isinstance(v, Mapping) for v in details.values()

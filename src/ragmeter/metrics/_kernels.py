@@ -156,10 +156,18 @@ def ndcg(gains: np.ndarray, ideal: np.ndarray, k: int | None) -> np.ndarray:
     ``gains`` holds each ranked item's gain (already mapped from its grade); 0 when IDCG is 0.
     """
     g = _cut(gains, k)
-    dcg = g @ discounts(g.shape[1]) if g.shape[1] else np.zeros(g.shape[0])
     ig = _cut(ideal, k)
-    idcg = ig @ discounts(ig.shape[1]) if ig.shape[1] else np.zeros(ig.shape[0])
-    return _safe_div(dcg, idcg)
+    return _safe_div(_rank_sum(g), _rank_sum(ig))
+
+
+def _rank_sum(g: np.ndarray) -> np.ndarray:
+    """Σ_i g[:, i] / log2(i+1), summed rank by rank (trec_eval's order). Not a BLAS ``@``: that
+    may sum a row differently depending on the matrix around it, and a query's value must not
+    depend on which queries are scored with it (``query_chunks`` gives one pass's numbers)."""
+    out = np.zeros(g.shape[0])
+    for i, d in enumerate(discounts(g.shape[1]).tolist()):
+        out += g[:, i] * d
+    return out
 
 
 def ideal_gains(gains: np.ndarray, j_row: np.ndarray, nq: int) -> np.ndarray:
@@ -173,6 +181,36 @@ def ideal_gains(gains: np.ndarray, j_row: np.ndarray, nq: int) -> np.ndarray:
     out = np.zeros((nq, width))
     col = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
     out[rows, col] = g
+    return out
+
+
+#: grade ranges up to this wide get their ideal order by counting grades per query, not sorting
+_COUNTED_GRADES = 64
+
+
+def ideal_by_counting(j_rel: np.ndarray, j_row: np.ndarray, nq: int, gain_of: Any) -> np.ndarray:
+    """:func:`ideal_gains` without a sort, for grades spanning at most ``_COUNTED_GRADES``
+    values: count each query's judged items per grade, then lay the grades out best gain first.
+    ``gain_of(grades)`` maps grades to gains. The same matrix as sorting (equal gains are equal
+    floats, so their order does not matter)."""
+    lo = int(j_rel.min())
+    span = int(j_rel.max()) - lo + 1
+    levels = lo + np.arange(span)
+    gains = np.asarray(gain_of(levels), dtype=np.float64)
+    slots = np.argsort(-gains, kind="stable")
+    slots = slots[gains[slots] > 0]  # grade slots by gain, best first; gain 0 is padding
+    counts = np.bincount(j_row * span + (j_rel - lo), minlength=nq * span).reshape(nq, span)
+    counts = counts[:, slots]
+    per_q = counts.sum(axis=1)
+    width = int(per_q.max()) if nq and per_q.size else 0
+    out = np.zeros((nq, width))
+    if not width:
+        return out
+    flat = counts.ravel()
+    value = np.repeat(np.tile(gains[slots], nq), flat)
+    row = np.repeat(np.arange(nq), per_q)
+    col = np.arange(row.size) - np.repeat(np.cumsum(per_q) - per_q, per_q)
+    out[row, col] = value
     return out
 
 
@@ -206,7 +244,11 @@ class RankInputs:
         from ALL judged grades, so ranked and ideal gains share it)."""
         key = ("shift", m.gain, m.gains)
         if key not in self._cache:
-            self._cache[key] = np.array(gain_shift(self.j_rel, m.gain, m.gains))
+            g = self.j_rel
+            if g.size and int(g.max()) - int(g.min()) < _COUNTED_GRADES:  # the grades present
+                lo = int(g.min())
+                g = lo + np.flatnonzero(np.bincount(g - lo))
+            self._cache[key] = np.array(gain_shift(g, m.gain, m.gains))
         return int(self._cache[key])
 
     def gains(self, m: Options) -> np.ndarray:
@@ -220,9 +262,16 @@ class RankInputs:
         """Per query: the ideal order of ALL judged items' gains under ``m``'s gain rule."""
         key = ("ideal", m.gain, m.gains)
         if key not in self._cache:
-            self._cache[key] = ideal_gains(
-                gain_values(self.j_rel, m.gain, m.gains, self.shift(m)), self.j_row, self.nq
-            )
+            shift = self.shift(m)
+            g = self.j_rel
+            if g.size and int(g.max()) - int(g.min()) < _COUNTED_GRADES:
+                self._cache[key] = ideal_by_counting(
+                    g, self.j_row, self.nq, lambda x: gain_values(x, m.gain, m.gains, shift)
+                )
+            else:
+                self._cache[key] = ideal_gains(
+                    gain_values(g, m.gain, m.gains, shift), self.j_row, self.nq
+                )
         return self._cache[key]
 
 

@@ -177,8 +177,52 @@ def _unknown(name: str) -> str:
     return f"unknown metric '{name}'.{hint} Valid metrics: {', '.join(valid)}"
 
 
+def _trec_eval_names() -> dict[str, str]:
+    """trec_eval's measure names -> ragmeter's: ``map`` -> ``AP``, ``P_5`` -> ``P@5`` (from the
+    registry's ``trec_eval`` column: ``name_k`` takes a cutoff, a bare name takes none)."""
+    return {
+        t: info.name for info in REGISTRY.values() for t in info.trec_eval if not t.endswith("_k")
+    }
+
+
+_TREC_CUT = {
+    t[: -len("_k")]: info.name
+    for info in REGISTRY.values()
+    for t in info.trec_eval
+    if t.endswith("_k")
+}
+_TREC_CUT_RE = re.compile(r"^(?P<stem>[A-Za-z_]+?)_(?P<k>[0-9]+)$")
+
+
+def trec_eval_alias(text: str) -> str | None:
+    """ragmeter's canonical string for one of trec_eval's measure names (``map`` -> ``AP``,
+    ``P_5`` -> ``P@5``, ``ndcg_cut_10`` -> ``nDCG@10``, ``recip_rank`` -> ``RR``), else None."""
+    s = text.strip()
+    whole = _trec_eval_names().get(s)
+    if whole is not None and whole != s:
+        return whole
+    m = _TREC_CUT_RE.match(s)
+    if m and m["stem"] in _TREC_CUT:
+        return f"{_TREC_CUT[m['stem']]}@{int(m['k'])}"
+    return None
+
+
+def trec_eval_aliases(text: str | Iterable[str | Metric]) -> dict[str, str]:
+    """The trec_eval names in a metric list and the canonical form each is read as (for the
+    CLI's note: ``read trec_eval's 'map' as AP``)."""
+    items = _split(text) if isinstance(text, str) else [t for t in text if isinstance(t, str)]
+    out: dict[str, str] = {}
+    for t in items:
+        alias = trec_eval_alias(t)
+        if alias is not None:
+            out[t.strip()] = str(parse(alias))
+    return out
+
+
 def parse(text: str | Metric, *, default_k: int | None = None) -> Metric:
-    """Parse one metric string, e.g. ``nDCG(gain=exp)@10`` or ``R@budget=1200``.
+    """Parse one metric string, e.g. ``nDCG(gain=exp)@10`` or ``R@budget=1200``; trec_eval's
+    measure names (``map``, ``P_5``, ``ndcg_cut_10``, ``recip_rank``, ``recall_100``,
+    ``success_1``, ``Rprec``) are read as the same metrics.
 
     ``default_k`` is the cutoff given to a metric that needs one when the text has none (a
     sweep names ``P`` and replaces the cutoff anyway).
@@ -191,11 +235,13 @@ def parse(text: str | Metric, *, default_k: int | None = None) -> Metric:
             f"{text!r}"
         )
     s = text.strip()
+    s = trec_eval_alias(s) or s
     m = _METRIC_RE.match(s)
     if not m:
         raise UsageError(
             f"cannot parse metric '{text}': expected NAME[(options)][@k], e.g. nDCG@10, "
-            "RR, R(rel=2)@100, nDCG(gain=exp)@3, R@budget=1200"
+            "RR, R(rel=2)@100, nDCG(gain=exp)@3, R@budget=1200, or a trec_eval name such as "
+            "map, P_5, ndcg_cut_10"
         )
     name = ALIASES.get(m["name"], m["name"])
     if name not in REGISTRY:
@@ -270,21 +316,26 @@ _OPTION_VALUES: dict[str, Callable[[str, str], object]] = {
 }
 
 
+def _split(text: str) -> list[str]:
+    """Split a metric list at the commas outside parentheses."""
+    items: list[str] = []
+    depth, cur = 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    items.append(cur)
+    return [i for i in (s.strip() for s in items) if i]
+
+
 def parse_list(text: str | Iterable[str | Metric]) -> list[Metric]:
     """Parse ``"nDCG@10,RR@10,nDCG(gains=1:3,2:9)@5"`` (commas inside parentheses are kept)."""
     if isinstance(text, str):
-        items: list[str] = []
-        depth, cur = 0, ""
-        for ch in text:
-            depth += ch == "("
-            depth -= ch == ")"
-            if ch == "," and depth == 0:
-                items.append(cur)
-                cur = ""
-            else:
-                cur += ch
-        items.append(cur)
-        raw: Iterable[str | Metric] = [i for i in (s.strip() for s in items) if i]
+        raw: Iterable[str | Metric] = _split(text)
     elif isinstance(text, Iterable):
         raw = text
     else:

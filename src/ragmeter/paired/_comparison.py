@@ -249,6 +249,20 @@ class Comparison:
             )
         }
 
+    def to_frame(self):  # -> pandas.DataFrame
+        """One row per question (index ``query``): ``baseline``, ``candidate``, ``delta`` =
+        candidate - baseline, the rows of ``ragmeter compare --format csv``; the headline
+        statistics stay attributes. pandas is the ``pandas`` extra."""
+        from .._extras import require
+
+        pd = require("pandas", "DataFrame output")
+        per = self.per_question
+        return pd.DataFrame(
+            [[r["baseline"], r["candidate"], r["delta"]] for r in per.values()],
+            index=pd.Index(list(per), name="query"),
+            columns=["baseline", "candidate", "delta"],
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready record (the shape ``ragmeter compare --format json`` prints)."""
         return {
@@ -351,6 +365,14 @@ def _values(side: Scores, metric: Metric | None, role: str) -> tuple[str, dict[s
     # A value is a number (a bool counts as 0 or 1), never text: float("0.5") would accept a
     # string that is almost surely a mistake. Every registry metric lies in [0, 1], so a named
     # metric bounds the values; a plain outcome (no metric) may be any finite number.
+    values = list(side.values())
+    if set(map(type, values)) <= {float} and set(map(type, side)) <= {str}:
+        # the usual case checked in numpy; anything else (or a bad value) takes the loop below,
+        # which names the offending questions
+        arr = np.fromiter(values, dtype=np.float64, count=len(values))
+        good = np.isfinite(arr) if metric is None else (arr >= 0.0) & (arr <= 1.0)
+        if good.all():
+            return role, dict(side)
     out: dict[str, float] = {}
     bad: list[str] = []
     for q, v in side.items():
@@ -368,6 +390,8 @@ def _values(side: Scores, metric: Metric | None, role: str) -> tuple[str, dict[s
 def _number(value: Any) -> float | None:
     """``value`` as a finite float, or None when it is not a real number (text, None) or is
     NaN, infinite or too large for a float."""
+    if type(value) is float:  # the common case, without the slower abstract-class check
+        return value if math.isfinite(value) else None
     if not isinstance(value, numbers.Real):
         return None
     try:
@@ -389,6 +413,8 @@ def _align(
     intersect: bool,
     notes: list[str],
 ) -> tuple[str, ...]:
+    if a and a.keys() == b.keys():  # the usual case, compared as sets without a Python loop
+        return tuple(a)
     only_a = [q for q in a if q not in b]
     only_b = [q for q in b if q not in a]
     if only_a or only_b:
@@ -440,11 +466,20 @@ def _movers(
             tuple(slices.get(q, ())),
         )
 
-    # largest change first; the question id breaks ties so the order is stable
-    order = sorted(range(len(qids)), key=lambda i: (-abs(d[i]), qids[i]))
-    up = tuple(mover(i) for i in order if d[i] > 1e-12)[:limit]
-    down = tuple(mover(i) for i in order if d[i] < -1e-12)[:limit]
-    return up, down
+    def largest(idx: np.ndarray) -> tuple[Mover, ...]:
+        # largest change first; the question id breaks ties so the order is stable. Only the
+        # `limit` largest (and every question tied with the last of them) are sorted in Python:
+        # a 100,000-question comparison shows ten movers, not a sort of all of them.
+        size = np.abs(d[idx])
+        if len(idx) > limit > 0:
+            cut = np.partition(size, len(idx) - limit)[len(idx) - limit]
+            idx = idx[size >= cut]
+        elif limit == 0:
+            return ()
+        order = sorted(idx.tolist(), key=lambda i: (-abs(d[i]), qids[i]))
+        return tuple(mover(i) for i in order[:limit])
+
+    return largest(np.flatnonzero(d > 1e-12)), largest(np.flatnonzero(d < -1e-12))
 
 
 def _golden_version(
@@ -516,8 +551,8 @@ def compare(
     notes: list[str] = []
     version = _golden_version(sides, names, notes)
     qids = _align(va, vb, names, intersect, notes)
-    a = np.fromiter((va[q] for q in qids), dtype=np.float64, count=len(qids))
-    b = np.fromiter((vb[q] for q in qids), dtype=np.float64, count=len(qids))
+    a = np.fromiter(map(va.__getitem__, qids), dtype=np.float64, count=len(qids))
+    b = np.fromiter(map(vb.__getitem__, qids), dtype=np.float64, count=len(qids))
 
     if m is not None:
         binary = m.binary
@@ -579,8 +614,8 @@ def compare(
     improved, worsened = _movers(qids, a, b, sides, merged_slices, max_movers)
     fixed_ids = broken_ids = None
     if binary:
-        fixed_ids = tuple(q for q, x, y in zip(qids, a, b, strict=True) if x == 0 and y == 1)
-        broken_ids = tuple(q for q, x, y in zip(qids, a, b, strict=True) if x == 1 and y == 0)
+        fixed_ids = tuple(qids[i] for i in np.flatnonzero((a == 0) & (b == 1)).tolist())
+        broken_ids = tuple(qids[i] for i in np.flatnonzero((a == 1) & (b == 0)).tolist())
 
     rand = randomisation_test(b - a, seed=seed) if randomisation else None
 

@@ -4,8 +4,8 @@ Configs are the ``Evaluation.config`` mappings the runs carry. Nested mappings a
 dotted keys (``{"retriever": {"k1": 1.2}}`` -> ``retriever.k1``). Top-level bookkeeping keys in
 :data:`BOOKKEEPING` (the run's name, paths, timestamps) and measurements under a part
 in :data:`MEASURED` (the effective k the span evaluator records, the measured context tokens)
-are not settings and are ignored. Every other key present in either config with different
-values is a difference.
+or :data:`EXECUTION` (an encoder's threads: speed, not numbers) are not settings and are
+ignored. Every other key present in either config with different values is a difference.
 
 Which differences make one change, and whether the test is fair, is decided in ``_changes``
 (one rule for ``run``, ``compare``, ``gate`` and the ledger).
@@ -42,6 +42,9 @@ BOOKKEEPING = frozenset(
 #: Keys (at any depth) that hold measurements of the run or a list of what was scored, not
 #: settings: the span evaluator's effective k per budget follows from the chunking.
 MEASURED = frozenset({"effective_k", "n_spans", "budgets", "context_tokens"})
+#: Keys (at any depth) that change how fast a run goes, never its numbers: an encoder's threads
+#: give the same vectors bit for bit (tests/test_threads.py), so they are not a change.
+EXECUTION = frozenset({"threads"})
 
 _MISSING = "<unset>"
 
@@ -90,7 +93,7 @@ def is_setting(key: str) -> bool:
     """False for bookkeeping and measured keys (see the module docstring)."""
     parts = key.lower().split(".")
     top_bookkeeping = len(parts) == 1 and parts[0] in BOOKKEEPING  # "retriever.name" is a setting
-    return not top_bookkeeping and not MEASURED.intersection(parts)
+    return not top_bookkeeping and not (MEASURED | EXECUTION).intersection(parts)
 
 
 def config_diff(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[SettingDiff]:

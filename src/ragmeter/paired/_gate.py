@@ -25,6 +25,7 @@ from typing import Any
 
 from .._errors import UsageError
 from .._numbers import number_in, whole
+from .._pvalue import format_p, p_is
 from ..metrics import Metric
 from ._comparison import Comparison
 from ._slices import SMALL_NOTE, SMALL_SLICE, PairedStats
@@ -133,7 +134,8 @@ class GateCheck:
             f"(limit {_fmt(self.check, self.threshold)})"
         )
         if self.p_adjusted is not None and not self.passed:
-            text += f", sign test p = {self.p_value:.3g}, Holm-adjusted {self.p_adjusted:.3g}" + (
+            p = format_p(self.p_value if self.p_value is not None else 1.0)
+            text += f", sign test p = {p}, Holm-adjusted {format_p(self.p_adjusted)}" + (
                 f" (>= {self.alpha:g})" if self.chance else f" (< {self.alpha:g})"
             )
         if self.chance:
@@ -227,7 +229,7 @@ class GateResult:
         for ch in self.checks:
             res = "**FAIL**" if ch.failed else ch.result
             if ch.chance:
-                res += f" (Holm p = {ch.p_adjusted:.3g})"
+                res += f" (Holm p {p_is(ch.p_adjusted or 0.0)})"
             lines.append(
                 f"| {ch.scope} | {ch.check} | {_fmt(ch.check, ch.observed)} | "
                 f"{_fmt(ch.check, ch.threshold)} | {res} |"
@@ -247,7 +249,7 @@ class GateResult:
             f"{c.overall.candidate_mean:.4f}, difference {c.mean_delta:+.4f}, "
             f"{c.confidence:.0%} interval [{lo:+.4f}, {hi:+.4f}] ({c.n_resamples} paired "
             f"bootstrap resamples, seed {c.seed}); wins {c.wins} / losses {c.losses} / ties "
-            f"{c.ties}{fb}; sign test p = {c.sign_test_p:.3g}."
+            f"{c.ties}{fb}; sign test p {p_is(c.sign_test_p)}."
         )
         lines += [
             "",

@@ -155,6 +155,8 @@ def slice_groups(
 
     Sorted by slice name; a question may sit in several slices.
     """
+    if not any(slice_maps):
+        return {}
     members: dict[str, list[int]] = {}
     for i, q in enumerate(query_ids):
         names: set[str] = set()
@@ -168,6 +170,8 @@ def slice_groups(
 def split_groups(query_ids: Sequence[str], *split_maps: Mapping[str, str]) -> dict[str, np.ndarray]:
     """Split name ("tune", "heldout", ...) -> positions of its questions; empty when no split is
     recorded. The first map that knows a question decides its split."""
+    if not any(split_maps):
+        return {}
     members: dict[str, list[int]] = {}
     for i, q in enumerate(query_ids):
         for m in split_maps:

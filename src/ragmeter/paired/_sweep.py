@@ -152,6 +152,19 @@ class Sweep:
         """The swept metric at one cutoff (a rank k or a token budget, by ``kind``)."""
         return _at(self.metric, self.kind, cutoff)
 
+    def to_frame(self):  # -> pandas.DataFrame
+        """One row per run (index ``run``), one column per cutoff (named ``k`` or ``budget``),
+        the metric's means; ``.stack()`` is the long form of ``ragmeter sweep --format csv``.
+        pandas is the ``pandas`` extra."""
+        from .._extras import require
+
+        pd = require("pandas", "DataFrame output")
+        return pd.DataFrame(
+            self.values,
+            index=pd.Index(list(self.runs), name="run"),
+            columns=pd.Index(list(self.cutoffs), name="k" if self.kind == "k" else "budget"),
+        )
+
     @property
     def headroom_metric(self) -> Metric | None:
         """Recall at the headroom k (None when it was left out)."""

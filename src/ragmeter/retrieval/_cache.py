@@ -290,9 +290,11 @@ def encode_cached(
     batch takes about a quarter of ``flush_seconds``; finished vectors are stored as a shard
     when ``flush_every`` texts are pending or ``flush_seconds`` have passed since the last save
     (checked after each batch), and whatever is finished is stored when encoding stops early (an
-    exception or Ctrl-C), so an interrupted or killed run resumes where it stopped.
-    ``on_progress(n)`` is called with the number of texts done (cached ones at once); ``clock``
-    (seconds, monotonic) is injectable for tests.
+    exception or Ctrl-C), so an interrupted or killed run resumes where it stopped. An encoder
+    with ``encode_batches(texts, role=)`` (an engine's, :mod:`ragmeter.engines`) gets every
+    missing text at once and yields ``(rows, vectors)`` per finished batch, in any order; each is
+    stored under the same rules. ``on_progress(n)`` is called with the number of texts done
+    (cached ones at once); ``clock`` (seconds, monotonic) is injectable for tests.
     """
     cache = cache or Cache(None)
     store = cache.embeddings(encoder.model_id, "text" if encoder.symmetric else role)
@@ -320,7 +322,19 @@ def encode_cached(
             pending_vecs.clear()
         last_flush = clock()
 
+    batches = getattr(encoder, "encode_batches", None)
     try:
+        if batches is not None:  # an engine's encoder (ragmeter.engines): every missing text at
+            # once, batches landing in any order, each stored like a local one
+            for rows, vecs in batches([texts[first[k]] for k in todo], role=role):
+                part = [todo[j] for j in rows]
+                pending_keys.extend(part)
+                pending_vecs.append(np.asarray(vecs, dtype=np.float32))
+                if len(pending_keys) >= flush_every or clock() - last_flush >= flush_seconds:
+                    flush()
+                if on_progress:
+                    on_progress(sum(copies[k] for k in part))
+            todo = []
         start = 0
         while start < len(todo):
             # a batch never crosses a shard boundary: shards hold ``flush_every`` texts

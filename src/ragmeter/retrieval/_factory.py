@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +18,23 @@ class EncoderPool:
     Sharing keeps each model loaded once and lets :attr:`calls` add up every call made to it.
     """
 
-    def __init__(self, base_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        base_dir: Path | None = None,
+        *,
+        wrap: Callable[[Encoder, Callable[[], Encoder]], Encoder] | None = None,
+    ) -> None:
         self.base_dir = base_dir or Path.cwd()
+        #: an engine's ``wrap_encoder(encoder, factory)`` (:mod:`ragmeter.engines`): the
+        #: encoder retrievers get in place of the model, and how to build the model elsewhere
+        self.wrap = wrap
         self._encoders: dict[str, Encoder] = {}
 
     def get(self, spec: dict[str, Any]) -> Encoder:
         model = spec["model"]
-        opts: dict[str, Any] = {k: spec[k] for k in ("max_length", "batch_size") if k in spec}
+        opts: dict[str, Any] = {
+            k: spec[k] for k in ("max_length", "batch_size", "threads") if k in spec
+        }
         key = repr(
             (
                 model,
@@ -33,7 +45,10 @@ class EncoderPool:
             )
         )
         if key not in self._encoders:
-            self._encoders[key] = self._make(model, spec, opts)
+            encoder = self._make(model, spec, opts)
+            if self.wrap is not None:
+                encoder = self.wrap(encoder, partial(fresh_encoder, self.base_dir, dict(spec)))
+            self._encoders[key] = encoder
         return self._encoders[key]
 
     def _make(self, model: str, spec: dict[str, Any], opts: dict[str, Any]) -> Encoder:
@@ -44,7 +59,7 @@ class EncoderPool:
         if model == "e5":
             from .e5 import E5Encoder
 
-            return E5Encoder(**{k: v for k, v in opts.items() if k == "batch_size"})
+            return E5Encoder(**{k: v for k, v in opts.items() if k in ("batch_size", "threads")})
         from .st import SentenceTransformerEncoder
 
         return SentenceTransformerEncoder(
@@ -68,6 +83,12 @@ class EncoderPool:
         for enc in self._encoders.values():
             out[enc.model_id] = out.get(enc.model_id, 0) + enc.texts_encoded
         return out
+
+
+def fresh_encoder(base_dir: Path | None, spec: dict[str, Any]) -> Encoder:
+    """A new encoder for a model spec (picklable with ``partial``: an engine's workers build
+    their own copy of the model from it)."""
+    return EncoderPool(base_dir).get(spec)
 
 
 def build_retriever(

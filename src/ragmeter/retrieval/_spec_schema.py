@@ -29,6 +29,13 @@ Text = Annotated[str, must("a string")]
 Share = Annotated[int | float, Field(ge=0, le=1), must("a number between 0 and 1")]
 Language = Annotated[str | Literal[False], must("a language name or false")]
 ModelName = Annotated[Literal["minilm", "e5", "st"], must(f"one of {', '.join(MODELS)}")]
+#: embedding threads (minilm, e5): a whole number >= 1 or "auto" (ragmeter.retrieval._threads)
+Threads = Annotated[
+    Annotated[int, Field(ge=1)] | Literal["auto"], must("a whole number >= 1 or 'auto'")
+]
+#: index each chunk with its document's title (true), without it (false); absent: the chunker's
+#: convention (``document`` joins titles, windows do not); see ragmeter.chunking.index_texts
+Title = Annotated[bool, must("true or false")]
 
 
 class _Spec(BaseModel):
@@ -42,6 +49,7 @@ class BM25Spec(_Spec):
     method: Text | None = None
     stemmer: Language | None = None
     stopwords: Language | None = None
+    title: Title | None = None
 
 
 class _EncoderSpec(_Spec):
@@ -53,12 +61,15 @@ class _EncoderSpec(_Spec):
     batch_size: Positive | None = None
     query_prefix: Text | None = None
     passage_prefix: Text | None = None
+    threads: Threads | None = None
 
     @model_validator(mode="after")
     def _path_is_for_st(self) -> _EncoderSpec:
         model = self.model or DEFAULTS[self.kind]["model"]  # type: ignore[attr-defined]
         if model == "st" and self.path is None:
             raise rule("model 'st' needs path = the sentence-transformers model folder", "path")
+        if model == "st" and self.threads is not None:
+            raise rule("threads is for the minilm and e5 models, not 'st'", "threads")
         if model != "st" and self.path is not None:
             raise rule(f"path is only for model 'st', not '{model}'", "path")
         return self
@@ -66,6 +77,7 @@ class _EncoderSpec(_Spec):
 
 class DenseSpec(_EncoderSpec):
     kind: Literal["dense"]
+    title: Title | None = None
 
 
 class BiEncoderSpec(_EncoderSpec):
@@ -99,6 +111,18 @@ class HybridSpec(_Spec):
     weight: Share | None = None
     pool: Positive | None = None
     of: Annotated[list[FirstStage], BeforeValidator(_two)] | None = None
+    title: Title | None = None
+
+    @model_validator(mode="after")
+    def _title_on_the_hybrid(self) -> HybridSpec:
+        # both retrievers are fitted on the same texts: one title setting, the hybrid's
+        if any(getattr(spec, "title", None) is not None for spec in self.of or ()):
+            raise rule(
+                "set title on the hybrid table, not on the retrievers it fuses (both index "
+                "the same texts)",
+                "of",
+            )
+        return self
 
 
 Target = Annotated[

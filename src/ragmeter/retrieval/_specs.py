@@ -22,8 +22,14 @@ Rerankers (``top`` = how many first-stage items are rescored, 50 by default)::
                                 {kind = "bi-encoder", model = "st", path = "...", top = 50}
                                 {kind = "cross-encoder", path = "models/my-ce", top = 50}
 
-Normalised specs carry every default, so two specs are equal exactly when they would build the
-same retriever; :func:`describe` gives the short label used in tables.
+``title = true | false`` (bm25, dense, hybrid) says whether each chunk is indexed with its
+document's title (``title + " " + chunk``); absent, each chunker's convention holds (``document``
+joins titles, windows do not; :func:`ragmeter.chunking.index_texts`). It has no default in
+the normalised spec (absent means the chunker decides), so specs written before it keep their
+config hashes.
+
+Normalised specs carry every other default, so two specs are equal exactly when they would build
+the same retriever; :func:`describe` gives the short label used in tables.
 """
 
 from __future__ import annotations
@@ -86,16 +92,18 @@ def describe(spec: dict[str, Any] | None) -> str:
     if spec is None:
         return "none"
     kind = spec["kind"]
+    title = [f"title={'on' if spec['title'] else 'off'}"] if "title" in spec else []
     if kind == "bm25":
         d = DEFAULTS["bm25"]
         opts = [f"{k}={spec[k]}" for k in ("k1", "b", "method") if spec[k] != d[k]]
         opts += [f"{k}={spec[k] or 'off'}" for k in ("stemmer", "stopwords") if spec[k] != d[k]]
+        opts += title
         return "bm25" + (f"({','.join(opts)})" if opts else "")
     if kind == "dense":
-        return f"dense({model_label(spec)})"
+        return f"dense({','.join([model_label(spec), *title])})"
     if kind == "hybrid":
         a, b = (describe(s) for s in spec["of"])
-        return f"hybrid-{spec['fusion']}({a}+{b})"
+        return f"hybrid-{spec['fusion']}({'+'.join((a, b))}{''.join(',' + t for t in title)})"
     if kind in PIPELINE_KINDS:
         return f"{kind}({spec['target']})"
     if kind == "bi-encoder":

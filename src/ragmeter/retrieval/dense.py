@@ -27,6 +27,7 @@ from ..io._tables import Run
 from ._cache import Cache, encode_cached
 from ._progress import SILENT, ProgressSink
 from ._protocol import Encoder, check_depth, check_fit_input, query_ids, run_from_topk, top_k
+from ._threads import resolve_threads
 
 #: sentence-transformers' max_seq_length for all-MiniLM-L6-v2.
 MINILM_MAX_LENGTH = 256
@@ -41,19 +42,29 @@ class MiniLMEncoder:
 
     Texts are tokenized once, sorted by length and sent in batches of ``batch_size`` padded
     only to the longest text of the batch, which keeps padding (wasted compute) small; rows are
-    returned in the caller's order. ``threads`` caps onnxruntime's intra-op threads.
+    returned in the caller's order. ``threads`` sets onnxruntime's intra-op threads: a whole
+    number, ``"auto"`` or None (``RAGMETER_THREADS``, else from the cores available: see
+    ``_threads``); it changes speed, never the vectors. Idle threads do not spin
+    (``session.intra_op.allow_spinning = 0``: on a shared machine spinning threads burn the
+    cores the other work needs); ``spinning=True`` restores onnxruntime's default.
     """
 
     symmetric = True
 
     def __init__(
-        self, *, max_length: int = MINILM_MAX_LENGTH, batch_size: int = 32, threads: int = 2
+        self,
+        *,
+        max_length: int = MINILM_MAX_LENGTH,
+        batch_size: int = 32,
+        threads: int | str | None = None,
+        spinning: bool = False,
     ) -> None:
-        if max_length < 8 or batch_size < 1 or threads < 1:
-            raise UsageError("MiniLMEncoder: max_length >= 8, batch_size >= 1 and threads >= 1")
+        if max_length < 8 or batch_size < 1:
+            raise UsageError("MiniLMEncoder: max_length >= 8 and batch_size >= 1")
         self.max_length = max_length
         self.batch_size = batch_size
-        self.threads = threads
+        self.threads = resolve_threads(threads, what="MiniLMEncoder threads")
+        self.spinning = spinning
         self.calls = 0
         self.texts_encoded = 0
         self._session: Any = None
@@ -93,6 +104,9 @@ class MiniLMEncoder:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
+        opts.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if self.spinning else "0"
+        )
         opts.log_severity_level = 3
         self._session = ort.InferenceSession(
             str(weights.model_path()), opts, providers=["CPUExecutionProvider"]

