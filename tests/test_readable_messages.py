@@ -141,3 +141,12 @@ def test_a_run_with_no_encoder_does_not_claim_the_cache(
     assert encoder_note(result, piped=0) == "encoder calls: 0 (everything from the cache)"
     object.__setattr__(result, "encoder_calls", {"minilm": 3, "e5": 2})
     assert encoder_note(result, piped=0) == "encoder calls: 5"
+
+
+def test_the_stale_documents_list_of_a_diagnosis_says_how_many_it_cut() -> None:
+    from ragmeter.diagnosis._diagnose import _some
+
+    ids = [f"doc-{i}" for i in range(8)]
+    assert _some(ids) == "doc-0, doc-1, doc-2, doc-3, doc-4 and 3 more"
+    assert _some(ids[:5]) == "doc-0, doc-1, doc-2, doc-3, doc-4"
+    assert _some([]) == ""

@@ -333,7 +333,7 @@ def diagnose(
         exp = NextExperiment(
             "corpus",
             "retire or mark superseded the stale documents "
-            f"({', '.join(docs[:5]) or 'cited by faithful-but-wrong answers'}) and "
+            f"({_some(docs) or 'cited by faithful-but-wrong answers'}) and "
             "filter retrieval by effective_date",
             "answer correct and supported (ragmeter answers check)",
             f"answer outcomes paired per question on {on}",
@@ -561,3 +561,9 @@ def pick_recall(
     if which == "headroom" and m == same[0][1]:
         return None
     return e, m
+
+
+def _some(ids: list[str], limit: int = 5) -> str:
+    """The first ``limit`` ids, and how many more there are (a cut list always says so)."""
+    more = len(ids) - limit
+    return ", ".join(ids[:limit]) + (f" and {more} more" if more > 0 else "")
