@@ -40,14 +40,16 @@ class Tally:
     bytes: int = 0
 
 
-def unvouched_lines(src: Source, layout: Layout, tally: Tally) -> Iterator[tuple[int, bytes]]:
-    """``(line number, line with its \\n)`` of every block not vouched for, in file order."""
+def line_blocks(src: Source, size: int = BLOCK_SIZE) -> Iterator[tuple[int, bytes]]:
+    """``(first line number, whole lines)`` of the file, about ``size`` bytes at a time (a byte
+    order mark dropped, a last line without its newline kept): the one block reader of the
+    checking and the streaming paths."""
     start = 1
     carry = b""
     first = True
     with src.open_binary() as f:
         while True:
-            data = f.read(BLOCK_SIZE)
+            data = f.read(size)
             if first:
                 data, first = data.removeprefix(BOM), False
             if data:
@@ -60,10 +62,16 @@ def unvouched_lines(src: Source, layout: Layout, tally: Tally) -> Iterator[tuple
             else:
                 text, carry = carry, b""
             if text:
-                yield from _checked_lines(text, start, layout, tally, BLOCK_SIZE)
+                yield start, text
                 start += text.count(b"\n")
             if not data:
                 return
+
+
+def unvouched_lines(src: Source, layout: Layout, tally: Tally) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line with its \\n)`` of every block not vouched for, in file order."""
+    for start, text in line_blocks(src):
+        yield from _checked_lines(text, start, layout, tally, BLOCK_SIZE)
 
 
 def _checked_lines(

@@ -51,29 +51,14 @@ def run_blocks(path: str | os.PathLike[str]) -> tuple[Source, Iterator[Rows]]:
 
 
 def _blocks(src: Source, layout: Layout) -> Iterator[Rows]:
-    start, carry, first, rows = 1, b"", True, 0
-    with src.open_binary() as f:
-        while True:
-            data = f.read(BLOCK_SIZE)
-            if first:
-                data, first = data.removeprefix(BOM), False
-            if data:
-                data = carry + data
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:  # no line end yet: keep reading
-                    carry = data
-                    continue
-                text, carry = data[:cut], data[cut:]
-            else:
-                text, carry = carry, b""
-            if text:
-                block = _parse(src, text, start, layout)
-                if block is not None and len(block.score):
-                    rows += len(block.score)
-                    yield block
-                start += text.count(b"\n")
-            if not data:
-                break
+    from ._trec_check import line_blocks
+
+    rows = 0
+    for start, text in line_blocks(src, BLOCK_SIZE):
+        block = _parse(src, text, start, layout)
+        if block is not None and len(block.score):
+            rows += len(block.score)
+            yield block
     if not rows:  # the line-by-line parser's own empty-file messages
         from ._trec_lines import parse_lines
 
