@@ -20,6 +20,7 @@ from ragmeter.paired._bootstrap import (
     resample_means,
 )
 
+# justified: numba is the optional [fast] extra; the numpy fallback is tested without it
 needs_numba = pytest.mark.skipif(
     not _fused.available(), reason="the fused bootstrap needs numba: pip install 'ragmeter[fast]'"
 )

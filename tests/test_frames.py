@@ -15,7 +15,7 @@ from _experiment_files import toy_experiment
 from ragmeter import MissingExtraError
 from ragmeter.paired._sweep import Sweep
 
-pd = pytest.importorskip("pandas")
+pd = pytest.importorskip("pandas")  # justified: DataFrames are the optional [pandas] extra
 
 TOML = (
     'name = "frames"\ngolden = "golden.jsonl"\ncorpus = "corpus.jsonl"\n'

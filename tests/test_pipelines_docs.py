@@ -22,7 +22,7 @@ DOC = REPO / "docs" / "pipelines.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
 
 pytest.importorskip("langchain_core")  # justified: the test extra installs both libraries
-pytest.importorskip("llama_index.core")
+pytest.importorskip("llama_index.core")  # justified: as above, a test-extra library
 
 
 def blocks() -> list[tuple[str, str]]:

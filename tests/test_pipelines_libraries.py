@@ -26,7 +26,7 @@ from ragmeter.retrieval._protocol import ranked_lists
 from ragmeter.retrieval.pipelines import check_llamaindex_offline
 
 pytest.importorskip("langchain_core")  # justified: the test extra installs both libraries
-pytest.importorskip("llama_index.core")
+pytest.importorskip("llama_index.core")  # justified: as above, a test-extra library
 
 
 @pytest.fixture(autouse=True)

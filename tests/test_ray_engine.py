@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+# justified: Ray is the optional [ray] extra (make test-slow installs it)
 ray = pytest.importorskip(
     "ray", reason="the Ray engine's tests need Ray: pip install 'ragmeter[ray]'"
 )
