@@ -195,21 +195,7 @@ def test_tables_equal_the_answers_and_diagnose_commands(done) -> None:
     assert checked["summary"] == json.loads(json.dumps(result.baseline.answers.report.summary()))
     for v in result.variants:
         f = files(path, v.name)
-        d = cli(
-            "diagnose",
-            "--golden",
-            GOLDEN,
-            "--corpus",
-            CORPUS,
-            "--chunks",
-            f["chunks"],
-            "--run",
-            f["run"],
-            "--k",
-            "4",
-            "--answers",
-            f["answers"],
-        )
+        d = diagnose(f)
         assert d["answers"] == json.loads(json.dumps(v.answers.report.summary()))
         mine = v.answers.table.to_dict()
         assert [c["count"] for c in d["table"]["cells"]] == [c["count"] for c in mine["cells"]]
@@ -268,24 +254,18 @@ def test_the_position_table_comes_from_the_generated_answers(done) -> None:
     assert bins == {"first": (7, 47), "middle": (0, 13), "last": (0, 1)}
 
 
+def diagnose(f: dict[str, Path]) -> Any:
+    """``ragmeter diagnose --run`` on one variant's written files, at the experiment's k."""
+    return cli(
+        "diagnose", "--golden", GOLDEN, "--corpus", CORPUS, "--chunks", str(f["chunks"]),
+        "--run", str(f["run"]), "--k", "4", "--answers", str(f["answers"]),
+    )  # fmt: skip
+
+
 def test_diagnose_on_the_outputs_names_the_next_experiment(done) -> None:
     path, _ = done
     f = files(path, "baseline")
-    d = cli(
-        "diagnose",
-        "--golden",
-        GOLDEN,
-        "--corpus",
-        CORPUS,
-        "--chunks",
-        f["chunks"],
-        "--run",
-        f["run"],
-        "--k",
-        "4",
-        "--answers",
-        f["answers"],
-    )
+    d = diagnose(f)
     assert d["table"]["largest_bad_cell"] == "generation_failure"
     assert d["failing_link"] == "generation"
     assert "context" in d["experiment"]["change"]

@@ -104,11 +104,13 @@ def _checked_lines(
         yield start + text.count(b"\n"), text[text.rfind(b"\n") + 1 :]
 
 
-def _vouch(text: bytes, layout: Layout) -> int | None:
-    """The number of rows of ``text`` when it certainly holds no bad line, else None."""
+def read_block(text: bytes, layout: Layout, *, use_threads: bool = True) -> pa.Table | None:
+    """The qid, doc and value columns of a block of whole lines read by one columnar parse, or
+    None when its bytes (NUL, a byte order mark, a lone carriage return) or its lines need the
+    line-by-line parser; blanks other than single spaces are normalised first."""
     import pyarrow.csv as pcsv
 
-    from ._trec_columns import _parse_grades, normalise
+    from ._trec_columns import normalise
 
     if b"\x00" in text or BOM in text or text.count(b"\r") != text.count(b"\r\n"):
         return None
@@ -119,9 +121,9 @@ def _vouch(text: bytes, layout: Layout) -> int | None:
     types[layout.value] = pa.float64() if layout.value == "score" else pa.string()
     body = text if _single_spaced(text, len(layout.names)) else normalise(text)
     try:
-        table = pcsv.read_csv(
+        return pcsv.read_csv(
             io.BytesIO(body),
-            read_options=pcsv.ReadOptions(column_names=list(layout.names)),
+            read_options=pcsv.ReadOptions(column_names=list(layout.names), use_threads=use_threads),
             parse_options=pcsv.ParseOptions(
                 delimiter=" ",
                 quote_char=False,
@@ -137,6 +139,15 @@ def _vouch(text: bytes, layout: Layout) -> int | None:
             ),
         )
     except (pa.ArrowException, ValueError):
+        return None
+
+
+def _vouch(text: bytes, layout: Layout) -> int | None:
+    """The number of rows of ``text`` when it certainly holds no bad line, else None."""
+    from ._trec_columns import _parse_grades
+
+    table = read_block(text, layout)
+    if table is None:
         return None
     value = table.column(layout.value).combine_chunks()
     if layout.value == "score":

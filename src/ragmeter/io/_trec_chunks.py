@@ -17,7 +17,6 @@ line-by-line parser, which reports them. Memory: one block of rows at a time.
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ._source import BOM, Source, open_source
+from ._source import Source, open_source
 from ._trec_format import RUN, Layout
 
 BLOCK_SIZE = 1 << 22
@@ -67,55 +66,20 @@ def _blocks(src: Source, layout: Layout) -> Iterator[Rows]:
 
 def _parse(src: Source, text: bytes, start: int, layout: Layout) -> Rows | None:
     """The rows of a block of whole lines starting at line ``start``."""
-    from ._trec_check import _single_spaced
-    from ._trec_columns import normalise
+    from ._trec_check import read_block
 
     n_lines = text.count(b"\n") + (0 if text.endswith(b"\n") else 1)
-    clean_bytes = not (
-        b"\x00" in text
-        or BOM in text
-        or text.count(b"\r") != text.count(b"\r\n")
-        or text.endswith(b"\r")
-    )
-    if clean_bytes:
-        table = _read_csv(text if _single_spaced(text, len(layout.names)) else normalise(text))
-        if table is not None and table.num_rows == n_lines:
-            score = table.column("score").combine_chunks().to_numpy(zero_copy_only=False)
-            if np.isfinite(score).all():
-                return Rows(
-                    table.column("qid").combine_chunks(),
-                    table.column("doc").combine_chunks(),
-                    np.asarray(score, dtype=np.float64),
-                    np.arange(start, start + n_lines, dtype=np.int64),
-                )
+    table = read_block(text, layout, use_threads=False)
+    if table is not None and table.num_rows == n_lines:
+        score = table.column("score").combine_chunks().to_numpy(zero_copy_only=False)
+        if np.isfinite(score).all():
+            return Rows(
+                table.column("qid").combine_chunks(),
+                table.column("doc").combine_chunks(),
+                np.asarray(score, dtype=np.float64),
+                np.arange(start, start + n_lines, dtype=np.int64),
+            )
     return _by_lines(src, text, start, layout)
-
-
-def _read_csv(body: bytes) -> pa.Table | None:
-    import pyarrow.csv as pcsv
-
-    types = {name: pa.binary() for name in RUN.names}
-    types.update(qid=pa.string(), doc=pa.string(), score=pa.float64())
-    try:
-        return pcsv.read_csv(
-            io.BytesIO(body),
-            read_options=pcsv.ReadOptions(column_names=list(RUN.names), use_threads=False),
-            parse_options=pcsv.ParseOptions(
-                delimiter=" ",
-                quote_char=False,
-                double_quote=False,
-                escape_char=False,
-                ignore_empty_lines=True,
-            ),
-            convert_options=pcsv.ConvertOptions(
-                column_types=types,
-                null_values=[],
-                strings_can_be_null=False,
-                include_columns=["qid", "doc", "score"],
-            ),
-        )
-    except (pa.ArrowException, ValueError):
-        return None
 
 
 def _by_lines(src: Source, text: bytes, start: int, layout: Layout) -> Rows | None:
