@@ -116,12 +116,14 @@ def test_a_worker_killed_mid_batch_loses_nothing_finished(tmp_path: Path) -> Non
             eng.embed(wrapped, TEXTS, cache=cache)
         assert wrapped.texts_encoded == 16
     assert len(Cache(tmp_path / "b").embeddings(dying.model_id, "text")) == 16
-    # ... and running again encodes only the 24 texts that were missing
+    # ... and running again encodes only the 24 texts that were missing (counted, like the
+    # first 16, on the encoder the workers' copies stand for)
+    assert (dying.calls, dying.texts_encoded) == (2, 16)
     with engine(batch_texts=8, retries=0) as eng:
         wrapped = eng.wrap_encoder(dying, lambda: dying)
         got = eng.embed(wrapped, TEXTS, cache=Cache(tmp_path / "b"))
-        assert wrapped.texts_encoded == 40 - 16
-        assert wrapped.calls == 3  # batches of 8: texts 16..23, 24..31, 32..39
+        assert dying.texts_encoded == 16 + (40 - 16)
+        assert dying.calls == 2 + 3  # batches of 8: texts 16..23, 24..31, 32..39
     assert got.tobytes() == expected.tobytes()
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .._errors import RagmeterError
+from ._counters import add, counted_call
 
 
 class WorkerLost(RagmeterError):
@@ -33,7 +34,9 @@ class _Holder:
         self.obj = factory()
 
     def call(self, method: str, batch: Any, kwargs: dict[str, Any]) -> Any:
-        return getattr(self.obj, method)(batch, **kwargs)
+        """The method's result and what it added to the object's counters (calls, tokens,
+        cost: :mod:`._counters`), which the driver adds to the caller's object."""
+        return counted_call(self.obj, method, batch, kwargs)
 
     def pid(self) -> int:
         import os
@@ -84,8 +87,14 @@ class ActorPool:
         kwargs: dict[str, Any] | None = None,
         max_in_flight: int | None = None,
         on_lost: Callable[[int, Exception], Any] | None = None,
+        counts: Any = None,
     ) -> Iterator[tuple[int, Any]]:
         """Yield ``(i, obj.method(batches[i], **kwargs))`` as each batch finishes (any order).
+
+        What each batch added to the worker's counters (:mod:`._counters`) is added to
+        ``counts`` (the caller's object the workers hold copies of) before the batch is
+        yielded, so the caller's object counts as if it had done the work itself; a batch lost
+        with its worker adds nothing.
 
         A batch whose actor died goes back to the front of the queue, to the slot's new actor,
         up to ``retries`` times; one more death raises :class:`WorkerLost`, or, with
@@ -147,7 +156,10 @@ class ActorPool:
                         continue
                     queue.appendleft(i)
                     continue
-                yield i, result
+                value, delta = result
+                if counts is not None:
+                    add(counts, delta)
+                yield i, value
         finally:
             for ref in running:  # stop queued work when the caller stops early
                 try:

@@ -9,6 +9,9 @@ What runs where
   embedding store of the content cache (the same shards a local run writes and reads), answers
   into the answer cache, judge replies through the judge's own cache. Scoring and statistics
   run on the driver as before.
+- **Counts** (calls, HTTP requests, tokens, cost, texts encoded): each batch comes back with
+  what it added to the worker's copy's counters, added to the caller's object
+  (:mod:`._counters`), so the caller's generator, judge or encoder counts as after a local run.
 
 A worker that dies in the middle of a batch is replaced and the batch sent again (``retries``
 times, :mod:`._pool`); past that, embedding raises :class:`~._pool.WorkerLost` after storing
@@ -215,7 +218,11 @@ class RayEngine(LocalEngine):
             return [Generation(r.question_id, "", error=str(exc)) for r in slices[j]]
 
         yield from pool.map(
-            "generate", [list(s) for s in slices], max_in_flight=self.concurrency, on_lost=lost
+            "generate",
+            [list(s) for s in slices],
+            max_in_flight=self.concurrency,
+            on_lost=lost,
+            counts=generator,  # the workers' calls, tokens and cost, counted on the caller's
         )
 
     # -- judging ----------------------------------------------------------------------------
@@ -232,13 +239,28 @@ class RayEncoder:
     """An encoder whose batches run on the engine's actors: same ``model_id`` and vectors as
     the local encoder it stands for. The embedding cache (``retrieval._cache.encode_cached``)
     hands it every missing text at once through :meth:`encode_batches` and stores each batch as
-    it lands; ``calls`` and ``texts_encoded`` count the batches and texts workers encoded."""
+    it lands. What the workers' copies count (``calls``, ``texts_encoded``) is added to the
+    local encoder with each batch: ``calls`` and ``texts_encoded`` here are the local one's."""
 
     def __init__(self, engine: RayEngine, local: Encoder, factory: Callable[[], Encoder]) -> None:
         self.engine, self.local, self.factory = engine, local, factory
         self.symmetric = local.symmetric
-        self.calls = 0
-        self.texts_encoded = 0
+
+    @property
+    def calls(self) -> int:
+        return self.local.calls
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self.local.calls = value
+
+    @property
+    def texts_encoded(self) -> int:
+        return self.local.texts_encoded
+
+    @texts_encoded.setter
+    def texts_encoded(self, value: int) -> None:
+        self.local.texts_encoded = value
 
     @property
     def model_id(self) -> str:
@@ -257,9 +279,7 @@ class RayEncoder:
         if not batches:
             return
         pool = self.engine.pool(("encoder", self.model_id), self.factory)
-        for i, vecs in pool.map("encode", batches, kwargs={"role": role}):
-            self.calls += 1
-            self.texts_encoded += len(batches[i])
+        for i, vecs in pool.map("encode", batches, kwargs={"role": role}, counts=self.local):
             yield range(i * size, i * size + len(batches[i])), np.asarray(vecs)
 
     def encode(self, texts: Sequence[str], *, role: str = "passage") -> np.ndarray:
@@ -274,10 +294,17 @@ class RayEncoder:
 
 class RayJudge:
     """A judge whose batches run on the engine's actors (same ``info``, replies in order). A
-    batch lost with its worker past the retries is a failed reply per request, never a pass."""
+    batch lost with its worker past the retries is a failed reply per request, never a pass.
+    What the workers' copies count (requests, tokens, cost, cache hits) is added to the judge
+    it wraps with each batch; any other attribute (``usage``, ``calls``) is read from it."""
 
     def __init__(self, engine: RayEngine, inner: Any) -> None:
         self.engine, self.inner = engine, inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("engine", "inner") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     @property
     def info(self) -> Any:
@@ -298,7 +325,7 @@ class RayJudge:
         out: list[Any] = [None] * len(slices)
         done = 0
         for j, replies in pool.map(
-            "judge", slices, max_in_flight=self.engine.concurrency, on_lost=lost
+            "judge", slices, max_in_flight=self.engine.concurrency, on_lost=lost, counts=self.inner
         ):
             out[j] = replies
             done += len(replies)

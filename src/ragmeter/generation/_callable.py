@@ -22,7 +22,7 @@ import hashlib
 import inspect
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from .._errors import RagmeterError, UsageError
 from ._assemble import AssembledContext, Passage
@@ -55,6 +55,9 @@ def _qualname(fn: Callable[..., Any]) -> str:
 
 class CallableGenerator:
     """A :class:`~._protocol.Generator` over ``fn(question, passages)`` (module docstring)."""
+
+    #: what this generator counts (see ragmeter.engines._counters)
+    COUNTERS: ClassVar[tuple[str, ...]] = ("calls", "errors")
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from .._errors import UsageError
 from ..answers.judges._chat import MAX_REPLY_BYTES, ChatClient, ChatUsage
@@ -38,6 +38,9 @@ class OpenAIGenerator:
     seed, max_tokens), e.g. ``{"top_p": 1}``; ``stream``, ``n``, ``model`` and ``messages`` are
     the client's. Prices (per 1,000 tokens) turn token counts into ``cost_usd``.
     """
+
+    #: what this generator counts: its client's usage (see ragmeter.engines._counters)
+    COUNTERS: ClassVar[tuple[str, ...]] = ("client",)
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
 from os import PathLike
-from typing import Any
+from typing import Any, ClassVar
 
 from ..._errors import UsageError
 from ..._numbers import number_in, whole
@@ -52,6 +52,18 @@ def _any_text(content: str) -> str:
 @dataclass
 class ChatUsage:
     """Counters of one client object (all batches so far)."""
+
+    #: every field adds up (ragmeter.engines adds a worker's copy's counts to the caller's)
+    COUNTERS: ClassVar[tuple[str, ...]] = (
+        "http_requests",
+        "cache_hits",
+        "retries",
+        "failures",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "unknown_usage",
+    )
 
     http_requests: int = 0
     cache_hits: int = 0
@@ -100,6 +112,9 @@ class _Fatal(Exception):
 class ChatClient:
     """Client of an OpenAI-compatible ``/chat/completions`` endpoint (see :mod:`.openai` for
     every rule). ``params`` are sent with every request unless a call gives its own."""
+
+    #: what this client counts: :attr:`usage` (see ragmeter.engines._counters)
+    COUNTERS: ClassVar[tuple[str, ...]] = ("usage",)
 
     def __init__(
         self,
