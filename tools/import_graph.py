@@ -44,6 +44,7 @@ PACKAGE = "ragmeter"
 #: layer or a lower one. Keep in step with docs/architecture.md.
 LAYERS: dict[str, int] = {
     "ragmeter._about": 0,
+    "ragmeter._compiled": 0,
     "ragmeter._errors": 0,
     "ragmeter._extras": 0,
     "ragmeter._literal": 0,

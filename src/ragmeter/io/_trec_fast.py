@@ -41,17 +41,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import _compiled
 from ._duplicates import combine_hashes, mix, string_hashes
 from ._source import Source
 from ._trec_arrays import concat_numbers as _concat_numbers
 from ._trec_arrays import concat_strings as _concat_strings
 from ._trec_arrays import report as _report
 from ._trec_arrays import string_offsets as _offsets
-from ._trec_bytes import ByteGuard
+from ._trec_bytes import BOM, ByteGuard
 from ._trec_format import Layout, Parsed, Unclean, describe_nonfinite, rows_are_lines
 
 BLOCK_SIZE = 1 << 22
 _MAX_WORKERS = 4
+#: plain files from this size are read by pyarrow natively and checked by a compiled pass
+#: (numba, when installed) at the same time; below it, loading numba would cost more
+COMPILED_MIN_BYTES = 64 << 20
 
 
 def parse_clean_run(src: Source, layout: Layout) -> Parsed:
@@ -61,33 +65,35 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
     keep = ["qid", "doc", layout.value]
     # grades are cast per block (on the worker threads) so their text can be checked first
     value_type = pa.float64() if layout.value == "score" else pa.string()
+    options = {
+        "read_options": pcsv.ReadOptions(column_names=list(layout.names), block_size=BLOCK_SIZE),
+        "parse_options": pcsv.ParseOptions(
+            delimiter=" ",
+            quote_char=False,
+            double_quote=False,
+            escape_char=False,
+            ignore_empty_lines=False,
+        ),
+        "convert_options": pcsv.ConvertOptions(
+            include_columns=keep,
+            null_values=[],
+            strings_can_be_null=False,
+            column_types={"qid": pa.string(), "doc": pa.string(), layout.value: value_type},
+        ),
+    }
     try:
-        with src.arrow_stream() as raw:
-            stream = _CheckedStream(raw)
-            table = pcsv.read_csv(
-                stream,
-                read_options=pcsv.ReadOptions(
-                    column_names=list(layout.names), block_size=BLOCK_SIZE
-                ),
-                parse_options=pcsv.ParseOptions(
-                    delimiter=" ",
-                    quote_char=False,
-                    double_quote=False,
-                    escape_char=False,
-                    ignore_empty_lines=False,
-                ),
-                convert_options=pcsv.ConvertOptions(
-                    include_columns=keep,
-                    null_values=[],
-                    strings_can_be_null=False,
-                    column_types={
-                        "qid": pa.string(),
-                        "doc": pa.string(),
-                        layout.value: value_type,
-                    },
-                ),
-            )
-            stream.finish(table.num_rows, layout.width)
+        if not src.gzip and src.size >= COMPILED_MIN_BYTES and _compiled.available():
+            # pyarrow reads the file natively while one compiled pass checks its bytes
+            with ThreadPoolExecutor(max_workers=1) as scanner:
+                scanned = scanner.submit(_scan_file, src)
+                table = pcsv.read_csv(str(src.path), **options)
+                blanks, last = scanned.result()
+            check_totals(blanks, last, table.num_rows, layout.width)
+        else:
+            with src.arrow_stream() as raw:
+                stream = _CheckedStream(raw)
+                table = pcsv.read_csv(stream, **options)
+                stream.finish(table.num_rows, layout.width)
         blocks = [b.columns for b in table.to_batches() if b.num_rows]  # zero-copy, per block
         del table
         workers = max(1, min(_MAX_WORKERS, os.cpu_count() or 1))
@@ -264,6 +270,46 @@ def _repeats_in_blocks(infos: list[_Block]) -> bool:
     return False
 
 
+def check_totals(blanks: int, last: int, rows: int, width: int) -> None:
+    """The whole file's checks once its bytes are checked: ``width - 1`` spaces and 1 line end
+    per row (the last line end may be missing), nothing else blank; the file ends neither in a
+    space nor in a carriage return. ``last``: the file's last byte."""
+    if last == 0x0D:
+        raise ValueError("a lone carriage return")
+    if last == 0x20:
+        raise ValueError("a space at the end of the file")
+    expected = width * rows - (0 if last in (0x0A, 0x0D) else 1)
+    if blanks != expected:
+        raise ValueError("a tab, control byte or CRLF line end")
+
+
+#: the pieces a file is checked in by the compiled pass
+SCAN_PIECE = 1 << 23
+
+
+def _scan_file(src: Source) -> tuple[int, int]:
+    """(blank bytes, last byte) of a plain file, its bytes checked in one compiled pass
+    (``_byte_kernel``: the rules of :class:`_CheckedStream`); ValueError when a rule is broken.
+    A leading byte order mark is skipped, as pyarrow skips it."""
+    from ._byte_kernel import scan_kernel
+
+    buf = np.empty(SCAN_PIECE, dtype=np.uint8)
+    prev, prev2, blanks = 0x0A, 0, 0
+    with open(src.path, "rb", buffering=0) as f:
+        head = f.read(3)
+        piece = np.frombuffer(head, dtype=np.uint8)
+        if head == BOM:
+            piece = buf[: f.readinto(buf.data)]
+        while len(piece):
+            count = scan_kernel(piece, len(piece), prev, prev2)
+            if count < 0:
+                raise ValueError("a byte no TREC reader may read alike, or an empty field")
+            blanks += count
+            prev, prev2 = int(piece[-1]), int(piece[-2]) if len(piece) >= 2 else prev
+            piece = buf[: f.readinto(buf.data)]
+    return blanks, prev
+
+
 class _CheckedStream:
     """A read-only file over a pyarrow stream that checks the blank bytes as they pass.
 
@@ -309,14 +355,9 @@ class _CheckedStream:
         self._last = int(data[-1])
 
     def finish(self, rows: int, width: int) -> None:
-        """Check the whole file: ``width - 1`` spaces and 1 line end per row (the last line end
-        may be missing), nothing else blank; the file does not end in a space."""
+        """Check the whole file (:func:`check_totals`)."""
         self._guard.finish()
-        if self._last == 0x20:
-            raise ValueError("a space at the end of the file")
-        expected = width * rows - (0 if self._last in (0x0A, 0x0D) else 1)
-        if self._blanks != expected:
-            raise ValueError("a tab, control byte or CRLF line end")
+        check_totals(self._blanks, self._last, rows, width)
 
     # the rest of the file protocol pyarrow's PythonFile wrapper may call
     def readable(self) -> bool:

@@ -18,9 +18,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import _compiled
 from ..io._duplicates import string_hashes
 from ..io._tables import dictionary_codes
 from ..io._tables import flat as _flat
+
+#: the compiled join (numba, the ``fast`` extra) runs from this many run rows: below it the
+#: numpy join is quick and loading numba (about 0.4 s) would cost more than it saves
+COMPILED_MIN_ROWS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ def group_runs(arr: pa.Array | pa.ChunkedArray, starts: np.ndarray | None = None
     different value (the TREC reader proves both while it reads); else they are found here."""
     a = _flat(arr)
     n = len(a)
+    known = starts is not None
     if starts is None:
         if n < 2:
             return Groups(*dictionary_codes(a))
@@ -65,10 +71,14 @@ def group_runs(arr: pa.Array | pa.ChunkedArray, starts: np.ndarray | None = None
             return Groups(*dictionary_codes(a))
     if n == 0:
         return Groups(*dictionary_codes(a))
+    lengths = np.diff(np.append(starts, n))
+    if known:  # every run a different value: the runs' values are the dictionary
+        return Groups(
+            np.arange(starts.size, dtype=np.int64), a.take(pa.array(starts)), starts, lengths
+        )
     enc = pc.dictionary_encode(a.take(pa.array(starts)))
     if len(enc.dictionary) != starts.size:  # a value's rows are split over several runs
         return Groups(*dictionary_codes(a))
-    lengths = np.diff(np.append(starts, n))
     codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return Groups(codes, enc.dictionary, starts, lengths)
 
@@ -112,6 +122,12 @@ def join_grades(
     search them with good locality. Every key match is checked exactly before it counts.
     """
     n_out = rows.size
+    if n_out >= COMPILED_MIN_ROWS and _compiled.available():
+        done = _join_compiled(
+            rows, run_code, run_doc, qrels_code, qrels_doc, rel, dtype, run_hashes, qrels_hashes
+        )
+        if done is not None:
+            return done
     out = np.zeros(n_out, dtype=dtype)
     q_rows = np.flatnonzero(qrels_code >= 0)
     if not rows.size or not q_rows.size:
@@ -158,6 +174,142 @@ def join_grades(
     i, j = i[same], j[same]
     out[i if where is None else where[i]] = rel[q_rows[j]]
     return out, int(i.size)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """Both sides of the compiled join, as the kernels take them (``_join_kernel``)."""
+
+    run_hash: np.ndarray
+    lo: np.ndarray  # per query code: its first qrels stretch position, -1 when none
+    hi: np.ndarray
+    perm: np.ndarray  # stretch position -> qrels row (used only when use_perm)
+    use_perm: bool
+    q_hash: np.ndarray
+    rel: np.ndarray
+    exact: bool
+    ro: np.ndarray  # run id offsets and bytes (placeholders when exact)
+    rd: np.ndarray
+    qo: np.ndarray
+    qd: np.ndarray
+
+    def args(self) -> tuple[object, ...]:
+        """From ``lo`` on, the kernels' arguments in their order."""
+        return (self.lo, self.hi, self.perm, self.use_perm, self.q_hash, self.rel, self.exact,
+                self.ro, self.rd, self.qo, self.qd)  # fmt: skip
+
+
+def _prepare(
+    n_codes: int,
+    run_doc: pa.Array | pa.ChunkedArray,
+    qrels_code: np.ndarray,
+    qrels_doc: pa.Array | pa.ChunkedArray,
+    rel: np.ndarray,
+    run_hashes: np.ndarray | None,
+    qrels_hashes: np.ndarray | None,
+) -> _Prepared | None:
+    """Hashes, each query's qrels stretch and the id bytes for the compiled join; None when the
+    ids could not be hashed (the numpy join then takes over)."""
+    from ._join_kernel import ranges_kernel
+
+    qdoc, rdoc = _flat(qrels_doc), _flat(run_doc)
+    qh = string_hashes(qdoc) if qrels_hashes is None else qrels_hashes
+    rh = string_hashes(rdoc) if run_hashes is None else run_hashes
+    if qh is None or rh is None:  # pragma: no cover - string_hashes pads every string array
+        return None
+    lo = np.full(n_codes, -1, dtype=np.int64)
+    hi = np.zeros(n_codes, dtype=np.int64)
+    perm = np.zeros(1, dtype=np.int64)
+    use_perm = not ranges_kernel(qrels_code, lo, hi)
+    if use_perm:  # the qrels interleave queries: visit them through a stable sort by query
+        perm = np.argsort(qrels_code, kind="stable")
+        ordered = qrels_code[perm]
+        codes = np.arange(n_codes)
+        lo = np.searchsorted(ordered, codes, side="left").astype(np.int64)
+        hi = np.searchsorted(ordered, codes, side="right").astype(np.int64)
+        lo[lo == hi] = -1
+        del ordered
+    exact = _hash_is_exact(qdoc) and _hash_is_exact(rdoc)
+    if exact:  # no byte comparison: placeholders of one fixed type
+        ro = qo = np.zeros(1, dtype=np.int64)
+        rd = qd = np.zeros(0, dtype=np.uint8)
+    else:
+        ro, rd = _offsets(rdoc), np.frombuffer(rdoc.buffers()[2], dtype=np.uint8)
+        qo, qd = _offsets(qdoc), np.frombuffer(qdoc.buffers()[2], dtype=np.uint8)
+    rel = np.asarray(rel, dtype=np.int64)
+    return _Prepared(rh, lo, hi, perm, use_perm, qh, rel, exact, ro, rd, qo, qd)
+
+
+def _join_compiled(
+    rows: np.ndarray,
+    run_code: np.ndarray,
+    run_doc: pa.Array | pa.ChunkedArray,
+    qrels_code: np.ndarray,
+    qrels_doc: pa.Array | pa.ChunkedArray,
+    rel: np.ndarray,
+    dtype: np.dtype,
+    run_hashes: np.ndarray | None,
+    qrels_hashes: np.ndarray | None,
+) -> tuple[np.ndarray, int] | None:
+    """:func:`join_grades` in one compiled pass over ``rows``; None when the ids could not be
+    hashed."""
+    from ._join_kernel import grades_kernel
+
+    out = np.zeros(rows.size, dtype=dtype)
+    n_codes = max(int(qrels_code.max(initial=-1)), int(run_code.max(initial=-1))) + 1
+    if n_codes == 0:
+        return out, 0
+    prep = _prepare(n_codes, run_doc, qrels_code, qrels_doc, rel, run_hashes, qrels_hashes)
+    if prep is None:  # pragma: no cover - string_hashes pads every string array
+        return None
+    matched = grades_kernel(rows, run_code, prep.run_hash, *prep.args(), out)
+    return out, int(matched)
+
+
+def ranked_grades(
+    blocks: Groups,
+    block_code: np.ndarray,
+    score: np.ndarray,
+    ties: str,
+    n_queries: int,
+    depth: int,
+    run_doc: pa.Array | pa.ChunkedArray,
+    qrels_code: np.ndarray,
+    qrels_doc: pa.Array | pa.ChunkedArray,
+    rel: np.ndarray,
+    dtype: np.dtype,
+    run_hashes: np.ndarray | None,
+    qrels_hashes: np.ndarray | None,
+) -> tuple[np.ndarray, int] | None:
+    """Rank and join in one compiled pass (``ranked_grades_kernel``): the (``n_queries`` x
+    ``depth``) grades in ranked order and how many of them are judged, when the run's queries
+    are its runs of equal qids (``blocks``, each with its scored-query code in ``block_code``,
+    -1 for none) and each is in ranked order already (``ties="given"``, or strictly
+    descending 32-bit scores: no tie for item ids to break). None otherwise, or when numba cannot
+    run or the run is small (then ``rank_run`` and :func:`join_grades` do it)."""
+    if (
+        blocks.starts is None
+        or blocks.lengths is None
+        or len(score) < COMPILED_MIN_ROWS
+        or not _compiled.available()
+    ):
+        return None
+    from ._join_kernel import ranked_grades_kernel, ranked_kernel
+
+    score = np.asarray(score, dtype=np.float64)
+    if ties != "given" and not ranked_kernel(blocks.starts, blocks.lengths, block_code, score):
+        return None
+    out = np.zeros((n_queries, depth), dtype=dtype)
+    if not n_queries or not depth:
+        return out, 0
+    n_codes = max(int(qrels_code.max(initial=-1)), n_queries - 1) + 1
+    prep = _prepare(n_codes, run_doc, qrels_code, qrels_doc, rel, run_hashes, qrels_hashes)
+    if prep is None:  # pragma: no cover - string_hashes pads every string array
+        return None
+    matched = ranked_grades_kernel(
+        blocks.starts, blocks.lengths, block_code, prep.run_hash, *prep.args(), out
+    )
+    return out, int(matched)
 
 
 def _keys(code: np.ndarray, hashes: np.ndarray, bits: int) -> np.ndarray:

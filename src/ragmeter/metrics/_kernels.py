@@ -128,13 +128,17 @@ def reciprocal_rank(rel: np.ndarray, k: int | None) -> np.ndarray:
 def average_precision(rel: np.ndarray, num_rel: np.ndarray, k: int | None) -> np.ndarray:
     """AP@k = Σ_{i ≤ k, item i relevant} P@i / |rel| (trec_eval ``map_cut_k``; no k: ``map``).
 
-    Computed over the relevant positions only: the n-th relevant item at rank i adds n / i.
+    The n-th relevant item at rank i adds n / i, summed rank by rank (one pass per rank over
+    the queries, no per-hit arrays; a query's sum is the same whatever queries surround it).
     """
     r = _cut(rel, k)
-    rows, cols = np.nonzero(r)  # row-major: each query's hits in rank order
-    nth = np.arange(1, rows.size + 1) - np.searchsorted(rows, rows)
-    prec_at_hits = nth / (cols + 1.0)
-    return _safe_div(np.bincount(rows, weights=prec_at_hits, minlength=r.shape[0]), num_rel)
+    total = np.zeros(r.shape[0])
+    seen = np.zeros(r.shape[0])
+    for i in range(r.shape[1]):
+        hit = r[:, i]
+        seen += hit
+        total += np.where(hit, seen / (i + 1.0), 0.0)
+    return _safe_div(total, num_rel)
 
 
 def r_precision(rel: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
@@ -188,42 +192,55 @@ def ideal_gains(gains: np.ndarray, j_row: np.ndarray, nq: int) -> np.ndarray:
 _COUNTED_GRADES = 64
 
 
-def ideal_by_counting(j_rel: np.ndarray, j_row: np.ndarray, nq: int, gain_of: Any) -> np.ndarray:
-    """:func:`ideal_gains` without a sort, for grades spanning at most ``_COUNTED_GRADES``
-    values: count each query's judged items per grade, then lay the grades out best gain first.
-    ``gain_of(grades)`` maps grades to gains. The same matrix as sorting (equal gains are equal
-    floats, so their order does not matter)."""
-    lo = int(j_rel.min())
-    span = int(j_rel.max()) - lo + 1
-    levels = lo + np.arange(span)
-    gains = np.asarray(gain_of(levels), dtype=np.float64)
-    slots = np.argsort(-gains, kind="stable")
-    slots = slots[gains[slots] > 0]  # grade slots by gain, best first; gain 0 is padding
+def grade_counts(j_rel: np.ndarray, j_row: np.ndarray, nq: int) -> tuple[np.ndarray, int]:
+    """(per query row, how many judged items have each grade ``lo + i``; ``lo``)."""
+    lo = int(j_rel.min()) if j_rel.size else 0
+    span = int(j_rel.max()) - lo + 1 if j_rel.size else 1
     counts = np.bincount(j_row * span + (j_rel - lo), minlength=nq * span).reshape(nq, span)
-    counts = counts[:, slots]
-    per_q = counts.sum(axis=1)
-    width = int(per_q.max()) if nq and per_q.size else 0
+    return counts, lo
+
+
+def ideal_from_counts(counts: np.ndarray, lo: int, gain_of: Any) -> np.ndarray:
+    """Each query's judged gains sorted descending and zero padded, from ``counts[q, i]``: how
+    many judged items of query ``q`` have grade ``lo + i``. Grades are laid out best gain first,
+    one pass per grade present (a column is the best gain whose items have not yet filled the
+    columns before it): no sort and no per-item array. The same matrix as sorting (equal gains
+    are equal floats, so their order does not matter)."""
+    nq, span = counts.shape
+    gains = np.asarray(gain_of(lo + np.arange(span)), dtype=np.float64)
+    slots = np.argsort(-gains, kind="stable")
+    slots = slots[(gains[slots] > 0) & counts[:, slots].any(axis=0)]  # gain 0 is padding
+    if not nq or not slots.size:
+        return np.zeros((nq, 0))
+    filled = np.cumsum(counts[:, slots], axis=1)  # per query: columns taken by the best slots
+    width = int(filled[:, -1].max())
     out = np.zeros((nq, width))
-    if not width:
-        return out
-    flat = counts.ravel()
-    value = np.repeat(np.tile(gains[slots], nq), flat)
-    row = np.repeat(np.arange(nq), per_q)
-    col = np.arange(row.size) - np.repeat(np.cumsum(per_q) - per_q, per_q)
-    out[row, col] = value
+    cols = np.arange(width)
+    for s in range(slots.size - 1, -1, -1):  # worst gain first; better ones overwrite
+        out[cols < filled[:, s : s + 1]] = gains[slots[s]]
     return out
 
 
 @dataclass
 class RankInputs:
-    """Ranked grades of the scored queries (``grades``, queries x depth) and their judged items
-    (``j_row`` query row, ``j_rel`` grade), with each derived array built once and shared."""
+    """Ranked grades of the scored queries (``grades``, queries x depth) and their judged items,
+    either listed (``j_row`` query row, ``j_rel`` grade) or counted (``counts[q, i]``: judged
+    items of query ``q`` with grade ``lo + i``; then ``j_row``/``j_rel`` may be empty), with
+    each derived array built once and shared. Counts are what every kernel needs when grades
+    span few values (:func:`grade_counts`)."""
 
     grades: np.ndarray
     j_row: np.ndarray
     j_rel: np.ndarray
     nq: int
+    counts: np.ndarray | None = None
+    lo: int = 0
     _cache: dict[Any, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        g = self.j_rel
+        if self.counts is None and g.size and int(g.max()) - int(g.min()) < _COUNTED_GRADES:
+            self.counts, self.lo = grade_counts(g, self.j_row, self.nq)
 
     def relevant(self, rel: int) -> np.ndarray:
         """Boolean (queries x depth): the item at each rank has grade >= ``rel``."""
@@ -236,19 +253,24 @@ class RankInputs:
         """Per query: judged items with grade >= ``rel``."""
         key = ("num_rel", rel)
         if key not in self._cache:
-            self._cache[key] = np.bincount(self.j_row[self.j_rel >= rel], minlength=self.nq)
+            if self.counts is not None:
+                self._cache[key] = self.counts[:, max(rel - self.lo, 0) :].sum(axis=1)
+            else:
+                self._cache[key] = np.bincount(self.j_row[self.j_rel >= rel], minlength=self.nq)
         return self._cache[key]
+
+    def _present(self) -> np.ndarray:
+        """The judged grades (each grade present once when counted)."""
+        if self.counts is not None:
+            return self.lo + np.flatnonzero(self.counts.any(axis=0))
+        return self.j_rel
 
     def shift(self, m: Options) -> int:
         """The power of two every gain under ``m``'s rule is divided by (:func:`gain_shift`,
         from ALL judged grades, so ranked and ideal gains share it)."""
         key = ("shift", m.gain, m.gains)
         if key not in self._cache:
-            g = self.j_rel
-            if g.size and int(g.max()) - int(g.min()) < _COUNTED_GRADES:  # the grades present
-                lo = int(g.min())
-                g = lo + np.flatnonzero(np.bincount(g - lo))
-            self._cache[key] = np.array(gain_shift(g, m.gain, m.gains))
+            self._cache[key] = np.array(gain_shift(self._present(), m.gain, m.gains))
         return int(self._cache[key])
 
     def gains(self, m: Options) -> np.ndarray:
@@ -263,14 +285,13 @@ class RankInputs:
         key = ("ideal", m.gain, m.gains)
         if key not in self._cache:
             shift = self.shift(m)
-            g = self.j_rel
-            if g.size and int(g.max()) - int(g.min()) < _COUNTED_GRADES:
-                self._cache[key] = ideal_by_counting(
-                    g, self.j_row, self.nq, lambda x: gain_values(x, m.gain, m.gains, shift)
+            if self.counts is not None:
+                self._cache[key] = ideal_from_counts(
+                    self.counts, self.lo, lambda x: gain_values(x, m.gain, m.gains, shift)
                 )
             else:
                 self._cache[key] = ideal_gains(
-                    gain_values(g, m.gain, m.gains, shift), self.j_row, self.nq
+                    gain_values(self.j_rel, m.gain, m.gains, shift), self.j_row, self.nq
                 )
         return self._cache[key]
 

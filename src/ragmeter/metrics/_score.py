@@ -15,8 +15,8 @@ from ..io._id_spaces import check_run_against_qrels
 from ..io._tables import Qrels, Run, doc_hashes_of, qid_starts_of
 from . import _kernels as K
 from ._evaluation import ColumnDetails
-from ._join import group_runs, join_grades
-from ._ranking import Ties, rank_run
+from ._join import group_runs, join_grades, ranked_grades
+from ._ranking import Ranked, Ties, rank_run
 from ._spec import Metric
 
 Missing = Literal["zero", "skip"]
@@ -51,36 +51,36 @@ def _score(
     id_warnings: tuple[str, ...] = ()
     if len(rq_dict) and n_dict and not bool((in_qrels >= 0).any()):
         id_warnings = check_run_against_qrels(q, run, run_name=run_name)  # raises: none shared
-    codes = rg.rows(code_of_dict[in_qrels])  # run row -> scored-query code (-1: none)
-    del rg
-    ranked = rank_run(run, ties=ties, qids=with_rel, codes=codes)
-    lengths_all = ranked.lengths
-    missing_ids = [with_rel[i] for i in np.flatnonzero(lengths_all == 0).tolist()]
-    keep_q = np.ones(len(with_rel), bool) if missing == "zero" else lengths_all > 0
-    sel = np.flatnonzero(keep_q)
-    query_ids = with_rel if sel.size == len(with_rel) else [with_rel[i] for i in sel.tolist()]
-    nq = len(query_ids)
-    lengths = lengths_all[sel]
-    depth = _needed_depth(ms, int(lengths.max()) if nq else 0)
-    take = np.minimum(lengths, depth)
-
-    # The padded (nq x depth) matrix of grades, in ranked order.
+    scored = code_of_dict[in_qrels]  # run query (dictionary position) -> scored-query code
     qrels_code = qg.rows(code_of_dict)  # qrels row -> scored-query code (-1: not scored)
-    if sel.size == len(with_rel) and nq and np.all(lengths == depth):
-        # every query has exactly `depth` items (a common layout): a reshape, no scatter
-        grades, matched = _join_grades(q, qrels_code, codes, run, rel, ranked.rows)
-        grades = grades.reshape(nq, depth)
+    if rg.starts is not None and rg.lengths is not None:  # each run query one stretch
+        block_code = scored[rg.codes]
+        lengths_all = np.bincount(
+            block_code[block_code >= 0], rg.lengths[block_code >= 0], len(with_rel)
+        ).astype(np.int64)
+        missing_ids, sel, query_ids, lengths, depth = _selected(with_rel, lengths_all, ms, missing)
+        fused = ranked_grades(
+            rg, block_code, run.score, ties, len(with_rel), depth, run.doc, qrels_code, q.doc,
+            rel, _grade_type(rel), doc_hashes_of(run), doc_hashes_of(q),
+        )  # fmt: skip
     else:
-        itype = np.int32 if max(nq, depth) < 2**31 else np.int64
-        row = np.repeat(np.arange(nq, dtype=itype), take)
-        col = np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
-        in_depth, matched = _join_grades(
-            q, qrels_code, codes, run, rel, ranked.rows[ranked.starts[sel][row] + col]
+        fused = None
+    if fused is not None:  # ranked and joined in one pass (rows of every scored query)
+        grades, matched = fused
+        if sel.size < len(with_rel):
+            grades = grades[sel]
+    else:
+        codes = rg.rows(scored)  # run row -> scored-query code (-1: none)
+        ranked = rank_run(run, ties=ties, qids=with_rel, codes=codes)
+        missing_ids, sel, query_ids, lengths, depth = _selected(
+            with_rel, ranked.lengths, ms, missing
         )
-        grades = np.zeros((nq, depth), dtype=in_depth.dtype)
-        grades[row, col] = in_depth
-        del row, col, in_depth
-    del ranked, codes
+        grades, matched = _ranked_matrix(
+            q, qrels_code, codes, run, rel, ranked, sel, lengths, depth
+        )
+        del ranked, codes
+    del rg
+    nq = len(query_ids)
     if not matched and len(run.score) and rel.size and not id_warnings:
         id_warnings = check_run_against_qrels(q, run, run_name=run_name)  # no item judged?
 
@@ -121,6 +121,56 @@ def _needed_depth(ms: list[Metric], max_len: int) -> int:
     return min(max_len, max(m.k or 0 for m in ms))
 
 
+def _selected(
+    with_rel: list[str], lengths_all: np.ndarray, ms: list[Metric], missing: Missing
+) -> tuple[list[str], np.ndarray, list[str], np.ndarray, int]:
+    """(ids of scored queries absent from the run, positions of the queries kept, their ids,
+    their run lengths, the depth the metrics need) from each scored query's run length."""
+    missing_ids = [with_rel[i] for i in np.flatnonzero(lengths_all == 0).tolist()]
+    keep_q = np.ones(len(with_rel), bool) if missing == "zero" else lengths_all > 0
+    sel = np.flatnonzero(keep_q)
+    query_ids = with_rel if sel.size == len(with_rel) else [with_rel[i] for i in sel.tolist()]
+    lengths = lengths_all[sel]
+    depth = _needed_depth(ms, int(lengths.max()) if len(query_ids) else 0)
+    return missing_ids, sel, query_ids, lengths, depth
+
+
+def _ranked_matrix(
+    q: Qrels,
+    qrels_code: np.ndarray,
+    codes: np.ndarray,
+    run: Run,
+    rel: np.ndarray,
+    ranked: Ranked,
+    sel: np.ndarray,
+    lengths: np.ndarray,
+    depth: int,
+) -> tuple[np.ndarray, int]:
+    """The padded (queries ``sel`` x ``depth``) matrix of grades in ranked order, and how many
+    of its items are judged."""
+    nq = sel.size
+    take = np.minimum(lengths, depth)
+    if sel.size == len(ranked.qids) and nq and np.all(lengths == depth):
+        # every query has exactly `depth` items (a common layout): a reshape, no scatter
+        grades, matched = _join_grades(q, qrels_code, codes, run, rel, ranked.rows)
+        return grades.reshape(nq, depth), matched
+    itype = np.int32 if max(nq, depth) < 2**31 else np.int64
+    row = np.repeat(np.arange(nq, dtype=itype), take)
+    col = np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
+    in_depth, matched = _join_grades(
+        q, qrels_code, codes, run, rel, ranked.rows[ranked.starts[sel][row] + col]
+    )
+    grades = np.zeros((nq, depth), dtype=in_depth.dtype)
+    grades[row, col] = in_depth
+    return grades, matched
+
+
+def _grade_type(rel: np.ndarray) -> np.dtype:
+    """The smallest integer type holding every grade (int8 at least)."""
+    lo, hi = (int(rel.min()), int(rel.max())) if rel.size else (0, 0)
+    return np.result_type(np.min_scalar_type(lo), np.min_scalar_type(hi), np.int8)
+
+
 def _join_grades(
     q: Qrels,
     qrels_code: np.ndarray,
@@ -131,11 +181,10 @@ def _join_grades(
 ) -> tuple[np.ndarray, int]:
     """(grade of each run row of ``rows``, 0 when its (query, item) pair is unjudged; how many
     are judged). ``codes``/``qrels_code``: each run/qrels row's scored-query code (-1: none)."""
-    lo, hi = (int(rel.min()), int(rel.max())) if rel.size else (0, 0)
-    dtype = np.result_type(np.min_scalar_type(lo), np.min_scalar_type(hi), np.int8)
     return join_grades(
-        rows, codes, run.doc, qrels_code, q.doc, rel, dtype, doc_hashes_of(run), doc_hashes_of(q)
-    )
+        rows, codes, run.doc, qrels_code, q.doc, rel, _grade_type(rel), doc_hashes_of(run),
+        doc_hashes_of(q),
+    )  # fmt: skip
 
 
 def _kernel(m: Metric) -> Any:

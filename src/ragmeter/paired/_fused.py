@@ -25,12 +25,12 @@ method actually used.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import time
 from collections.abc import Callable
 
 import numpy as np
 
+from .. import _compiled
 from .._errors import UsageError
 from ._splitmix import GAMMA
 from ._splitmix import MIX1 as MIX1  # the stream's definition, read by its tests
@@ -46,11 +46,7 @@ load_seconds: float | None = None
 
 def available() -> bool:
     """Whether the compiled kernel can run here (numba importable and its JIT not disabled)."""
-    if importlib.util.find_spec("numba") is None:
-        return False
-    import os
-
-    return os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
+    return _compiled.available()
 
 
 def usable(n: int) -> bool:

@@ -9,12 +9,9 @@ which is why a block of resamples can start anywhere: ``state = key + first_draw
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numba
 import numpy as np
 
+from .._compiled import compile_kernel
 from ._splitmix import GAMMA, MIX1, MIX2
 
 _LO32 = np.uint64(0xFFFFFFFF)
@@ -65,15 +62,5 @@ def _means(d: np.ndarray, state: np.uint64, out: np.ndarray) -> np.uint64:  # pr
     return s
 
 
-def _compile(fn: Callable[..., Any], cache: bool) -> Any:
-    return numba.njit(cache=cache, nogil=True)(fn)
-
-
-try:
-    # the compiled machine code is kept next to this file (or, where that is read-only, in
-    # numba's per-user cache folder), so only the first call on a machine compiles
-    index_kernel = _compile(_index, cache=True)
-    means_kernel = _compile(_means, cache=True)
-except RuntimeError:  # no writable cache location: compile in each process instead
-    index_kernel = _compile(_index, cache=False)
-    means_kernel = _compile(_means, cache=False)
+index_kernel = compile_kernel(_index)
+means_kernel = compile_kernel(_means)

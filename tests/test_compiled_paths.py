@@ -1,0 +1,256 @@
+"""The compiled paths (numba, the ``fast`` extra) give what the numpy paths give, to the bit.
+
+Large inputs take compiled loops: the grade join and the one-pass rank-and-join of the metric
+engine (``metrics/_join_kernel``) and the byte checks of the fast TREC reader
+(``io/_byte_kernel``). Here their size thresholds are lowered to 0 and every result is compared
+with the numpy path on the same input, over many seeded inputs built to reach every branch:
+ties, the given order, queries split over several stretches of a file, judgements interleaved,
+queries with more judgements than the linear scan takes, ids longer than 8 bytes or holding NUL
+(whose hashes need the byte comparison), forced hash collisions, pieces of a file that cut a
+byte pair or a byte order mark in two.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from ragmeter import evaluate
+from ragmeter.io import _trec_fast
+from ragmeter.io._source import open_source
+from ragmeter.io._tables import Qrels, Run
+from ragmeter.io._trec_format import QRELS, RUN, Unclean
+from ragmeter.metrics import _join
+
+pytest.importorskip("numba", reason="the compiled paths need numba (pip install 'ragmeter[fast]')")
+# justified: numba comes with the test extra (through ranx); a user without it runs the numpy
+# paths only, which every other engine and reader test covers
+
+METRICS = ["nDCG@10", "nDCG", "nDCG(gain=exp)@5", "RR@10", "R@100", "P@5", "AP", "AP@3",
+           "Rprec", "R(rel=2)@3", "Hit@1"]  # fmt: skip
+
+
+def _numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_join._compiled, "available", lambda: False)
+
+
+def _compiled_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_join, "COMPILED_MIN_ROWS", 0)
+
+
+def _ids(rng: random.Random, n: int, style: str) -> list[str]:
+    if style == "short":
+        return [f"d{i}" for i in range(n)]
+    if style == "long":  # over 8 bytes: hashes are not one-to-one, bytes are compared
+        return [f"document-{i:06d}" for i in range(n)]
+    return [f"d{i}\x00{'x' * (i % 3)}" for i in range(n)]  # NUL inside: bytes compared too
+
+
+def _case(seed: int) -> tuple[Qrels, Run, str]:
+    """A random qrels + run pair; which branch it reaches depends on the seed."""
+    rng = random.Random(seed)
+    style = rng.choice(["short", "long", "nul"])
+    docs = _ids(rng, 400, style)
+    n_q = rng.randint(1, 30)
+    q_rows: list[tuple[str, str, int]] = []
+    r_rows: list[tuple[str, str, float]] = []
+    big = rng.random() < 0.3  # some queries with more judgements than the linear scan takes
+    for q in range(n_q):
+        qid = f"q{q}"
+        judged = rng.sample(docs, rng.randint(1, 60 if big else 8))
+        q_rows += [(qid, d, rng.choice([0, 0, 1, 2, 3])) for d in judged]
+        if q and rng.random() < 0.15:
+            continue  # a query absent from the run
+        depth = rng.randint(1, 40)
+        pool = judged + rng.sample(docs, 20)
+        items = list(dict.fromkeys(rng.sample(pool, min(depth, len(pool)))))
+        tie = rng.random() < 0.2
+        for rank, d in enumerate(items):
+            score = 10.0 - rank * 0.25 if not (tie and rank == 2) else 10.0 - 0.25
+            r_rows.append((qid, d, score))
+    r_rows += [("only-in-run", docs[0], 1.0)]
+    if rng.random() < 0.3:  # judgements of the queries interleaved
+        rng.shuffle(q_rows)
+    if rng.random() < 0.2:  # a query's run rows split over two stretches, or rows shuffled
+        rng.shuffle(r_rows)
+    elif rng.random() < 0.2:  # ascending scores: not in ranked order
+        r_rows = [(q, d, -s) for q, d, s in r_rows]
+    qrels = Qrels(
+        pa.array([r[0] for r in q_rows]),
+        pa.array([r[1] for r in q_rows]),
+        np.array([r[2] for r in q_rows], dtype=np.int64),
+    )
+    run = Run(
+        pa.array([r[0] for r in r_rows]),
+        pa.array([r[1] for r in r_rows]),
+        np.array([r[2] for r in r_rows]),
+    )
+    return qrels, run, rng.choice(["trec", "given"])
+
+
+def _scores(qrels: Qrels, run: Run, ties: str, missing: str) -> tuple[Any, ...]:
+    ev = evaluate(qrels, run, METRICS, ties=ties, missing=missing)  # type: ignore[arg-type]
+    values = {str(m): ev.values[:, j].copy() for j, m in enumerate(ev.metrics)}
+    return ev.query_ids, values, ev.missing_ids, ev.no_relevant_ids
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_compiled_engine_equals_numpy_to_the_bit(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    qrels, run, ties = _case(seed)
+    missing = "skip" if seed % 4 == 0 else "zero"
+    with monkeypatch.context() as m:
+        _numpy_only(m)
+        expected = _scores(qrels, run, ties, missing)
+    with monkeypatch.context() as m:
+        _compiled_always(m)
+        got = _scores(qrels, run, ties, missing)
+    assert got[0] == expected[0] and got[2:] == expected[2:]
+    for name, values in expected[1].items():
+        assert np.array_equal(np.asarray(got[1][name]), np.asarray(values)), (seed, name)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_join_compares_bytes_when_hashes_collide(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Hashes forced into 2 values: only the byte comparison tells ids apart."""
+    qrels, run, ties = _case(seed)
+    with monkeypatch.context() as m:
+        _numpy_only(m)
+        expected = _scores(qrels, run, ties, "zero")
+    real = _join.string_hashes
+
+    def colliding(arr: Any) -> Any:
+        h = real(arr)
+        return None if h is None else h & np.uint64(1)
+
+    with monkeypatch.context() as m:
+        _compiled_always(m)
+        m.setattr(_join, "string_hashes", colliding)
+        m.setattr(_join, "_hash_is_exact", lambda arr: False)
+        got = _scores(qrels, run, ties, "zero")
+    for name, values in expected[1].items():
+        assert np.array_equal(np.asarray(got[1][name]), np.asarray(values)), (seed, name)
+
+
+def test_the_compiled_paths_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a vacuous comparison: with the thresholds at 0 the kernels run (and they are not
+    called for the numpy side)."""
+    from ragmeter.metrics import _join_kernel
+
+    calls: list[str] = []
+    for name in ("ranked_grades_kernel", "grades_kernel"):
+        real = getattr(_join_kernel, name)
+        monkeypatch.setattr(
+            _join_kernel, name, lambda *a, _r=real, _n=name: calls.append(_n) or _r(*a)
+        )
+    in_order = next(s for s in range(200) if _case(s)[1].score[1] < _case(s)[1].score[0])
+    qrels, run, _ = _case(in_order)
+    _numpy_only(monkeypatch)
+    evaluate(qrels, run, ["nDCG@10"])
+    assert calls == []
+    monkeypatch.undo()
+    _compiled_always(monkeypatch)
+    for name in ("ranked_grades_kernel", "grades_kernel"):
+        real = getattr(_join_kernel, name)
+        monkeypatch.setattr(
+            _join_kernel, name, lambda *a, _r=real, _n=name: calls.append(_n) or _r(*a)
+        )
+    evaluate(qrels, run, ["nDCG@10"], ties="given")
+    shuffled = Run(run.qid, run.doc, run.score[::-1].copy())  # scores ascending: ranked first
+    evaluate(qrels, shuffled, ["nDCG@10"])
+    assert "ranked_grades_kernel" in calls and "grades_kernel" in calls
+
+
+# -- the reader's compiled byte checks ------------------------------------------------------------
+def _reference_scan(data: bytes) -> tuple[int, int] | None:
+    """The byte rules of the fast reader, one byte at a time in Python: (blanks, last byte),
+    or None when a rule is broken (a leading byte order mark skipped)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    prev, prev2, blanks = 0x0A, 0, 0
+    for b in data:
+        if b == 0 or (prev == 0x0D and b != 0x0A) or (prev2, prev, b) == (0xEF, 0xBB, 0xBF):
+            return None
+        if b <= 0x20:
+            if prev <= 0x20:
+                return None
+            blanks += 1
+        prev2, prev = prev, b
+    return blanks, prev
+
+
+_ALPHABET = [b"a", b"a", b"a", b"1", b" ", b" ", b"\n", b"\r", b"\t", b"\x00", b"\xef", b"\xbb",
+             b"\xbf", b"\xef\xbb\xbf"]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_compiled_byte_scan_follows_the_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    rng = random.Random(seed)
+    data = b"".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 40)))
+    if rng.random() < 0.3:
+        data = b"\xef\xbb\xbf" + data
+    p = tmp_path / "f.txt"
+    p.write_bytes(data)
+    monkeypatch.setattr(_trec_fast, "SCAN_PIECE", rng.randint(1, 9))
+    expected = _reference_scan(data)
+    if expected is None:
+        with pytest.raises(ValueError):
+            _trec_fast._scan_file(open_source(p, allow_empty=True))
+    else:
+        assert _trec_fast._scan_file(open_source(p, allow_empty=True)) == expected
+
+
+HOSTILE = {
+    "byte order mark inside an id": b"q1 Q0 d\xef\xbb\xbf1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
+    "lone carriage return": b"q1 Q0 d1 1 2.0 t\rq1 Q0 d2 2 1.0 t\n",
+    "NUL byte": b"q1 Q0 d\x001 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
+    "CRLF": b"q1 Q0 d1 1 2.0 t\r\nq1 Q0 d2 2 1.0 t\r\n",
+    "two spaces": b"q1 Q0  d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
+    "tab": b"q1 Q0 d1\t1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
+    "leading space": b" q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
+    "trailing space": b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t ",
+    "carriage return at the end": b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\r",
+    "blank line": b"q1 Q0 d1 1 2.0 t\n\nq1 Q0 d2 2 1.0 t\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+@pytest.mark.parametrize("piece", [1, 2, 3, 5, 1 << 23])
+def test_compiled_byte_checks_refuse_what_the_stream_checks_refuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, piece: int
+) -> None:
+    p = tmp_path / "run.trec"
+    p.write_bytes(HOSTILE[name])
+    with pytest.raises(Unclean):
+        _trec_fast.parse_clean_run(open_source(p), RUN)  # the numpy stream checks
+    monkeypatch.setattr(_trec_fast, "COMPILED_MIN_BYTES", 0)
+    monkeypatch.setattr(_trec_fast, "SCAN_PIECE", piece)
+    with pytest.raises(Unclean):
+        _trec_fast.parse_clean_run(open_source(p), RUN)
+
+
+@pytest.mark.parametrize("layout", [RUN, QRELS], ids=["run", "qrels"])
+def test_compiled_byte_checks_read_a_clean_file_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: Any
+) -> None:
+    rows = [f"q{i // 7} Q0 d{i} {i % 7 + 1} {9 - (i % 7) * 0.5} t" for i in range(500)]
+    if layout is QRELS:
+        rows = [f"q{i // 7} 0 d{i} {i % 3}" for i in range(500)]
+    p = tmp_path / "f.txt"
+    p.write_bytes(b"\xef\xbb\xbf" + "\n".join(rows).encode())  # a leading BOM, no last newline
+    plain = _trec_fast.parse_clean_run(open_source(p), layout)
+    monkeypatch.setattr(_trec_fast, "COMPILED_MIN_BYTES", 0)
+    monkeypatch.setattr(_trec_fast, "SCAN_PIECE", 64)
+    compiled = _trec_fast.parse_clean_run(open_source(p), layout)
+    assert compiled.qid.equals(plain.qid) and compiled.doc.equals(plain.doc)
+    assert np.array_equal(compiled.value, plain.value)
