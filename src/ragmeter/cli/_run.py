@@ -144,11 +144,30 @@ def _output(result: ExperimentResult, fmt: Format) -> None:
                 if answers
                 else ""
             )
+            + _judge_note(result)
             + f"; outputs in {result.experiment.output}"
         )
     )
     if answers:
         _say_diagnose(result)
+
+
+def _judge_note(result: ExperimentResult) -> str:
+    """The run note's "judge HTTP requests: N" over every variant, when the judge counts its
+    requests (the fake judge sends none and says nothing here); a re-run answered from the
+    judge cache says so, as the answers' note does."""
+    usages = [
+        v.answers.judge_usage
+        for v in result.variants
+        if v.answers is not None and v.answers.judge_usage is not None
+    ]
+    if not usages:
+        return ""
+    sent = sum(u["http_requests"] for u in usages)
+    hits = sum(u["cache_hits"] for u in usages)
+    return f"; judge HTTP requests: {sent}" + (
+        " (every reply from the cache)" if sent == 0 and hits else ""
+    )
 
 
 def encoder_note(result: ExperimentResult, *, piped: int) -> str:

@@ -78,6 +78,11 @@ class VariantAnswers:
     unknown_citations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: the judge's label (None when the experiment has no [judge])
     judge: str | None = None
+    #: what judging this variant's answers cost: the judge's counters' gain over this
+    #: variant (HTTP requests, cache hits, retries, failures, prompt and completion tokens,
+    #: cost or None without prices, replies of unknown usage: ``answers check``'s
+    #: ``judge_usage``); None without a judge or for one that counts nothing (the fake judge)
+    judge_usage: Mapping[str, Any] | None = None
 
     def judged(self) -> dict[str, dict[str, Any]]:
         """Per judge metric: answers judged, failed judgements and the mean score of the
@@ -187,6 +192,7 @@ class VariantAnswers:
             "unknown_citations": {k: list(v) for k, v in self.unknown_citations.items()},
             "judge": None if self.judge is None else {"label": self.judge, **self.judged()},
             "usage": self.usage(),
+            "judge_usage": None if self.judge_usage is None else dict(self.judge_usage),
             "seconds": round(self.seconds, 3),
             "files": None
             if self.folder is None
@@ -258,6 +264,7 @@ class Answering:
         from ..diagnosis._position import contexts_run, evidence_positions, position_table
         from ..diagnosis._table import table_from_report
         from ..generation import assemble, load_prompt, make_request
+        from ._judge import usage_between, usage_reading
 
         s = v.settings
         t0 = time.perf_counter()
@@ -308,9 +315,12 @@ class Answering:
             )
         what = "check and judge" if judging else "check"
         with self.progress.step(f"{what} {v.name}'s answers", None):
+            # the judge serves every variant: this variant's usage is what its judging added
+            before = usage_reading(self.judge) if judging else None
             rep = check_answers(
                 answers, self.golden, corpus=self.corpus, chunks=chunking, **judging
             )
+            judge_usage = usage_between(before, usage_reading(self.judge) if judging else None)
             positions = evidence_positions(
                 self.golden, chunking, contexts_run(answers), cover=self.exp.cover
             )
@@ -347,6 +357,7 @@ class Answering:
             contexts=contexts,
             unknown_citations=unknown,
             judge=None if self.judge is None else self.judge.info.label,
+            judge_usage=judge_usage,
         )
         if folder is not None:
             from ._outputs import write_json
