@@ -6,16 +6,22 @@ every span lies inside what the chunking covers, and the (span, chunk) overlaps.
 depends on the run, so a caller scoring several runs (``ragmeter eval --golden G --chunks C
 RUN RUN ...``, an experiment's variants) builds a :class:`SpanMapping` once and passes it to
 each :func:`~ragmeter.labels.evaluate_spans` call, as it would build chunk qrels once for the
-metric engine. A run then costs one hash lookup of its items among the chunk ids, the ranking,
-and a few numpy passes (docs/benchmarks.md, "Span labels at scale").
+metric engine. The mapping also keeps, once worked out, the questions a run is scored on (in id
+order, with their spans and overlaps): every question with evidence, the same for every run
+scored with ``missing="zero"`` (the default) or answering them all.
+A run then costs one lookup of its items among the chunk ids (in the chunking's own hash table),
+the ranking, and a few numpy passes (docs/benchmarks.md, "Span-level scoring at scale").
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._errors import UsageError
 from ..data._schema import Question
@@ -55,6 +61,39 @@ class SpanMapping:
                 "span_mapping(golden, chunking) from the objects you score with"
             )
 
+    # --- the questions a run is scored on (cached: the same for every run answering them) -----
+    @functools.cached_property
+    def question_array(self) -> pa.Array:
+        """The golden question ids (``spans.question_ids``) as Arrow strings."""
+        return pa.array(self.spans.question_ids, type=pa.string())
+
+    @functools.cached_property
+    def has_evidence(self) -> np.ndarray:
+        """Per golden question: whether it has an evidence span (the others are unanswerable,
+        excluded from span scoring)."""
+        return np.bincount(self.spans.question, minlength=len(self.spans.question_ids)) > 0
+
+    @functools.cached_property
+    def _id_order(self) -> np.ndarray:
+        """Golden question rows in code point (UTF-8 byte) order of their ids, stable."""
+        return pc.sort_indices(self.question_array).to_numpy()
+
+    def sorted_rows(self, mask: np.ndarray) -> np.ndarray:
+        """The golden question rows where ``mask`` holds, in code point order of their ids."""
+        order = self._id_order
+        return order[mask[order]]
+
+    def scored(self, mask: np.ndarray) -> ScoredQuestions:
+        """The questions ``mask`` picks (rows of the golden set) in id order, with their spans
+        and overlaps; kept for the usual pick, every question with evidence."""
+        if np.array_equal(mask, self.has_evidence):
+            return self._scored_with_evidence
+        return ScoredQuestions.of(self, mask)
+
+    @functools.cached_property
+    def _scored_with_evidence(self) -> ScoredQuestions:
+        return ScoredQuestions.of(self, self.has_evidence)
+
     def of_spans(self, kept: np.ndarray) -> Overlaps:
         """The overlaps of the spans ``kept`` (rows of :attr:`spans`), renumbered 0..len-1."""
         new = np.full(len(self.spans), -1, dtype=np.int64)
@@ -63,6 +102,31 @@ class SpanMapping:
         keep = span >= 0
         p = self.pairs
         return Overlaps(span[keep], p.chunk[keep], p.lo[keep], p.hi[keep])
+
+
+@dataclass(frozen=True, eq=False)
+class ScoredQuestions:
+    """The questions one evaluation scores, in id order: ``ids`` (also as Arrow strings,
+    ``id_array``), their ``spans`` renumbered (``spans.question`` indexes ``ids``), ``kept``
+    (the row of :attr:`SpanMapping.spans` each span comes from), the ``pairs`` of those spans
+    and ``pair_question`` (the question of each pair)."""
+
+    ids: tuple[str, ...]
+    id_array: pa.Array
+    spans: SpanTable
+    kept: np.ndarray
+    pairs: Overlaps
+    pair_question: np.ndarray
+
+    @classmethod
+    def of(cls, mapping: SpanMapping, mask: np.ndarray) -> ScoredQuestions:
+        rows = mapping.sorted_rows(mask)
+        id_array = mapping.question_array.take(pa.array(rows, type=pa.int64()))
+        spans, kept = mapping.spans.of_questions(rows.tolist())
+        pairs = mapping.of_spans(kept)
+        return cls(
+            tuple(id_array.to_pylist()), id_array, spans, kept, pairs, spans.question[pairs.span]
+        )
 
 
 def span_mapping(golden: Any, chunking: Any) -> SpanMapping:

@@ -167,48 +167,40 @@ def evaluate_spans(
         mapping = span_mapping(golden, chunking)
     else:
         mapping.check_for(golden, chunking)
-    all_spans = mapping.spans
     r = _to_run(run)
     chunk_of_row = _chunk_rows(r, chunking)
 
-    # -- which questions are scored (Arrow and numpy: no Python step per question) ------------
-    golden_ids = pa.array(all_spans.question_ids, type=pa.string())
-    run_qids = pc.unique(_flat(r.qid))
-    if not pc.all(pc.is_in(run_qids, value_set=golden_ids)).as_py():
+    # -- which questions are scored (Arrow and numpy: no Python step per question; the
+    #    questions, their spans and overlaps are the mapping's when the run answers them all) --
+    golden_ids = mapping.question_array
+    run_q = _RunQueries(r.qid)
+    if not pc.all(pc.is_in(run_q.ids, value_set=golden_ids)).as_py():
         # a run for other questions would score 0 everywhere: refuse it; warn for some strays
         check_query_ids(
-            run_qids.to_pylist(), all_spans.question_ids, run=run_name or r.name,
+            run_q.ids.to_pylist(), mapping.spans.question_ids, run=run_name or r.name,
             labels="the golden set",
         )  # fmt: skip
-    in_run = pc.is_in(golden_ids, value_set=run_qids).to_numpy(zero_copy_only=False)
-    has_ev = np.bincount(all_spans.question, minlength=len(golden_ids)) > 0
-    no_relevant = _sorted_ids(golden_ids, np.flatnonzero(~has_ev))
-    missing_ids = _sorted_ids(golden_ids, np.flatnonzero(has_ev & ~in_run))
-    pick = np.flatnonzero(has_ev if missing == "zero" else has_ev & in_run)
-    rows = pick[pc.sort_indices(golden_ids.take(pa.array(pick))).to_numpy()].tolist()
-    scored_ids = [all_spans.question_ids[i] for i in rows]
+    in_run = pc.is_in(golden_ids, value_set=run_q.ids).to_numpy(zero_copy_only=False)
+    has_ev = mapping.has_evidence
+    no_relevant = _ids_at(golden_ids, mapping.sorted_rows(~has_ev))
+    missing_ids = _ids_at(golden_ids, mapping.sorted_rows(has_ev & ~in_run))
+    scored = mapping.scored(has_ev if missing == "zero" else has_ev & in_run)
+    scored_ids, spans, kept, pairs = scored.ids, scored.spans, scored.kept, scored.pairs
     nq = len(scored_ids)
-    spans, kept = all_spans.of_questions(rows)
     _warn_unchunked(spans, chunking, mapping.extent[kept])
 
     # -- ranked chunks of each scored question (CSR: question i owns starts[i]:starts[i+1]) -----
-    ranked = rank_run(r, ties=ties, qids=scored_ids)
+    ranked = rank_run(r, ties=ties, qids=scored_ids, codes=run_q.codes(scored.id_array))
     starts, lengths = ranked.starts, ranked.lengths
-    row = np.repeat(np.arange(nq), lengths)
-    pos = np.arange(row.size) - np.repeat(starts[:-1], lengths)
     chunks_ranked = chunk_of_row[ranked.rows]
 
     # -- found rank of every span: rank of each overlapping chunk in its question's list -------
-    pairs = mapping.of_spans(kept)
-    nc = max(len(chunking), 1)
-    ranks = _lookup(
-        row * nc + chunks_ranked, pos + 1, spans.question[pairs.span] * nc + pairs.chunk
-    )
+    ranks = _pair_ranks(chunks_ranked, starts, scored.pair_question, pairs.chunk, len(chunking))
     found = found_ranks(pairs, ranks, spans.length, cover)
 
     # -- metric values --------------------------------------------------------------------------
     budgets = sorted({m.budget for m in ms if m.budget is not None})
-    tokens = chunking.n_tokens[chunks_ranked] if row.size else np.zeros(0, dtype=np.int64)
+    tokens = chunking.n_tokens[chunks_ranked] if budgets else np.zeros(0, dtype=np.int64)
     eff = {b: effective_k(tokens, starts, b) for b in budgets}
     values = np.zeros((nq, len(ms)))
     for j, m in enumerate(ms):
@@ -263,14 +255,52 @@ def _kernel(m: Metric) -> Any:
     return kernel
 
 
-def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """``values`` at the position of each ``wanted`` key in ``keys`` (unique); 0 when absent."""
-    if len(keys) == 0:
-        return np.zeros(len(wanted), dtype=np.int64)
+def _pair_ranks(
+    chunks_ranked: np.ndarray,
+    starts: np.ndarray,
+    pair_question: np.ndarray,
+    pair_chunk: np.ndarray,
+    n_chunks: int,
+) -> np.ndarray:
+    """The rank of chunk ``pair_chunk[i]`` in question ``pair_question[i]``'s ranked list
+    (``chunks_ranked``, CSR by ``starts``), 0 when it is not in that list.
+
+    Only the ranked rows whose chunk overlaps some span can match: they are looked up, as
+    (question, chunk) keys, unique within a ranked list (a run lists a chunk once per query).
+    """
+    out = np.zeros(len(pair_chunk), dtype=np.int64)
+    if not len(pair_chunk) or not len(chunks_ranked):
+        return out
+    overlapping = np.zeros(max(n_chunks, 1), dtype=bool)
+    overlapping[pair_chunk] = True
+    at = np.flatnonzero(overlapping[chunks_ranked])
+    if not len(at):
+        return out
+    question = np.searchsorted(starts, at, side="right") - 1
+    nc = max(n_chunks, 1)
+    keys = question * nc + chunks_ranked[at]
     order = np.argsort(keys, kind="stable")
-    keys, values = keys[order], values[order]
-    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    return np.where(keys[at] == wanted, values[at], 0)
+    keys, rank = keys[order], (at - starts[question] + 1)[order]
+    wanted = pair_question * nc + pair_chunk
+    where = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[where] == wanted, rank[where], 0)
+
+
+class _RunQueries:
+    """The query ids of a run, encoded once: ``ids`` (each distinct id in order of first
+    appearance, a null too: what ``pc.unique`` gives) and the code of each row in them."""
+
+    def __init__(self, qid: Any) -> None:
+        encoded = pc.dictionary_encode(_flat(qid), null_encoding="encode")
+        self._indices = encoded.indices.to_numpy()
+        self.ids = encoded.dictionary
+
+    def codes(self, scored: pa.Array) -> np.ndarray:
+        """Position of each row's query in ``scored`` (-1: none, a null id too), as
+        ``query_codes`` gives it, with one lookup per distinct query instead of one per row."""
+        position = pc.index_in(self.ids, value_set=scored).fill_null(-1)
+        position = position.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+        return position[self._indices]
 
 
 def _chunk_rows(r: Any, chunking: Any) -> np.ndarray:
@@ -348,7 +378,6 @@ class SpanDetails(ColumnDetails):
         return d
 
 
-def _sorted_ids(ids: pa.Array, rows: np.ndarray) -> list[str]:
-    """``ids[rows]`` in code point order (UTF-8 byte order), sorted in Arrow."""
-    picked = ids.take(pa.array(rows, type=pa.int64()))
-    return picked.take(pc.sort_indices(picked)).to_pylist()
+def _ids_at(ids: pa.Array, rows: np.ndarray) -> list[str]:
+    """``ids[rows]`` as Python strings."""
+    return ids.take(pa.array(rows, type=pa.int64())).to_pylist() if len(rows) else []
