@@ -128,8 +128,10 @@ def check_cmd(
     Exit code 1 when a judge was used and any judgement failed (the failures are listed).
     With --dry-run nothing is sent, scored or recorded: only the judge's work is counted."""
     from ..answers._schema import load_answers
+    from ..answers.judges._usage import usage_between, usage_reading
     from ..answers.report import check_answers
     from ._render_answers import print_report
+    from ._render_usage import judge_usage_table
     from ._store_answers import record_answer_sets
 
     store = open_store(db, no_store)
@@ -160,26 +162,29 @@ def check_cmd(
     if dry_run:
         _dry_run(j, sets, gold, corp, chk, metrics, contexts, judge_prompts, fmt)
         return
-    reports = [
-        check_answers(
-            s,
-            gold,
-            corpus=corp,
-            chunks=chk,
-            judge=j,
-            judge_metrics=metrics,
-            contexts=contexts,
-            judge_prompts=judge_prompts,
+    reports, usages = [], []
+    for s in sets:
+        # one judge serves every file: each file's usage is what judging its answers added
+        before = usage_reading(j)
+        reports.append(
+            check_answers(
+                s,
+                gold,
+                corpus=corp,
+                chunks=chk,
+                judge=j,
+                judge_metrics=metrics,
+                contexts=contexts,
+                judge_prompts=judge_prompts,
+            )
         )
-        for s in sets
-    ]
+        usages.append(usage_between(before, usage_reading(j)))
     failed = sum(1 for r in reports for c in r.checks for s in c.judged.values() if not s.ok)
-    usage = getattr(j, "usage", None)
     if fmt == Format.json:
         objs = [r.to_dict() for r in reports]
-        if usage is not None:
-            for o in objs:
-                o["judge_usage"] = usage.to_dict()
+        for o, u in zip(objs, usages, strict=True):
+            if u is not None:
+                o["judge_usage"] = u
         print_json(objs[0] if len(objs) == 1 else objs)
     elif fmt == Format.csv:
         w = csv.writer(sys.stdout, lineterminator="\n")
@@ -221,14 +226,12 @@ def check_cmd(
     else:
         for r in reports:
             print_report(console, r, per_answer=per_answer)
-        if usage is not None:
-            u = usage.to_dict()
-            cost = "" if u["cost"] is None else f", cost {u['cost']:.4f}"
-            console.print(
-                f"judge usage: {u['http_requests']} HTTP requests, {u['cache_hits']} "
-                f"cache hits, {u['retries']} retries, {u['failures']} failures, "
-                f"{u['prompt_tokens']}+{u['completion_tokens']} tokens{cost}"
-            )
+        table = judge_usage_table(
+            [(r.variant, u) for r, u in zip(reports, usages, strict=True)],
+            "--price-prompt and --price-completion",
+        )
+        if table is not None:
+            console.print(table)
     record_answer_sets(store, sets, reports, contexts, gold)
     if failed:
         err_console.print(

@@ -23,6 +23,7 @@ from ..experiments._table import (
     headroom_header,
     table_rows,
 )
+from ._render_usage import judge_usage_table
 
 
 def render_experiment(result: ExperimentResult) -> list[Any]:
@@ -170,7 +171,9 @@ def render_answers(result: ExperimentResult) -> list[Any]:
     judged = _judge_table(done, width)
     if judged is not None:
         out.append(judged)
-    cost = _judge_usage_table(done, width)
+    cost = judge_usage_table(
+        [(v.name, v.answers.judge_usage) for v in done], "the [judge] prices", width
+    )
     if cost is not None:
         out.append(cost)
     compared = [r for r in rows if r["delta_ok"] is not None]
@@ -281,57 +284,6 @@ def _judge_table(done: list[Any], width: int) -> Any:
             str(sum(x["failed"] for x in j.values())),
             str(max((x["not_judged"] for x in j.values()), default=0)),
         )
-    return t
-
-
-def _judge_usage_table(done: list[Any], width: int) -> Any:
-    """What judging each variant's answers cost in this run, in the words ``answers check``
-    prints its judge usage in; None when no variant has usage (no judge, or the fake judge,
-    which sends nothing and counts no token: a "0 tokens" row would suggest a real count)."""
-    used = [v for v in done if v.answers.judge_usage is not None]
-    if not used:
-        return None
-    usages = [v.answers.judge_usage for v in used]
-    priced = any(u.get("cost") is not None for u in usages)
-    unknown = any(u.get("unknown_usage") for u in usages)
-    notes = [
-        "what judging each variant's answers took in this run: HTTP requests sent (retries "
-        "included), replies read from the judge cache (they cost nothing), prompt+completion "
-        "tokens as the server reported them"
-    ]
-    if priced:
-        notes.append("cost from the [judge] prices")
-    if unknown:
-        notes.append(
-            "unknown usage: replies without token counts (the tokens and cost are then a "
-            "floor; - when no reply had them)"
-        )
-    t = Table(
-        title=lit("judge usage", TITLE),
-        title_justify="left",
-        caption=lit("; ".join(notes) + ".", CAPTION),
-        caption_justify="left",
-    )
-    t.add_column("variant", min_width=width, overflow="fold")
-    cols = ["HTTP requests", "cache hits", "retries", "failures", "tokens"]
-    cols += ["cost"] * priced + ["unknown usage"] * unknown
-    for col in cols:
-        t.add_column(col, justify="right", no_wrap=col == "tokens")
-    for v, u in zip(used, usages, strict=True):
-        # no reply said how many tokens it took: "-" (unknown), never a count of 0
-        blind = u.get("unknown_usage") and not (u["prompt_tokens"] or u["completion_tokens"])
-        cells = [
-            str(u["http_requests"]),
-            str(u["cache_hits"]),
-            str(u["retries"]),
-            str(u["failures"]),
-            "-" if blind else f"{u['prompt_tokens']}+{u['completion_tokens']}",
-        ]
-        if priced:
-            cells.append("-" if u.get("cost") is None or blind else f"{u['cost']:.4f}")
-        if unknown:
-            cells.append(str(u.get("unknown_usage", 0)))
-        t.add_row(lit(v.name), *cells)
     return t
 
 

@@ -50,6 +50,16 @@ CHECK_FILE = "answer_check.json"
 JUDGE_FILE = "judgements.jsonl"
 #: errors listed by name in results and output (the count covers all of them)
 SHOWN_ERRORS = 5
+#: an answer's usage keys that are only measured with its token counts (cost is priced from them)
+_TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd")
+
+
+def _has_token_counts(usage: Mapping[str, Any]) -> bool:
+    """Whether an answer's usage holds its prompt and completion token counts (integers)."""
+    return all(
+        isinstance(usage.get(k), int) and not isinstance(usage.get(k), bool)
+        for k in ("prompt_tokens", "completion_tokens")
+    )
 
 
 @dataclass(frozen=True)
@@ -113,14 +123,30 @@ class VariantAnswers:
         return sum(1 for g in self.generations if g.cached)
 
     def usage(self) -> dict[str, Any]:
-        """Tokens and cost summed over the answers made in this run (cache hits cost nothing)."""
+        """Tokens, cost and attempts summed over the answers made in this run (cache hits cost
+        nothing), by the judge usage's rule: an answer made without token counts (a python
+        generator measures none; a server may send no ``usage``) adds no token and no cost (its
+        cost would be priced from 0 tokens) and is counted in ``unknown_usage``, so the sums
+        are a floor; when no answer had counts, the tokens (and the cost, with prices) are None,
+        never a 0 nobody measured. A failed answer is an error, not an unknown usage."""
         out: dict[str, Any] = {}
+        unknown = 0
         for g in self.generations:
             if g.cached:
                 continue
+            counted = _has_token_counts(g.usage)
+            if not counted and g.error is None:
+                unknown += 1
             for key, value in g.usage.items():
+                if not counted and key in _TOKEN_KEYS:
+                    continue
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     out[key] = out.get(key, 0) + value
+        if unknown:
+            priced = any("cost_usd" in g.usage for g in self.generations if not g.cached)
+            for key in ("prompt_tokens", "completion_tokens", *("cost_usd",) * priced):
+                out.setdefault(key, None)
+            out["unknown_usage"] = unknown
         return out
 
     def seconds_per_answer(self) -> float | None:
@@ -261,10 +287,10 @@ class Answering:
     def answer(self, v: Variant, run: Any, chunking: Any, write: bool) -> VariantAnswers:
         """Assemble, generate, write, check and compare the answers of variant ``v``."""
         from ..answers import answers_from_records, check_answers, compare_answers
+        from ..answers.judges._usage import usage_between, usage_reading
         from ..diagnosis._position import contexts_run, evidence_positions, position_table
         from ..diagnosis._table import table_from_report
         from ..generation import assemble, load_prompt, make_request
-        from ._judge import usage_between, usage_reading
 
         s = v.settings
         t0 = time.perf_counter()

@@ -21,10 +21,11 @@ its replies are cached under ``judge/`` in the experiment's cache folder (``--no
 read or written). A failed judgement is counted as failed, never as a pass, and never stops
 the run.
 
-What the judge cost is reported per variant (:func:`usage_reading`, :func:`usage_between`):
-one judge object serves every variant and its counters only grow, so each variant's figures
-are what the counters gained while that variant's answers were judged. A re-run served from
-the cache therefore reports its cache hits and 0 requests, never the first run's tokens.
+What the judge cost is reported per variant (``usage_reading`` and ``usage_between`` of
+:mod:`ragmeter.answers.judges._usage`, which ``answers check`` uses too): one judge object
+serves every variant and its counters only grow, so each variant's figures are what the
+counters gained while that variant's answers were judged. A re-run served from the cache
+therefore reports its cache hits and 0 requests, never the first run's tokens.
 """
 
 from __future__ import annotations
@@ -40,8 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the folder under the experiment's cache root that holds the judge's replies
 JUDGE_CACHE = "judge"
-#: decimals a cost difference keeps (two readings of a float sum differ by rounding noise)
-COST_DIGITS = 10
 
 
 class _Reports(Protocol):
@@ -126,32 +125,3 @@ def read_judge(table: Any, base: Path, ck: _Reports) -> JudgeSettings | None:
         price_completion=table.price_per_1k_completion,
     )
     return JudgeSettings(options, tuple(table.metrics), prompt)
-
-
-def usage_reading(judge: Any) -> dict[str, Any] | None:
-    """The judge's usage counters now (the keys ``answers check --format json`` writes as
-    ``judge_usage``), or None for a judge that counts no usage (the fake judge: nothing sent,
-    so no token count to report)."""
-    usage = getattr(judge, "usage", None)  # an engine's wrapper reads it from the judge
-    if usage is None or not hasattr(usage, "to_dict"):
-        return None
-    return dict(usage.to_dict())
-
-
-def usage_between(
-    before: dict[str, Any] | None, after: dict[str, Any] | None
-) -> dict[str, Any] | None:
-    """What the judge's counters gained from ``before`` to ``after`` (two :func:`usage_reading`
-    results), every key kept; a counter the judge does not keep (a cost without prices: None)
-    stays None. None when the judge counts no usage."""
-    if before is None or after is None:
-        return None
-    out: dict[str, Any] = {}
-    for key, value in after.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            out[key] = value
-            continue
-        start = before.get(key)
-        delta = value - (start if isinstance(start, (int, float)) else 0)
-        out[key] = round(delta, COST_DIGITS) if isinstance(delta, float) else delta
-    return out
