@@ -189,7 +189,7 @@ def ideal_gains(gains: np.ndarray, j_row: np.ndarray, nq: int) -> np.ndarray:
 
 
 #: grade ranges up to this wide get their ideal order by counting grades per query, not sorting
-_COUNTED_GRADES = 64
+COUNTED_GRADES = 64
 
 
 def grade_counts(j_rel: np.ndarray, j_row: np.ndarray, nq: int) -> tuple[np.ndarray, int]:
@@ -200,12 +200,15 @@ def grade_counts(j_rel: np.ndarray, j_row: np.ndarray, nq: int) -> tuple[np.ndar
     return counts, lo
 
 
-def ideal_from_counts(counts: np.ndarray, lo: int, gain_of: Any) -> np.ndarray:
+def ideal_from_counts(
+    counts: np.ndarray, lo: int, gain_of: Any, width: int | None = None
+) -> np.ndarray:
     """Each query's judged gains sorted descending and zero padded, from ``counts[q, i]``: how
     many judged items of query ``q`` have grade ``lo + i``. Grades are laid out best gain first,
     one pass per grade present (a column is the best gain whose items have not yet filled the
     columns before it): no sort and no per-item array. The same matrix as sorting (equal gains
-    are equal floats, so their order does not matter)."""
+    are equal floats, so their order does not matter). ``width``: only the first ``width``
+    columns (the cutoff of the metric that needs them)."""
     nq, span = counts.shape
     gains = np.asarray(gain_of(lo + np.arange(span)), dtype=np.float64)
     slots = np.argsort(-gains, kind="stable")
@@ -213,7 +216,8 @@ def ideal_from_counts(counts: np.ndarray, lo: int, gain_of: Any) -> np.ndarray:
     if not nq or not slots.size:
         return np.zeros((nq, 0))
     filled = np.cumsum(counts[:, slots], axis=1)  # per query: columns taken by the best slots
-    width = int(filled[:, -1].max())
+    most = int(filled[:, -1].max())
+    width = most if width is None else min(width, most)
     out = np.zeros((nq, width))
     cols = np.arange(width)
     for s in range(slots.size - 1, -1, -1):  # worst gain first; better ones overwrite
@@ -239,7 +243,7 @@ class RankInputs:
 
     def __post_init__(self) -> None:
         g = self.j_rel
-        if self.counts is None and g.size and int(g.max()) - int(g.min()) < _COUNTED_GRADES:
+        if self.counts is None and g.size and int(g.max()) - int(g.min()) < COUNTED_GRADES:
             self.counts, self.lo = grade_counts(g, self.j_row, self.nq)
 
     def relevant(self, rel: int) -> np.ndarray:
@@ -281,13 +285,14 @@ class RankInputs:
         return self._cache[key]
 
     def ideal(self, m: Options) -> np.ndarray:
-        """Per query: the ideal order of ALL judged items' gains under ``m``'s gain rule."""
-        key = ("ideal", m.gain, m.gains)
+        """Per query: the ideal order of ALL judged items' gains under ``m``'s gain rule (at
+        least the first ``m.k`` columns of it)."""
+        key = ("ideal", m.gain, m.gains, m.k if self.counts is not None else None)
         if key not in self._cache:
             shift = self.shift(m)
             if self.counts is not None:
                 self._cache[key] = ideal_from_counts(
-                    self.counts, self.lo, lambda x: gain_values(x, m.gain, m.gains, shift)
+                    self.counts, self.lo, lambda x: gain_values(x, m.gain, m.gains, shift), m.k
                 )
             else:
                 self._cache[key] = ideal_gains(
@@ -324,7 +329,17 @@ def rank_rprec(x: RankInputs, m: Options) -> np.ndarray:
 
 
 def rank_ndcg(x: RankInputs, m: Options) -> np.ndarray:
-    return ndcg(x.gains(m), x.ideal(m), m.k)
+    g = _cut(x.grades, m.k)
+    lo, hi = (int(g.min()), int(g.max())) if g.size else (0, 0)
+    if hi - lo >= COUNTED_GRADES:
+        return ndcg(x.gains(m), x.ideal(m), m.k)
+    # the gain of each grade present, then summed rank by rank: the same products in the same
+    # order as _rank_sum over the gains matrix, without building it
+    lut = gain_values(lo + np.arange(hi - lo + 1), m.gain, m.gains, x.shift(m))
+    dcg = np.zeros(g.shape[0])
+    for i, d in enumerate(discounts(g.shape[1]).tolist()):
+        dcg += lut[g[:, i] - lo] * d
+    return _safe_div(dcg, _rank_sum(_cut(x.ideal(m), m.k)))
 
 
 # -- span kernels ---------------------------------------------------------------------------------

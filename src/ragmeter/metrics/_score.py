@@ -10,12 +10,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import _compiled
 from .._errors import UsageError
 from ..io._id_spaces import check_run_against_qrels
 from ..io._tables import Qrels, Run, doc_hashes_of, qid_starts_of
+from . import _join
 from . import _kernels as K
 from ._evaluation import ColumnDetails
-from ._join import group_runs, join_grades, ranked_grades
+from ._join import Groups, group_runs, join_grades, ranked_grades
 from ._ranking import Ranked, Ties, rank_run
 from ._spec import Metric
 
@@ -47,7 +49,7 @@ def _score(
 
     rg = group_runs(run.qid, qid_starts_of(run))
     rq_dict = rg.dictionary
-    in_qrels = pc.index_in(rq_dict, value_set=qq_dict).fill_null(-1).to_numpy(zero_copy_only=False)
+    in_qrels = _positions_in(rq_dict, qq_dict)
     id_warnings: tuple[str, ...] = ()
     if len(rq_dict) and n_dict and not bool((in_qrels >= 0).any()):
         id_warnings = check_run_against_qrels(q, run, run_name=run_name)  # raises: none shared
@@ -87,13 +89,9 @@ def _score(
     # Judged items of each scored query (for |rel| and the ideal DCG).
     qrow_of_code = np.full(len(with_rel) + 1, -1, dtype=np.int64)  # [-1] -> -1
     qrow_of_code[sel] = np.arange(nq)
-    j_row_all = qg.rows(qrow_of_code[code_of_dict])
+    del qrels_code
+    inputs = _judged(grades, qg, qrow_of_code[code_of_dict], rel, nq)
     del qg
-    keep = j_row_all >= 0
-    j_row, j_rel = j_row_all[keep], rel[keep]
-    del j_row_all, keep, qrels_code
-
-    inputs = K.RankInputs(grades, j_row, j_rel, nq)
     values = np.zeros((nq, len(ms)))
     for j, m in enumerate(ms):
         values[:, j] = _kernel(m)(inputs, m)
@@ -113,6 +111,42 @@ def _score(
         "details": details,
         "warnings": id_warnings,
     }
+
+
+def _judged(
+    grades: np.ndarray, qg: Groups, row_of_value: np.ndarray, rel: np.ndarray, nq: int
+) -> K.RankInputs:
+    """The kernels' inputs: the ranked ``grades`` and the judged items of each scored query
+    (``row_of_value``: the query row of each qrels query, -1 when not scored), counted per
+    grade in one compiled pass when the qrels are large, list each query's rows together and
+    their grades span few values; else listed (``RankInputs`` counts them if it can)."""
+    span = int(rel.max()) - int(rel.min()) + 1 if rel.size else 0
+    if (
+        qg.starts is not None
+        and qg.lengths is not None
+        and 0 < span < K.COUNTED_GRADES
+        and rel.size >= _join.COMPILED_MIN_ROWS  # one threshold for every compiled step
+        and _compiled.available()
+    ):
+        from ._counts_kernel import counts_kernel
+
+        lo = int(rel.min())
+        counts = np.zeros((nq, span), dtype=np.int64)
+        counts_kernel(qg.starts, qg.lengths, row_of_value[qg.codes], rel, lo, counts)
+        empty = np.zeros(0, dtype=np.int64)
+        return K.RankInputs(grades, empty, empty, nq, counts, lo)
+    j_row_all = qg.rows(row_of_value)
+    keep = j_row_all >= 0
+    return K.RankInputs(grades, j_row_all[keep], rel[keep], nq)
+
+
+def _positions_in(values: pa.Array, dictionary: pa.Array) -> np.ndarray:
+    """Position of each of ``values`` in ``dictionary`` (-1: absent); both hold distinct ids.
+    When the run lists its queries in the order the qrels do (often: both written from one
+    question list), the answer is the identity, found by comparing the two arrays' bytes."""
+    if len(values) == len(dictionary) and values.equals(dictionary):
+        return np.arange(len(values), dtype=np.int64)
+    return pc.index_in(values, value_set=dictionary).fill_null(-1).to_numpy(zero_copy_only=False)
 
 
 def _needed_depth(ms: list[Metric], max_len: int) -> int:
