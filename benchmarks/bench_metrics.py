@@ -52,6 +52,8 @@ from _gen import bench_files
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs" / "benchmarks.md"
 SECTION = "## Metric engine (bench_metrics.py)"
+#: the heading of the section's hand-written analysis, which a new run keeps below its figures
+ANALYSIS = "### What bounds each target"
 
 SIZES: dict[str, tuple[int, int]] = {
     "1k": (1_000, 100),
@@ -398,7 +400,10 @@ def write_section(text: str, path: Path = DOCS) -> None:
         body = body.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
     else:
         nxt = body.find("\n## ", start + len(SECTION))
-        body = body[:start] + text.rstrip("\n") + "\n" + (body[nxt:] if nxt >= 0 else "")
+        old = body[start : nxt if nxt >= 0 else len(body)]
+        at = old.find(ANALYSIS)  # the hand-written analysis stays below the new figures
+        kept = "\n" + old[at:].rstrip("\n") + "\n" if at >= 0 else ""
+        body = body[:start] + text.rstrip("\n") + "\n" + kept + (body[nxt:] if nxt >= 0 else "")
     path.write_text(body)
 
 
@@ -450,7 +455,8 @@ def main(argv: list[str] | None = None) -> int:
             f"`python benchmarks/bench_metrics.py` on {_machine()}; {time.strftime('%Y-%m-%d')}. "
             f"Measures: {', '.join(METRICS)} (pytrec_eval: RR without cutoff; trec_eval has no "
             f"RR@k). Times are medians of {args.reps} timed runs after import, a tiny warm-up and "
-            f"one untimed full run ('first run': numba compiles ranx's kernels for the data then); "
+            f"one untimed full run ('first run': numba loads ragmeter's compiled kernels from its "
+            "cache and compiles ranx's for the data then); "
             "CPU: the process's CPU time over all its threads; ratios are medians of per-round "
             "ratios; the 1-minute load average is given per shape; "
             f"a peer whose timed run takes over {SLOW_S:.0f} s is timed once (see 'runs'). Peak "

@@ -8,6 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._errors import InputError, UsageError
+
 
 def flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     """One contiguous array (chunked arrays are combined)."""
@@ -49,6 +51,25 @@ def qid_starts_of(table: Qrels | Run) -> np.ndarray | None:
     return h.qid_starts if h is not None and h.qid is table.qid else None
 
 
+def _check_columns(kind: str, source: str, qid: object, doc: object, values: object) -> None:
+    """Aligned columns and ids that are strings, none missing: what every reader guarantees,
+    checked here for tables built by hand (a missing id would otherwise be scored as garbage)."""
+    for name, col in (("qid", qid), ("doc", doc)):
+        if not isinstance(col, pa.Array | pa.ChunkedArray) or not (
+            pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+        ):
+            raise UsageError(
+                f"{kind}.{name} must be a pyarrow string array (pa.array(list_of_str)), got "
+                f"{getattr(col, 'type', type(col).__name__)}"
+            )
+        if col.null_count:
+            row = int(pc.index(pc.is_null(col), True).as_py())
+            raise InputError(f"row {row + 1}: {name} is missing", path=source, field=name)
+    n = (len(qid), len(doc), len(values))  # type: ignore[arg-type]
+    if len(set(n)) > 1:
+        raise UsageError(f"{kind}: qid, doc and values must be as long as each other, got {n}")
+
+
 @dataclass(frozen=True)
 class Qrels:
     """Relevance judgements: one row per (query, item) with an integer grade (0 = judged
@@ -63,6 +84,9 @@ class Qrels:
     rel: np.ndarray
     source: str = "<qrels>"
     hints: ReadHints | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_columns("Qrels", self.source, self.qid, self.doc, self.rel)
 
     def __len__(self) -> int:
         return len(self.rel)
@@ -82,6 +106,9 @@ class Run:
     score: np.ndarray
     name: str = "<run>"
     hints: ReadHints | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_columns("Run", self.name, self.qid, self.doc, self.score)
 
     def __len__(self) -> int:
         return len(self.score)
