@@ -22,6 +22,7 @@ from .. import _compiled
 from ..io._duplicates import string_hashes
 from ..io._tables import dictionary_codes
 from ..io._tables import flat as _flat
+from ..io._trec_arrays import string_offsets as _offsets
 
 #: the compiled join (numba, the ``fast`` extra) runs from this many run rows: below it the
 #: numpy join is quick and loading numba (about 0.4 s) would cost more than it saves
@@ -329,12 +330,6 @@ def _hash_is_exact(arr: pa.Array) -> bool:
     offsets = _offsets(arr)
     data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
     return bool(data.all())
-
-
-def _offsets(arr: pa.Array) -> np.ndarray:
-    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    raw = np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32)
-    return raw[arr.offset : arr.offset + len(arr) + 1]
 
 
 def _join_arrow(
