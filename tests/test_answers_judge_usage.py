@@ -121,10 +121,11 @@ def test_no_token_counts_print_as_unknown_never_as_zero(tmp_path, columns) -> No
     assert "- when no reply had them" in caption
     assert "0+0" not in out.stdout and "0.0000" not in out.stdout
     assert all(len(x) <= int(columns) for x in out.stdout.splitlines())
-    # the JSON keeps the counters, and says how many replies had no counts
+    # the JSON keeps the counters, says how many replies had no counts, and writes null for
+    # the tokens and the cost nobody measured (as the generation usage does), never 0
     u = data["judge_usage"]
     assert u["http_requests"] == N and u["unknown_usage"] == N
-    assert (u["prompt_tokens"], u["completion_tokens"]) == (0, 0)
+    assert (u["prompt_tokens"], u["completion_tokens"], u["cost"]) == (None, None, None)
 
 
 def test_some_replies_without_counts_give_a_floor_and_the_count_of_the_rest(tmp_path) -> None:
@@ -192,7 +193,7 @@ def test_the_fake_judge_prints_no_usage(tmp_path) -> None:
     assert "judge_usage" not in json.loads(js.stdout)
 
 
-def _usage(pt: int, ct: int, unknown: int, cost: float | None) -> dict[str, Any]:
+def _usage(pt: int | None, ct: int | None, unknown: int, cost: float | None) -> dict[str, Any]:
     return {"http_requests": 6, "cache_hits": 0, "retries": 0, "failures": 0,
             "prompt_tokens": pt, "completion_tokens": ct, "cost": cost,
             "unknown_usage": unknown}  # fmt: skip
@@ -204,6 +205,7 @@ def _usage(pt: int, ct: int, unknown: int, cost: float | None) -> dict[str, Any]
         (_usage(621, 21, 0, 0.3525), "621+21", "0.3525"),  # every reply counted
         (_usage(312, 12, 3, 0.18), "312+12", "0.1800"),  # a floor: 3 replies unknown
         (_usage(0, 0, 6, 0.0), "-", "-"),  # no reply counted: nothing measured
+        (_usage(None, None, 6, None), "-", "-"),  # ... as judge_usage writes it (null)
         (_usage(0, 0, 0, 0.0), "0+0", "0.0000"),  # all from the cache: a measured 0
         (_usage(0, 0, 6, None), "-", "-"),  # no prices
     ],

@@ -146,3 +146,47 @@ def test_a_python_generator_counts_no_token_and_says_so(tmp_path) -> None:
             "completion_tokens": None,
             "unknown_usage": n,
         }
+
+
+def _per_answer_usage(tmp_path: Any) -> dict[str, list[tuple[Any, Any]]]:
+    """Each variant's generations.jsonl: (usage, cached) per answer, in file order."""
+    out: dict[str, list[tuple[Any, Any]]] = {}
+    for path in sorted((tmp_path / "runs").glob("*/generations.jsonl")):
+        lines = [json.loads(x) for x in path.read_text().splitlines()]
+        out[path.parent.name] = [(x["usage"], x["cached"]) for x in lines]
+    return out
+
+
+def test_generations_file_writes_null_for_what_the_server_did_not_report(tmp_path) -> None:
+    """No reply carried ``usage`` and prices are set: each answer's tokens and cost are null in
+    generations.jsonl (never a cost of 0.0 priced from 0 tokens); the re-run answered from the
+    cache writes the same per-answer usage, marked cached, and its summary spends nothing."""
+    with generator_server("none") as srv:
+        path = experiment(tmp_path, openai_generator(srv["url"]))
+        run(path)
+        first = _per_answer_usage(tmp_path)
+        again = run(path)
+        second = _per_answer_usage(tmp_path)
+        assert srv["n"] == sum(len(v) for v in first.values())  # the re-run sent nothing
+    assert len(first) == 2
+    unknown = {"prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "attempts": 1}
+    for rows in first.values():
+        assert rows and all(r == (unknown, False) for r in rows)
+    assert second == {v: [(u, True) for u, _ in rows] for v, rows in first.items()}
+    assert [v.answers.usage() for v in again.variants] == [{}, {}]
+    assert [v.answers.cache_hits for v in again.variants] == [len(r) for r in first.values()]
+
+
+def test_generations_file_keeps_reported_counts_and_their_cost(tmp_path) -> None:
+    """Every reply counted: each answer's line holds its reply's tokens and their cost; the
+    file's sums are the server's sums (a reader adding the lines gets the summary's figures)."""
+    with generator_server("all") as srv:
+        run(experiment(tmp_path, openai_generator(srv["url"])))
+    sums = srv["sums"]
+    rows = [u for v in _per_answer_usage(tmp_path).values() for u, _ in v]
+    assert len(rows) == sums["k"]
+    assert sum(u["prompt_tokens"] for u in rows) == sums["pt"]
+    assert sum(u["completion_tokens"] for u in rows) == sums["ct"]
+    assert sum(u["cost_usd"] for u in rows) == cost(sums["pt"], sums["ct"])
+    for u in rows:
+        assert u["cost_usd"] == cost(u["prompt_tokens"], u["completion_tokens"])

@@ -212,10 +212,32 @@ def test_replies_without_token_counts_are_counted_not_shown_as_zero_tokens(tmp_p
         written = json.loads((tmp_path / "runs" / name / "answer_check.json").read_text())
         u = written["judge_usage"]
         assert u["unknown_usage"] == u["http_requests"] > 0 and u["cost"] is None
+        # no reply had counts: the token sums are null, as in the generation usage, never 0
+        assert u["prompt_tokens"] is None and u["completion_tokens"] is None
         # no cost column without prices; no token count known: "-", never "0+0"
         assert cells == [str(u["http_requests"]), str(u["cache_hits"]), "0", "0", "-",
                          str(u["unknown_usage"])]  # fmt: skip
     assert "unknown usage" in out.stdout and "0+0" not in out.stdout
+
+
+def test_priced_replies_without_counts_keep_the_cost_column_with_dashes(tmp_path) -> None:
+    """With prices and no reply counting a token, every variant's tokens and cost are null in
+    answer_check.json and the table keeps its cost column, printed "-" (not dropped because
+    every cost is null, and never "0.0000")."""
+    with counting_judge(usage=False) as srv:
+        path = make(tmp_path, openai_judge(srv["url"], **PRICES))
+        out = cli("run", path, "--no-store", columns="80")
+    assert out.exit_code == 0, out.output
+    rows = _usage_rows(out.stdout)
+    assert set(rows) == {"rank", "sandwich"}
+    for name, cells in rows.items():
+        u = json.loads((tmp_path / "runs" / name / "answer_check.json").read_text())["judge_usage"]
+        assert (u["prompt_tokens"], u["completion_tokens"], u["cost"]) == (None, None, None)
+        assert u["unknown_usage"] == u["http_requests"] > 0
+        assert cells == [str(u["http_requests"]), str(u["cache_hits"]), "0", "0", "-", "-",
+                         str(u["unknown_usage"])]  # fmt: skip
+    assert "cost from the [judge] prices" in " ".join(out.stdout.split())
+    assert "0.0000" not in out.stdout and "0+0" not in out.stdout
 
 
 def test_the_fake_judge_reports_no_usage(tmp_path) -> None:

@@ -186,8 +186,9 @@ def test_retries_timeouts_failures_and_cache(tmp_path: Any) -> None:
         assert u.http_requests == 14
         assert u.retries == 1 + 1 + 1 + 2 + 2  # q2, q3, q4, q5, q6
         assert u.failures == 3
-        assert (u.prompt_tokens, u.completion_tokens) == (40, 20)  # four successes
-        assert u.cost == pytest.approx(40 / 1000 * 0.5 + 20 / 1000 * 1.5)
+        # four successes and q5's prose reply (10+5 tokens reported, rejected, still billed)
+        assert (u.prompt_tokens, u.completion_tokens) == (50, 25)
+        assert u.cost == pytest.approx(50 / 1000 * 0.5 + 25 / 1000 * 1.5)
         # every score records the judge and prompt it came from
         s = scores["q1"]
         assert s.judge.model == "test-model" and s.prompt["id"] == "answer_relevance.v1"

@@ -229,6 +229,7 @@ def check_cmd(
         table = judge_usage_table(
             [(r.variant, u) for r, u in zip(reports, usages, strict=True)],
             "--price-prompt and --price-completion",
+            priced=(usage_reading(j) or {}).get("cost") is not None,
         )
         if table is not None:
             console.print(table)

@@ -171,8 +171,13 @@ def render_answers(result: ExperimentResult) -> list[Any]:
     judged = _judge_table(done, width)
     if judged is not None:
         out.append(judged)
+    judge = result.experiment.judge
     cost = judge_usage_table(
-        [(v.name, v.answers.judge_usage) for v in done], "the [judge] prices", width
+        [(v.name, v.answers.judge_usage) for v in done],
+        "the [judge] prices",
+        width,
+        priced=judge is not None
+        and (judge.options.price_prompt is not None or judge.options.price_completion is not None),
     )
     if cost is not None:
         out.append(cost)

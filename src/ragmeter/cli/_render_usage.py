@@ -26,16 +26,21 @@ def judge_usage_table(
     rows: Sequence[tuple[str, Mapping[str, Any] | None]],
     prices_from: str,
     width: int | None = None,
+    *,
+    priced: bool | None = None,
 ) -> Table | None:
     """The table of ``rows`` (a variant's name and its ``judge_usage``), or None when no row
     has usage (no judge, or the fake judge, which sends nothing and counts no token: a
     "0 tokens" row would suggest a real count). ``prices_from`` says where the prices came from
     (the cost's note); ``width`` is the variant column's width (default: the longest name, at
-    most :data:`MAX_NAME`)."""
+    most :data:`MAX_NAME`). ``priced``: whether the judge has prices, so the cost column stays
+    (with "-") when no reply had token counts and every cost is None; None: priced when any row
+    has a cost."""
     used = [(name, u) for name, u in rows if u is not None]
     if not used:
         return None
-    priced = any(u.get("cost") is not None for _, u in used)
+    if priced is None:
+        priced = any(u.get("cost") is not None for _, u in used)
     unknown = any(u.get("unknown_usage") for _, u in used)
     notes = [
         "what judging each variant's answers took in this run: HTTP requests sent (retries "

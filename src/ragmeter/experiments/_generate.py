@@ -23,217 +23,47 @@ For a variant with a ``[generator]`` (:class:`Answering`, called by the runner a
    supported" (:func:`ragmeter.answers.compare_answers`), and, when the experiment varies the
    context order, the position-of-evidence table of the generated answers
    (:func:`ragmeter.diagnosis.position_table`, positions in prompt order).
+
+This module runs the steps; the result is a :class:`._variant_answers.VariantAnswers`, the
+files are written by :mod:`._answer_files` and the generation's usage is summed by
+:mod:`._generation_usage`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, UsageError
+from ._answer_files import (
+    ANSWERS_FILE,
+    CHECK_FILE,
+    CHUNKS_FILE,
+    GENERATIONS_FILE,
+    JUDGE_FILE,
+    answer_record,
+    write_answer_files,
+    write_jsonl,
+)
+from ._variant_answers import SHOWN_ERRORS, VariantAnswers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..answers.paired import AnswerComparison
     from ..answers.report import AnswerReport
-    from ..diagnosis._position import PositionReport
-    from ..diagnosis._table import RetrievalAnswerTable
-    from ..generation import AssembledContext, Generation
     from ._config import Experiment, Settings, Variant
 
-ANSWERS_FILE = "answers.jsonl"
-GENERATIONS_FILE = "generations.jsonl"
-CHUNKS_FILE = "chunks.jsonl"
-CHECK_FILE = "answer_check.json"
-JUDGE_FILE = "judgements.jsonl"
-#: errors listed by name in results and output (the count covers all of them)
-SHOWN_ERRORS = 5
-#: an answer's usage keys that are only measured with its token counts (cost is priced from them)
-_TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd")
-
-
-def _has_token_counts(usage: Mapping[str, Any]) -> bool:
-    """Whether an answer's usage holds its prompt and completion token counts (integers)."""
-    return all(
-        isinstance(usage.get(k), int) and not isinstance(usage.get(k), bool)
-        for k in ("prompt_tokens", "completion_tokens")
-    )
-
-
-@dataclass(frozen=True)
-class VariantAnswers:
-    """One variant's generated answers and everything measured on them."""
-
-    variant: str
-    generator: str  # e.g. "python mypkg.rag:answer"
-    fingerprint: str
-    prompt: Mapping[str, str]  # PromptTemplate.to_dict(): id, name, version, hash
-    context: Mapping[str, Any]  # the ContextSpec as a dict
-    params: Mapping[str, Any]
-    records: tuple[Mapping[str, Any], ...]  # the lines of answers.jsonl
-    generations: tuple[Generation, ...]
-    report: AnswerReport
-    table: RetrievalAnswerTable
-    #: the paired comparison with the baseline's answers (None for the baseline)
-    comparison: AnswerComparison | None = None
-    #: answer outcomes by evidence position (when the experiment varies the context order)
-    position: PositionReport | None = None
-    seconds: float = 0.0  # wall time of the generation step
-    folder: Path | None = None
-    #: the assembled contexts by question id (not serialised: the records hold their text)
-    contexts: Mapping[str, AssembledContext] = field(default_factory=dict, repr=False)
-    #: passages cited by number or id that the context does not hold, per question
-    unknown_citations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    #: the judge's label (None when the experiment has no [judge])
-    judge: str | None = None
-    #: what judging this variant's answers cost: the judge's counters' gain over this
-    #: variant (HTTP requests, cache hits, retries, failures, prompt and completion tokens,
-    #: cost or None without prices, replies of unknown usage: ``answers check``'s
-    #: ``judge_usage``); None without a judge or for one that counts nothing (the fake judge)
-    judge_usage: Mapping[str, Any] | None = None
-
-    def judged(self) -> dict[str, dict[str, Any]]:
-        """Per judge metric: answers judged, failed judgements and the mean score of the
-        judgements that succeeded (a failed one counts as failed, never as a pass); answers
-        not judged (a failed generation: no answer to judge) are counted apart."""
-        out: dict[str, dict[str, Any]] = {}
-        for name, s in (self.report.summary().get("judged") or {}).items():
-            out[name] = {
-                "n": s["n"],
-                "failed": s["failed"],
-                "mean": s["mean"],
-                "not_judged": len(self.report.checks) - s["n"],
-            }
-        return out
-
-    @property
-    def errors(self) -> dict[str, str]:
-        """Question id -> the generator's error, for the questions it failed on."""
-        return {g.question_id: g.error for g in self.generations if g.error is not None}
-
-    @property
-    def model_calls(self) -> int:
-        """Answers that reached the model in this run (0 on a fully cached re-run)."""
-        return sum(1 for g in self.generations if not g.cached)
-
-    @property
-    def cache_hits(self) -> int:
-        return sum(1 for g in self.generations if g.cached)
-
-    def usage(self) -> dict[str, Any]:
-        """Tokens, cost and attempts summed over the answers made in this run (cache hits cost
-        nothing), by the judge usage's rule: an answer made without token counts (a python
-        generator measures none; a server may send no ``usage``) adds no token and no cost (its
-        cost would be priced from 0 tokens) and is counted in ``unknown_usage``, so the sums
-        are a floor; when no answer had counts, the tokens (and the cost, with prices) are None,
-        never a 0 nobody measured. A failed answer is an error, not an unknown usage."""
-        out: dict[str, Any] = {}
-        unknown = 0
-        for g in self.generations:
-            if g.cached:
-                continue
-            counted = _has_token_counts(g.usage)
-            if not counted and g.error is None:
-                unknown += 1
-            for key, value in g.usage.items():
-                if not counted and key in _TOKEN_KEYS:
-                    continue
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    out[key] = out.get(key, 0) + value
-        if unknown:
-            priced = any("cost_usd" in g.usage for g in self.generations if not g.cached)
-            for key in ("prompt_tokens", "completion_tokens", *("cost_usd",) * priced):
-                out.setdefault(key, None)
-            out["unknown_usage"] = unknown
-        return out
-
-    def seconds_per_answer(self) -> float | None:
-        """Mean model time of the answers made in this run (None when all came from the cache)."""
-        made = [g.seconds for g in self.generations if not g.cached and g.error is None]
-        return sum(made) / len(made) if made else None
-
-    def summary(self) -> dict[str, Any]:
-        """The answer columns of the experiment's answers table (one row per variant)."""
-        s = self.report.summary()
-        comp = None if self.comparison is None else self.comparison.comparison
-        errors = self.errors
-        return {
-            "variant": self.variant,
-            "generator": self.generator,
-            "prompt": self.prompt.get("id"),
-            "order": self.context.get("order"),
-            "answers": len(self.records),
-            "correct": s["correct"],
-            "correct_rate": s["correct_rate"],
-            "ok": s["ok"],
-            "ok_known": s["ok_known"],
-            "ok_rate": s["ok_rate"],
-            "correct_support_unknown": s["correct_support_unknown"],
-            "abstained": sum(c.abstained for c in self.report.checks),
-            "cites_outside_context": s["cites_outside_context"],
-            "unknown_citations": sum(len(v) for v in self.unknown_citations.values()),
-            "errors": len(errors),
-            "model_calls": self.model_calls,
-            "cache_hits": self.cache_hits,
-            "seconds_per_answer": self.seconds_per_answer(),
-            **self._judge_columns(),
-            "vs_baseline_n": None if comp is None else comp.n,
-            "delta_ok": None if comp is None else comp.mean_delta,
-            "ci_low": None if comp is None else comp.ci[0],
-            "ci_high": None if comp is None else comp.ci[1],
-            "fixed": None if comp is None else comp.fixed,
-            "broken": None if comp is None else comp.broken,
-            "sign_p": None if comp is None else comp.sign_test_p,
-            "verdict": None if comp is None else comp.verdict,
-        }
-
-    def _judge_columns(self) -> dict[str, Any]:
-        """``judge``, ``judge_failed`` and ``judge_<metric>`` (the mean score) when judged."""
-        if self.judge is None:
-            return {}
-        judged = self.judged()
-        return {
-            "judge": self.judge,
-            "judge_failed": sum(j["failed"] for j in judged.values()),
-            **{f"judge_{name}": j["mean"] for name, j in judged.items()},
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        errors = self.errors
-        return {
-            "variant": self.variant,
-            "generator": self.generator,
-            "fingerprint": self.fingerprint,
-            "prompt": dict(self.prompt),
-            "context": dict(self.context),
-            "params": dict(self.params),
-            "summary": self.summary(),
-            "check": self.report.summary(),
-            "table": self.table.to_dict(),
-            "vs_baseline": None if self.comparison is None else self.comparison.to_dict(),
-            "position": None if self.position is None else self.position.to_dict(),
-            "errors": {"count": len(errors), "first": dict(list(errors.items())[:SHOWN_ERRORS])},
-            "unknown_citations": {k: list(v) for k, v in self.unknown_citations.items()},
-            "judge": None if self.judge is None else {"label": self.judge, **self.judged()},
-            "usage": self.usage(),
-            "judge_usage": None if self.judge_usage is None else dict(self.judge_usage),
-            "seconds": round(self.seconds, 3),
-            "files": None
-            if self.folder is None
-            else {
-                "answers": str(self.folder / ANSWERS_FILE),
-                "generations": str(self.folder / GENERATIONS_FILE),
-                "chunks": str(self.folder / CHUNKS_FILE),
-                **({"judgements": str(self.folder / JUDGE_FILE)} if self.judge else {}),
-            },
-        }
-
-    def judgements(self) -> list[dict[str, Any]]:
-        """Every judged score (one per answer and judge metric), as judgements.jsonl holds
-        them and the store keeps them with the run."""
-        return [s.to_dict() for c in self.report.checks for s in c.judged.values()]
+__all__ = [
+    "ANSWERS_FILE",
+    "CHECK_FILE",
+    "CHUNKS_FILE",
+    "GENERATIONS_FILE",
+    "JUDGE_FILE",
+    "SAMPLING",
+    "SHOWN_ERRORS",
+    "Answering",
+    "VariantAnswers",
+    "ranked_passages",
+]
 
 
 class Answering:
@@ -323,11 +153,13 @@ class Answering:
                 f"{len(requests)} questions"
             )
         unknown = {g.question_id: g.unknown_citations for g in generations if g.unknown_citations}
-        records = tuple(_record(v.name, g, contexts[g.question_id]) for g in generations)
+        records = tuple(answer_record(v.name, g, contexts[g.question_id]) for g in generations)
         seconds = time.perf_counter() - t0
         folder = self.exp.output / _slug(v.name) if write else None
         if folder is not None:
-            _write(folder, records, generations, contexts, gen, prompt, params, chunking)
+            write_answer_files(
+                folder, records, generations, contexts, gen, prompt, params, chunking
+            )
         answers = answers_from_records(
             records, variant=v.name, path=None if folder is None else folder / ANSWERS_FILE
         )
@@ -389,7 +221,7 @@ class Answering:
             from ._outputs import write_json
 
             if result.judge is not None:
-                _jsonl(folder / JUDGE_FILE, result.judgements())
+                write_jsonl(folder / JUDGE_FILE, result.judgements())
             write_json(result.to_dict(), folder / CHECK_FILE)
         return result
 
@@ -437,58 +269,3 @@ def ranked_passages(run: Any, chunking: Any) -> dict[str, list[Any]]:
             )
         )
     return out
-
-
-def _record(variant: str, g: Generation, ctx: AssembledContext) -> dict[str, Any]:
-    """One line of answers.jsonl. A failed generation is an empty answer that is explicitly
-    not an abstention, so it is scored as failed (and counted apart by its error)."""
-    rec: dict[str, Any] = {"id": g.question_id, "answer": g.text}
-    if g.error is not None:
-        rec["abstained"] = False
-    rec["citations"] = [{"chunk": cid} for cid in g.citations]
-    rec["context"] = list(ctx.ids)
-    rec["context_text"] = ctx.text
-    rec["variant"] = variant
-    return rec
-
-
-def _write(
-    folder: Path,
-    records: tuple[Mapping[str, Any], ...],
-    generations: tuple[Generation, ...],
-    contexts: Mapping[str, AssembledContext],
-    gen: Any,
-    prompt: Any,
-    params: Mapping[str, Any],
-    chunking: Any,
-) -> None:
-    fingerprint = gen.fingerprint()
-    _jsonl(folder / ANSWERS_FILE, records)
-    _jsonl(
-        folder / GENERATIONS_FILE,
-        [
-            {
-                "id": g.question_id,
-                "generator": fingerprint,
-                "prompt": prompt.key,
-                "params": dict(params),
-                "context_hash": contexts[g.question_id].hash,
-                "dropped_duplicates": list(contexts[g.question_id].dropped),
-                "usage": dict(g.usage),
-                "seconds": round(g.seconds, 4),
-                "cached": g.cached,
-                "error": g.error,
-            }
-            for g in generations
-        ],
-    )
-    chunking.save(folder / CHUNKS_FILE)
-
-
-def _jsonl(path: Path, records: Any) -> None:
-    """One JSON object a line, written atomically (a killed run leaves the old file or none)."""
-    import json
-
-    from ..io._atomic import write_text_lines
-
-    write_text_lines(path, (json.dumps(r, ensure_ascii=False) for r in records))

@@ -8,6 +8,11 @@ at most ``concurrency`` questions in flight; redirects never followed; token and
 in :attr:`usage`. A question whose request still fails is that question's ``error``; the batch
 goes on.
 
+Each answer's ``usage`` holds the tokens the server reported for it (replies rejected and
+retried included: they were billed) and their ``cost_usd`` when prices are set; what the
+server did not report is None (null in ``generations.jsonl``), never a 0 or a cost priced from
+0 tokens.
+
 The API key is read from the environment variable *named* by ``api_key_env`` when the generator
 is built (a missing variable is a :class:`UsageError` naming it); it is never read from the
 experiment file. ``api_key_env=None`` sends no key (a local server).
@@ -23,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from .._errors import UsageError
-from ..answers.judges._chat import MAX_REPLY_BYTES, ChatClient, ChatUsage
+from ..answers.judges._chat import MAX_REPLY_BYTES, ChatClient, ChatReply, ChatUsage
 from ._citations import find_citations
 from ._protocol import Generation, GenerationRequest, Progress
 
@@ -96,6 +101,20 @@ class OpenAIGenerator:
         """HTTP requests, retries, failures, prompt and completion tokens and cost so far."""
         return self.client.usage
 
+    def _usage(self, reply: ChatReply) -> dict[str, Any]:
+        """An answer's token counts, attempts and cost: what the server reported (the replies
+        retried for unusable content included), and None for what it did not report, never a 0
+        nobody measured (``cost_usd`` only with prices: None when the tokens are unknown)."""
+        known = reply.usage_known
+        usage: dict[str, Any] = {
+            "prompt_tokens": reply.prompt_tokens if known else None,
+            "completion_tokens": reply.completion_tokens if known else None,
+            "attempts": reply.attempts,
+        }
+        if self.client.priced:
+            usage["cost_usd"] = reply.cost if known else None
+        return usage
+
     def fingerprint(self) -> str:
         """Server, model and the fixed extra params (the key's env var name is not part of it:
         which key pays does not change an answer)."""
@@ -114,11 +133,13 @@ class OpenAIGenerator:
         out: list[Generation] = []
         for req, reply in zip(requests, replies, strict=True):
             if not reply.ok:
+                # replies it rejected that came back with counts were spent: counted
+                failed = self._usage(reply) if reply.usage_known else {"attempts": reply.attempts}
                 out.append(
                     Generation(
                         req.question_id,
                         "",
-                        usage={"attempts": reply.attempts},
+                        usage=failed,
                         seconds=reply.seconds,
                         error=reply.error or "failed",
                     )
@@ -126,13 +147,7 @@ class OpenAIGenerator:
                 continue
             text = reply.content or ""
             cites = find_citations(text, req.context)
-            usage: dict[str, Any] = {
-                "prompt_tokens": reply.prompt_tokens if reply.usage_known else None,
-                "completion_tokens": reply.completion_tokens if reply.usage_known else None,
-                "attempts": reply.attempts,
-            }
-            if reply.cost is not None:
-                usage["cost_usd"] = reply.cost
+            usage = self._usage(reply)
             out.append(
                 Generation(
                     req.question_id,

@@ -18,13 +18,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from os import PathLike
 from typing import Any, ClassVar
 
 from ..._errors import UsageError
 from ..._numbers import number_in, whole
 from ._cache import DiskCache, cache_key
+from ._chat_usage import ChatUsage, Spent, reported_tokens
 from ._http import Watchdog, describe, retry_after, short, split_url
 
 __all__ = ["MAX_REPLY_BYTES", "ChatClient", "ChatReply", "ChatUsage", "Check"]
@@ -49,36 +50,6 @@ def _any_text(content: str) -> str:
     return content
 
 
-@dataclass
-class ChatUsage:
-    """Counters of one client object (all batches so far)."""
-
-    #: every field adds up (ragmeter.engines adds a worker's copy's counts to the caller's)
-    COUNTERS: ClassVar[tuple[str, ...]] = (
-        "http_requests",
-        "cache_hits",
-        "retries",
-        "failures",
-        "prompt_tokens",
-        "completion_tokens",
-        "cost",
-        "unknown_usage",
-    )
-
-    http_requests: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    #: replies whose token counts were missing or malformed (not summed: totals are a floor)
-    unknown_usage: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 @dataclass(frozen=True)
 class ChatReply:
     """The outcome of one chat request: ``value`` is what ``check`` returned when ``ok``."""
@@ -89,20 +60,29 @@ class ChatReply:
     error: str | None = None
     attempts: int = 0
     cached: bool = False
+    #: tokens this request spent: every reply that came back with counts, the replies
+    #: rejected and retried (malformed content) included
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    #: False when the server's ``usage`` was missing or malformed (tokens then read 0)
+    #: False when the used reply's ``usage`` was missing or malformed (its tokens then are not
+    #: in the counts, which read only what rejected replies spent); for a failed request,
+    #: whether any rejected reply had counts
     usage_known: bool = True
     #: time spent on this request, retries and backoff included (0 for a cache hit)
     seconds: float = 0.0
-    #: cost of this request when prices are set, else None
+    #: cost of :attr:`prompt_tokens` and :attr:`completion_tokens` when prices are set and
+    #: ``usage_known``, else None (never a cost priced from tokens nobody reported)
     cost: float | None = None
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    """A fault worth another attempt; ``billed`` is the ``usage`` block of a reply that came
+    back but was unusable (it was spent: its tokens are counted)."""
+
+    def __init__(self, message: str, retry_after: float | None = None, billed: Any = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.billed = billed
 
 
 class _Fatal(Exception):
@@ -256,14 +236,18 @@ class ChatClient:
             raise _Fatal(message)
         try:
             data = json.loads(body)
+        except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError included
+            raise _Retryable("malformed reply: body is not JSON") from None
+        usage = data.get("usage") if isinstance(data, dict) else None
+        try:
             content = data["choices"][0]["message"]["content"]
             if not isinstance(content, str):
                 raise TypeError
-        except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError included
-            raise _Retryable("malformed reply: body is not JSON") from None
         except (KeyError, IndexError, TypeError):
-            raise _Retryable("malformed reply: no choices[0].message.content") from None
-        return {"content": content, "usage": data.get("usage")}
+            raise _Retryable(
+                "malformed reply: no choices[0].message.content", billed=usage
+            ) from None
+        return {"content": content, "usage": usage}
 
     def _left(self, conn: http.client.HTTPConnection, deadline: float) -> None:
         """Give the next socket operation only the time left before the deadline."""
@@ -340,14 +324,19 @@ class ChatClient:
             {"model": self.model, "messages": [dict(m) for m in messages], **sent}
         ).encode("utf-8")
         error = "not attempted"
+        spent = Spent()  # what the replies rejected so far cost
         for attempt in range(1, self.max_retries + 2):
+            out: dict[str, Any] | None = None
             try:
                 out = self._post(payload)
                 value = check(out["content"])
             except _Fatal as exc:
-                return self._failed(str(exc), attempt)
+                return self._failed(str(exc), attempt, spent)
             except (_Retryable, ValueError) as exc:
                 error = str(exc) if isinstance(exc, _Retryable) else f"malformed reply: {exc}"
+                # a reply that came back was billed even if its content is unusable
+                billed = exc.billed if isinstance(exc, _Retryable) else out and out["usage"]
+                spent.add(self._spend(reported_tokens(billed)))
                 if attempt > self.max_retries:
                     break
                 with self._lock:
@@ -358,17 +347,12 @@ class ChatClient:
                     delay = min(self.max_backoff, max(delay, after))
                 self._sleep(delay)
                 continue
-            tokens = _tokens(out["usage"])
-            pt, ct = tokens or (0, 0)
-            cost = None
-            with self._lock:
-                if tokens is None:
+            tokens = reported_tokens(out["usage"])
+            if tokens is None:
+                with self._lock:
                     self.usage.unknown_usage += 1
-                self.usage.prompt_tokens += pt
-                self.usage.completion_tokens += ct
-                if self.usage.cost is not None:
-                    cost = pt / 1000 * (self.prices[0] or 0.0) + ct / 1000 * (self.prices[1] or 0.0)
-                    self.usage.cost += cost
+            else:
+                spent.add(self._spend(tokens))
             return ChatReply(
                 True,
                 value,
@@ -376,19 +360,56 @@ class ChatClient:
                 None,
                 attempt,
                 False,
-                pt,
-                ct,
+                spent.prompt_tokens,
+                spent.completion_tokens,
                 tokens is not None,
-                cost=cost,
+                cost=spent.cost if tokens is not None else None,
             )
         return self._failed(
-            f"{error} (gave up after {self.max_retries + 1} attempts)", self.max_retries + 1
+            f"{error} (gave up after {self.max_retries + 1} attempts)",
+            self.max_retries + 1,
+            spent,
         )
 
-    def _failed(self, error: str, attempts: int) -> ChatReply:
+    @property
+    def priced(self) -> bool:
+        """Whether prices are set (a cost is computed from the token counts)."""
+        return any(p is not None for p in self.prices)
+
+    def _spend(self, tokens: tuple[int, int] | None) -> tuple[int, int, float | None] | None:
+        """Add one reply's reported tokens (and their cost, with prices) to :attr:`usage`;
+        returns (prompt, completion, cost), or None for a reply without counts (nothing added:
+        the sums are a floor)."""
+        if tokens is None:
+            return None
+        pt, ct = tokens
+        cost = None
+        with self._lock:
+            self.usage.prompt_tokens += pt
+            self.usage.completion_tokens += ct
+            if self.usage.cost is not None:
+                cost = pt / 1000 * (self.prices[0] or 0.0) + ct / 1000 * (self.prices[1] or 0.0)
+                self.usage.cost += cost
+        return pt, ct, cost
+
+    def _failed(self, error: str, attempts: int, spent: Spent | None = None) -> ChatReply:
+        """A failed request; the replies it had rejected still spent their tokens."""
         with self._lock:
             self.usage.failures += 1
-        return ChatReply(False, None, None, error, attempts)
+        if spent is None or not spent.counted:
+            return ChatReply(False, None, None, error, attempts, usage_known=False)
+        return ChatReply(
+            False,
+            None,
+            None,
+            error,
+            attempts,
+            False,
+            spent.prompt_tokens,
+            spent.completion_tokens,
+            True,
+            cost=spent.cost,
+        )
 
     # -- a batch: cache, duplicates, concurrency ---------------------------------------------
     def complete_many(
@@ -439,14 +460,16 @@ class ChatClient:
                     reply = future.result()
                     replies[key] = reply
                     if reply.ok and self.cache is not None:
+                        # what the request spent, null when the used reply had no counts
+                        known = reply.usage_known
                         self.cache.put(
                             key,
                             {
                                 "content": reply.content,
                                 "model": self.model,
                                 "usage": {
-                                    "prompt_tokens": reply.prompt_tokens,
-                                    "completion_tokens": reply.completion_tokens,
+                                    "prompt_tokens": reply.prompt_tokens if known else None,
+                                    "completion_tokens": reply.completion_tokens if known else None,
                                 },
                             },
                         )
@@ -471,17 +494,3 @@ def _per_request(value: Any, n: int, default: Any) -> list[Any]:
 
 def _with_seconds(reply: ChatReply, seconds: float) -> ChatReply:
     return replace(reply, seconds=seconds)
-
-
-def _tokens(usage: Any) -> tuple[int, int] | None:
-    """(prompt, completion) tokens when both are non-negative JSON integers, else None."""
-    if not isinstance(usage, Mapping):
-        return None
-    pt, ct = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-    return None if pt is None or ct is None else (pt, ct)
-
-
-def _count(value: Any) -> int | None:
-    """A token count: a non-negative JSON integer (not a boolean, fraction or string)."""
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return value if ok else None

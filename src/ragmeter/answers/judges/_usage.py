@@ -8,7 +8,8 @@ rule for token counts a server did not send:
 - a reply without token counts adds nothing to the token sums and is counted in
   ``unknown_usage``: the sums (and the cost) are then a floor;
 - when some replies had no counts and the sums are 0 (:func:`tokens_unknown`), the sums say
-  nothing: they are shown as unknown ("-"), never as a measured "0+0".
+  nothing: :func:`usage_between` makes them (and the cost) None, written as null in JSON and
+  shown as unknown ("-"), never as a measured 0 or "0+0" (the generation usage's rule too).
 
 One judge object serves every answer set and its counters only grow, so an answer set's figures
 are what the counters gained while its answers were judged (:func:`usage_between`). A re-run
@@ -21,10 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["COST_DIGITS", "tokens_unknown", "usage_between", "usage_reading"]
+__all__ = ["COST_DIGITS", "UNMEASURED", "tokens_unknown", "usage_between", "usage_reading"]
 
 #: decimals a cost difference keeps (two readings of a float sum differ by rounding noise)
 COST_DIGITS = 10
+#: the figures that say nothing when no reply had token counts (None then, never 0)
+UNMEASURED = ("prompt_tokens", "completion_tokens", "cost")
 
 
 def usage_reading(judge: Any) -> dict[str, Any] | None:
@@ -42,7 +45,9 @@ def usage_between(
 ) -> dict[str, Any] | None:
     """What the judge's counters gained from ``before`` to ``after`` (two :func:`usage_reading`
     results), every key kept; a counter the judge does not keep (a cost without prices: None)
-    stays None. None when the judge counts no usage."""
+    stays None. When no reply of the span had token counts (:func:`tokens_unknown`), the token
+    sums and the cost are None: nothing was measured, and a 0 would read as a measurement.
+    None when the judge counts no usage."""
     if before is None or after is None:
         return None
     out: dict[str, Any] = {}
@@ -53,6 +58,8 @@ def usage_between(
         start = before.get(key)
         delta = value - (start if isinstance(start, (int, float)) else 0)
         out[key] = round(delta, COST_DIGITS) if isinstance(delta, float) else delta
+    if tokens_unknown(out):
+        out.update({key: None for key in UNMEASURED if key in out})
     return out
 
 

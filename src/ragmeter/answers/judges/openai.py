@@ -36,7 +36,8 @@ Behaviour
   when prices are given. Token counts must be non-negative JSON integers; a reply whose
   ``usage`` is missing or holds anything else (a negative count, a fraction, a string, a
   boolean) adds nothing and is counted in ``unknown_usage``: tokens and cost are then a lower
-  bound.
+  bound. A reply rejected and retried (malformed content, no content) was billed all the same:
+  the tokens it reports are summed, and priced, like an accepted reply's.
 - A request that still fails is returned as ``JudgeReply(ok=False, error=...)``: recorded and
   reported as a failure, never as a pass. No fault of one request (transport, parsing, even an
   unexpected exception) aborts the batch: it is that request's recorded failure.
