@@ -1,19 +1,17 @@
 """The compiled paths (numba, the ``fast`` extra) give what the numpy paths give, to the bit.
 
-Large inputs take compiled loops: the grade join and the one-pass rank-and-join of the metric
-engine (``metrics/_join_kernel``) and the byte checks of the fast TREC reader
-(``io/_byte_kernel``). Here their size thresholds are lowered to 0 and every result is compared
-with the numpy path on the same input, over many seeded inputs built to reach every branch:
-ties, the given order, queries split over several stretches of a file, judgements interleaved,
-queries with more judgements than the linear scan takes, ids longer than 8 bytes or holding NUL
-(whose hashes need the byte comparison), forced hash collisions, pieces of a file that cut a
-byte pair or a byte order mark in two.
+Large inputs take compiled loops: the grade join, the one-pass rank-and-join and the grade
+counts of the metric engine (``metrics/_join_kernel``, ``metrics/_counts_kernel``). Here their
+size threshold is lowered to 0 and every result is compared with the numpy path on the same
+input, over many seeded inputs built to reach every branch: ties, the given order, queries
+split over several stretches of a run, judgements interleaved, queries with more judgements
+than the linear scan takes, ids longer than 8 bytes or holding NUL (whose hashes need the byte
+comparison), forced hash collisions.
 """
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,10 +19,7 @@ import pyarrow as pa
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.io import _trec_fast
-from ragmeter.io._source import open_source
 from ragmeter.io._tables import Qrels, Run
-from ragmeter.io._trec_format import QRELS, RUN, Unclean
 from ragmeter.metrics import _join
 
 pytest.importorskip("numba", reason="the compiled paths need numba (pip install 'ragmeter[fast]')")
@@ -167,90 +162,3 @@ def test_the_compiled_paths_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     shuffled = Run(run.qid, run.doc, run.score[::-1].copy())  # scores ascending: ranked first
     evaluate(qrels, shuffled, ["nDCG@10"])
     assert "ranked_grades_kernel" in calls and "grades_kernel" in calls
-
-
-# -- the reader's compiled byte checks ------------------------------------------------------------
-def _reference_scan(data: bytes) -> tuple[int, int] | None:
-    """The byte rules of the fast reader, one byte at a time in Python: (blanks, last byte),
-    or None when a rule is broken (a leading byte order mark skipped)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    prev, prev2, blanks = 0x0A, 0, 0
-    for b in data:
-        if b == 0 or (prev == 0x0D and b != 0x0A) or (prev2, prev, b) == (0xEF, 0xBB, 0xBF):
-            return None
-        if b <= 0x20:
-            if prev <= 0x20:
-                return None
-            blanks += 1
-        prev2, prev = prev, b
-    return blanks, prev
-
-
-_ALPHABET = [b"a", b"a", b"a", b"1", b" ", b" ", b"\n", b"\r", b"\t", b"\x00", b"\xef", b"\xbb",
-             b"\xbf", b"\xef\xbb\xbf"]  # fmt: skip
-
-
-@pytest.mark.parametrize("seed", range(300))
-def test_compiled_byte_scan_follows_the_rules(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
-) -> None:
-    rng = random.Random(seed)
-    data = b"".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 40)))
-    if rng.random() < 0.3:
-        data = b"\xef\xbb\xbf" + data
-    p = tmp_path / "f.txt"
-    p.write_bytes(data)
-    monkeypatch.setattr(_trec_fast, "SCAN_PIECE", rng.randint(1, 9))
-    expected = _reference_scan(data)
-    if expected is None:
-        with pytest.raises(ValueError):
-            _trec_fast._scan_file(open_source(p, allow_empty=True))
-    else:
-        assert _trec_fast._scan_file(open_source(p, allow_empty=True)) == expected
-
-
-HOSTILE = {
-    "byte order mark inside an id": b"q1 Q0 d\xef\xbb\xbf1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
-    "lone carriage return": b"q1 Q0 d1 1 2.0 t\rq1 Q0 d2 2 1.0 t\n",
-    "NUL byte": b"q1 Q0 d\x001 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
-    "CRLF": b"q1 Q0 d1 1 2.0 t\r\nq1 Q0 d2 2 1.0 t\r\n",
-    "two spaces": b"q1 Q0  d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
-    "tab": b"q1 Q0 d1\t1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
-    "leading space": b" q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
-    "trailing space": b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t ",
-    "carriage return at the end": b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\r",
-    "blank line": b"q1 Q0 d1 1 2.0 t\n\nq1 Q0 d2 2 1.0 t\n",
-}
-
-
-@pytest.mark.parametrize("name", sorted(HOSTILE))
-@pytest.mark.parametrize("piece", [1, 2, 3, 5, 1 << 23])
-def test_compiled_byte_checks_refuse_what_the_stream_checks_refuse(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, piece: int
-) -> None:
-    p = tmp_path / "run.trec"
-    p.write_bytes(HOSTILE[name])
-    with pytest.raises(Unclean):
-        _trec_fast.parse_clean_run(open_source(p), RUN)  # the numpy stream checks
-    monkeypatch.setattr(_trec_fast, "COMPILED_MIN_BYTES", 0)
-    monkeypatch.setattr(_trec_fast, "SCAN_PIECE", piece)
-    with pytest.raises(Unclean):
-        _trec_fast.parse_clean_run(open_source(p), RUN)
-
-
-@pytest.mark.parametrize("layout", [RUN, QRELS], ids=["run", "qrels"])
-def test_compiled_byte_checks_read_a_clean_file_alike(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: Any
-) -> None:
-    rows = [f"q{i // 7} Q0 d{i} {i % 7 + 1} {9 - (i % 7) * 0.5} t" for i in range(500)]
-    if layout is QRELS:
-        rows = [f"q{i // 7} 0 d{i} {i % 3}" for i in range(500)]
-    p = tmp_path / "f.txt"
-    p.write_bytes(b"\xef\xbb\xbf" + "\n".join(rows).encode())  # a leading BOM, no last newline
-    plain = _trec_fast.parse_clean_run(open_source(p), layout)
-    monkeypatch.setattr(_trec_fast, "COMPILED_MIN_BYTES", 0)
-    monkeypatch.setattr(_trec_fast, "SCAN_PIECE", 64)
-    compiled = _trec_fast.parse_clean_run(open_source(p), layout)
-    assert compiled.qid.equals(plain.qid) and compiled.doc.equals(plain.doc)
-    assert np.array_equal(compiled.value, plain.value)

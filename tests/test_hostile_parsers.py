@@ -211,19 +211,7 @@ def _paths(src: Any, layout: Any) -> dict[str, Any]:
     }
     if layout is RUN:
         out["fast"] = lambda: _trec_fast.parse_clean_run(src, layout)
-    out["fast, compiled byte checks"] = lambda: _compiled_fast(src, layout)
     return out
-
-
-def _compiled_fast(src: Any, layout: Any) -> Any:
-    """The fast path as it reads a large plain file: pyarrow on the path while the compiled
-    pass checks the bytes, here in pieces of 5 bytes (so pairs and byte order marks straddle
-    pieces)."""
-    with (
-        mock.patch.object(_trec_fast, "COMPILED_MIN_BYTES", 0),
-        mock.patch.object(_trec_fast, "SCAN_PIECE", 5),
-    ):
-        return _trec_fast.parse_clean_run(src, layout)
 
 
 @settings(

@@ -41,21 +41,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import _compiled
 from ._duplicates import combine_hashes, mix, string_hashes
 from ._source import Source
 from ._trec_arrays import concat_numbers as _concat_numbers
 from ._trec_arrays import concat_strings as _concat_strings
 from ._trec_arrays import report as _report
 from ._trec_arrays import string_offsets as _offsets
-from ._trec_bytes import BOM, ByteGuard
+from ._trec_bytes import ByteGuard
 from ._trec_format import Layout, Parsed, Unclean, describe_nonfinite, rows_are_lines
 
 BLOCK_SIZE = 1 << 22
 _MAX_WORKERS = 4
-#: plain files from this size are read by pyarrow natively and checked by a compiled pass
-#: (numba, when installed) at the same time; below it, loading numba would cost more
-COMPILED_MIN_BYTES = 64 << 20
 
 
 def parse_clean_run(src: Source, layout: Layout) -> Parsed:
@@ -82,18 +78,10 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
         ),
     }
     try:
-        if not src.gzip and src.size >= COMPILED_MIN_BYTES and _compiled.available():
-            # pyarrow reads the file natively while one compiled pass checks its bytes
-            with ThreadPoolExecutor(max_workers=1) as scanner:
-                scanned = scanner.submit(_scan_file, src)
-                table = pcsv.read_csv(str(src.path), **options)
-                blanks, last = scanned.result()
-            check_totals(blanks, last, table.num_rows, layout.width)
-        else:
-            with src.arrow_stream() as raw:
-                stream = _CheckedStream(raw)
-                table = pcsv.read_csv(stream, **options)
-                stream.finish(table.num_rows, layout.width)
+        with src.arrow_stream() as raw:
+            stream = _CheckedStream(raw)
+            table = pcsv.read_csv(stream, **options)
+            stream.finish(table.num_rows, layout.width)
         blocks = [b.columns for b in table.to_batches() if b.num_rows]  # zero-copy, per block
         del table
         workers = max(1, min(_MAX_WORKERS, os.cpu_count() or 1))
@@ -281,33 +269,6 @@ def check_totals(blanks: int, last: int, rows: int, width: int) -> None:
     expected = width * rows - (0 if last in (0x0A, 0x0D) else 1)
     if blanks != expected:
         raise ValueError("a tab, control byte or CRLF line end")
-
-
-#: the pieces a file is checked in by the compiled pass
-SCAN_PIECE = 1 << 23
-
-
-def _scan_file(src: Source) -> tuple[int, int]:
-    """(blank bytes, last byte) of a plain file, its bytes checked in one compiled pass
-    (``_byte_kernel``: the rules of :class:`_CheckedStream`); ValueError when a rule is broken.
-    A leading byte order mark is skipped, as pyarrow skips it."""
-    from ._byte_kernel import scan_kernel
-
-    buf = np.empty(SCAN_PIECE, dtype=np.uint8)
-    prev, prev2, blanks = 0x0A, 0, 0
-    with open(src.path, "rb", buffering=0) as f:
-        head = f.read(3)
-        piece = np.frombuffer(head, dtype=np.uint8)
-        if head == BOM:
-            piece = buf[: f.readinto(buf.data)]
-        while len(piece):
-            count = scan_kernel(piece, len(piece), prev, prev2)
-            if count < 0:
-                raise ValueError("a byte no TREC reader may read alike, or an empty field")
-            blanks += count
-            prev, prev2 = int(piece[-1]), int(piece[-2]) if len(piece) >= 2 else prev
-            piece = buf[: f.readinto(buf.data)]
-    return blanks, prev
 
 
 class _CheckedStream:
