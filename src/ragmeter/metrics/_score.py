@@ -55,32 +55,9 @@ def _score(
         id_warnings = check_run_against_qrels(q, run, run_name=run_name)  # raises: none shared
     scored = code_of_dict[in_qrels]  # run query (dictionary position) -> scored-query code
     qrels_code = qg.rows(code_of_dict)  # qrels row -> scored-query code (-1: not scored)
-    if rg.starts is not None and rg.lengths is not None:  # each run query one stretch
-        block_code = scored[rg.codes]
-        lengths_all = np.bincount(
-            block_code[block_code >= 0], rg.lengths[block_code >= 0], len(with_rel)
-        ).astype(np.int64)
-        missing_ids, sel, query_ids, lengths, depth = _selected(with_rel, lengths_all, ms, missing)
-        fused = ranked_grades(
-            rg, block_code, run.score, ties, len(with_rel), depth, run.doc, qrels_code, q.doc,
-            rel, _grade_type(rel), doc_hashes_of(run), doc_hashes_of(q),
-        )  # fmt: skip
-    else:
-        fused = None
-    if fused is not None:  # ranked and joined in one pass (rows of every scored query)
-        grades, matched = fused
-        if sel.size < len(with_rel):
-            grades = grades[sel]
-    else:
-        codes = rg.rows(scored)  # run row -> scored-query code (-1: none)
-        ranked = rank_run(run, ties=ties, qids=with_rel, codes=codes)
-        missing_ids, sel, query_ids, lengths, depth = _selected(
-            with_rel, ranked.lengths, ms, missing
-        )
-        grades, matched = _ranked_matrix(
-            q, qrels_code, codes, run, rel, ranked, sel, lengths, depth
-        )
-        del ranked, codes
+    missing_ids, sel, query_ids, lengths, grades, matched = _grades(
+        q, run, rg, scored, qrels_code, rel, with_rel, ms, missing, ties
+    )
     del rg
     nq = len(query_ids)
     if not matched and len(run.score) and rel.size and not id_warnings:
@@ -153,6 +130,45 @@ def _needed_depth(ms: list[Metric], max_len: int) -> int:
     if any(m.k is None for m in ms):
         return max_len
     return min(max_len, max(m.k or 0 for m in ms))
+
+
+def _grades(
+    q: Qrels,
+    run: Run,
+    rg: Groups,
+    scored: np.ndarray,
+    qrels_code: np.ndarray,
+    rel: np.ndarray,
+    with_rel: list[str],
+    ms: list[Metric],
+    missing: Missing,
+    ties: Ties,
+) -> tuple[list[str], np.ndarray, list[str], np.ndarray, np.ndarray, int]:
+    """The ranked grades of the kept queries, with what :func:`_selected` tells about them:
+    (missing ids, kept positions, kept ids, run lengths, the padded grades, judged count).
+
+    When each run query is one stretch, the lengths come without ranking and a compiled pass
+    may rank and join at once (``ranked_grades``); else ``rank_run`` then the join."""
+    if rg.starts is not None and rg.lengths is not None:
+        block_code = scored[rg.codes]
+        live = block_code >= 0
+        lengths_all = np.bincount(block_code[live], rg.lengths[live], len(with_rel))
+        missing_ids, sel, query_ids, lengths, depth = _selected(
+            with_rel, lengths_all.astype(np.int64), ms, missing
+        )
+        fused = ranked_grades(
+            rg, block_code, run.score, ties, len(with_rel), depth, run.doc, qrels_code, q.doc,
+            rel, _grade_type(rel), doc_hashes_of(run), doc_hashes_of(q),
+        )  # fmt: skip
+        if fused is not None:  # every scored query's row; keep the selected ones
+            grades, matched = fused
+            grades = grades if sel.size == len(with_rel) else grades[sel]
+            return missing_ids, sel, query_ids, lengths, grades, matched
+    codes = rg.rows(scored)  # run row -> scored-query code (-1: none)
+    ranked = rank_run(run, ties=ties, qids=with_rel, codes=codes)
+    missing_ids, sel, query_ids, lengths, depth = _selected(with_rel, ranked.lengths, ms, missing)
+    grades, matched = _ranked_matrix(q, qrels_code, codes, run, rel, ranked, sel, lengths, depth)
+    return missing_ids, sel, query_ids, lengths, grades, matched
 
 
 def _selected(
