@@ -7,7 +7,10 @@ time at a million queries:
   list each query's rows together), so only one string per query is hashed, not one per row;
 - :func:`join_grades` finds the judged grade of every run row by sorting 64-bit keys built from
   the query code and a hash of the item id (numpy, no Python per row), then checks every match
-  exactly (query code and item id) so a hash collision can never pass a wrong grade.
+  exactly (query code and item id) so a hash collision can never pass a wrong grade;
+- from :data:`COMPILED_MIN_ROWS` run rows, when numba is installed (the ``fast`` extra), the
+  join runs as compiled loops (``_join_kernel``): :func:`ranked_grades` ranks and joins at once
+  a run already in ranked order, ``join_grades`` joins ranked rows; same grades to the bit.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from ..io._tables import dictionary_codes
 from ..io._tables import flat as _flat
 from ..io._trec_arrays import string_offsets as _offsets
 
-#: the compiled join (numba, the ``fast`` extra) runs from this many run rows: below it the
-#: numpy join is quick and loading numba (about 0.4 s) would cost more than it saves
+#: the compiled loops (numba, the ``fast`` extra: the join, the rank-and-join and the qrels'
+#: grade counts) run from this many rows: below it numpy is quick and loading numba (about
+#: 0.4 s, plus a one-time compile on a new machine) would cost more than it saves
 COMPILED_MIN_ROWS = 2_000_000
 
 
