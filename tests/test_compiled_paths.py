@@ -22,9 +22,9 @@ from ragmeter import evaluate
 from ragmeter.io._tables import Qrels, Run
 from ragmeter.metrics import _join
 
-pytest.importorskip("numba", reason="the compiled paths need numba (pip install 'ragmeter[fast]')")
 # justified: numba comes with the test extra (through ranx); a user without it runs the numpy
 # paths only, which every other engine and reader test covers
+pytest.importorskip("numba", reason="the compiled paths need numba (pip install 'ragmeter[fast]')")
 
 METRICS = ["nDCG@10", "nDCG", "nDCG(gain=exp)@5", "RR@10", "R@100", "P@5", "AP", "AP@3",
            "Rprec", "R(rel=2)@3", "Hit@1"]  # fmt: skip
