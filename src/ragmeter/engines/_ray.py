@@ -51,8 +51,8 @@ class RayEngine(LocalEngine):
     ``address`` names an existing cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``);
     None starts a local one of ``num_cpus`` CPUs (all by default) on first use, stopped by
     :meth:`close`. A cluster that is already connected in this process is used as it is.
-    ``concurrency`` bounds the batches in flight per endpoint (one generator or judge) across
-    all workers (default: ``actors x 2``). ``stall_s``: fail when no batch finishes for that
+    ``concurrency`` bounds the batches in flight per endpoint (one encoder, generator or judge)
+    across all workers (default: ``actors x 2``). ``stall_s``: fail when no batch finishes for that
     many seconds (default: wait; a model loading on a busy node can take minutes).
     """
 
@@ -279,7 +279,13 @@ class RayEncoder:
         if not batches:
             return
         pool = self.engine.pool(("encoder", self.model_id), self.factory)
-        for i, vecs in pool.map("encode", batches, kwargs={"role": role}, counts=self.local):
+        for i, vecs in pool.map(
+            "encode",
+            batches,
+            kwargs={"role": role},
+            max_in_flight=self.engine.concurrency,
+            counts=self.local,
+        ):
             yield range(i * size, i * size + len(batches[i])), np.asarray(vecs)
 
     def encode(self, texts: Sequence[str], *, role: str = "passage") -> np.ndarray:
