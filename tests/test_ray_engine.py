@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _ray_cluster import local_cluster, time_limit
 from typer.testing import CliRunner
 
 # justified: Ray is the optional [ray] extra (make test-slow installs it)
@@ -46,21 +47,14 @@ TEXTS = [
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
+    with local_cluster():
+        yield
 
 
 @pytest.fixture(autouse=True)
 def alarm() -> Iterator[None]:
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"a Ray test ran past {LIMIT_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(LIMIT_S)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with time_limit(LIMIT_S):
+        yield
 
 
 def engine(**kw: Any) -> RayEngine:

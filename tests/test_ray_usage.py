@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from _ray_cluster import local_cluster, time_limit
 from _retrieval_fakes import HashingEncoder
 
 # justified: Ray is the optional [ray] extra (make test-slow installs it)
@@ -57,21 +57,14 @@ N = 23
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
+    with local_cluster():
+        yield
 
 
 @pytest.fixture(autouse=True)
 def alarm() -> Iterator[None]:
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"a Ray test ran past {LIMIT_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(LIMIT_S)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with time_limit(LIMIT_S):
+        yield
 
 
 def _digest(messages: Any) -> int:
