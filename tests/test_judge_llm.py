@@ -30,6 +30,8 @@ URL = os.environ.get("RAGMETER_LLM_URL")
 
 pytestmark = [
     pytest.mark.llm,
+    # justified: a real model server cannot start in CI (no weights from a hub); the plumbing
+    # with SmolLM2 runs in make test-slow (test_generation_local.py)
     pytest.mark.skipif(
         not URL,
         reason="set RAGMETER_LLM_URL to an OpenAI-compatible server "

@@ -238,7 +238,8 @@ def _reordered(
 def test_results_do_not_depend_on_query_order_or_container(
     data: tuple[QrelsDict, RunDict], seed: int, missing: str
 ) -> None:
-    pd = pytest.importorskip("pandas")
+    # justified: pandas is the optional [pandas] extra (make test installs it)
+    pd = pytest.importorskip("pandas", reason="pip install 'ragmeter[pandas]'")
     qrels, run = data
     rng = np.random.default_rng(seed)
     base = evaluate(qrels, run, ALL, missing=missing)

@@ -53,6 +53,7 @@ def test_missing_extra_names_it(tmp_path, monkeypatch) -> None:
 
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory):
+    # justified: sentence-transformers is the optional [torch] extra, not installed by CI
     pytest.importorskip("sentence_transformers", reason="the [torch] extra is not installed")
     import torch
     from sentence_transformers import SentenceTransformer

@@ -151,6 +151,7 @@ def test_measure_equals_trec_eval(case_id: str, measure: str) -> None:
     assert not bad, f"{measure} -> {metric} ({case.out}):\n" + "\n".join(bad)
 
 
+# justified: real datasets are not in the repo (licences); .ci/run points RAGMETER_DATA at them
 needs_data = pytest.mark.skipif(DATA is None, reason=SKIP_REASON)
 
 
