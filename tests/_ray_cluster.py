@@ -1,5 +1,5 @@
-"""The local Ray cluster and the per-test time limit the Ray test modules share (each module
-wraps them in its own fixtures)."""
+"""The local Ray cluster and the per-test time limit the Ray test modules share: a module
+imports the fixtures ``cluster`` and ``alarm`` (autouse) and may set ``LIMIT_S``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+import pytest
 
 
 @contextmanager
@@ -36,3 +38,15 @@ def time_limit(seconds: int) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster() -> Iterator[None]:
+    with local_cluster():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def alarm(request: pytest.FixtureRequest) -> Iterator[None]:
+    with time_limit(getattr(request.module, "LIMIT_S", 300)):
+        yield

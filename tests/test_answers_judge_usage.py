@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 from _experiment_files import FARE_RULES
-from test_experiment_judge import _send, serve
+from _loopback import send_json
+from test_experiment_judge import serve
 from typer.testing import CliRunner
 
 from ragmeter.cli._app import app
@@ -51,7 +52,7 @@ def judge_server(mode: str) -> Iterator[dict[str, Any]]:
         body: dict[str, Any] = {"choices": [{"message": {"role": "assistant", "content": VERDICT}}]}
         if mode == "all" or (mode == "even" and n % 2 == 0):
             body["usage"] = {"prompt_tokens": 100 + n, "completion_tokens": n}
-        _send(h, 200, json.dumps(body).encode())
+        send_json(h, 200, json.dumps(body).encode())
 
     with serve(reply) as srv:
         yield srv

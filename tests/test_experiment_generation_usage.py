@@ -19,7 +19,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
-from test_experiment_judge import _send, make, run, serve
+from _loopback import send_json
+from test_experiment_judge import make, run, serve
 from typer.testing import CliRunner
 
 from ragmeter.cli._app import app
@@ -63,7 +64,7 @@ def generator_server(mode: str) -> Iterator[dict[str, Any]]:
         body: dict[str, Any] = {"choices": [{"message": {"role": "assistant", "content": ANSWER}}]}
         if counted:
             body["usage"] = {"prompt_tokens": 100 + n, "completion_tokens": n}
-        _send(h, 200, json.dumps(body).encode())
+        send_json(h, 200, json.dumps(body).encode())
 
     with serve(reply) as srv:
         srv["sums"] = sums

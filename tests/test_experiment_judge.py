@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from _experiment_files import FARE_RULES, fare_rules_experiment
+from _loopback import running, send_json
 from typer.testing import CliRunner
 
 from ragmeter import ValidationError
@@ -90,14 +91,6 @@ def run(path: Path, **kw: Any) -> Any:
 Reply = Callable[[BaseHTTPRequestHandler], None]
 
 
-def _send(h: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    h.send_response(status)
-    h.send_header("Content-Type", "application/json")
-    h.send_header("Content-Length", str(len(body)))
-    h.end_headers()
-    h.wfile.write(body)
-
-
 def content(obj: Any) -> Reply:
     """A well-formed completion whose message content is ``obj`` as JSON."""
     body = json.dumps(
@@ -106,14 +99,14 @@ def content(obj: Any) -> Reply:
             "usage": {"prompt_tokens": 10, "completion_tokens": 5},
         }
     ).encode()
-    return lambda h: _send(h, 200, body)
+    return lambda h: send_json(h, 200, body)
 
 
 UNSUPPORTED = content({"claims": [{"claim": "the answer", "supported": False}]})
 SUPPORTED = content({"claims": [{"claim": "the answer", "supported": True}]})
 FAILURES: dict[str, Reply] = {
-    "server error": lambda h: _send(h, 500, b'{"error": "down"}'),
-    "malformed body": lambda h: _send(h, 200, b'{"choices": [{"message": {"content": "cut'),
+    "server error": lambda h: send_json(h, 500, b'{"error": "down"}'),
+    "malformed body": lambda h: send_json(h, 200, b'{"choices": [{"message": {"content": "cut'),
     "wrong shape": content({"verdict": "yes"}),
 }
 
@@ -137,16 +130,9 @@ def serve(reply: Reply) -> Iterator[dict[str, Any]]:
             reply(self)
             self.close_connection = True
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    t.start()
-    seen["url"] = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as url:
+        seen["url"] = f"{url}/v1"
         yield seen
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # -- the fake judge, end to end through `ragmeter run` -----------------------------------------

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from test_experiment_judge import FAKE, _send, make, openai_judge, run, serve
+from _loopback import send_json
+from test_experiment_judge import FAKE, make, openai_judge, run, serve
 from typer.testing import CliRunner
 
 from ragmeter.cli._app import app
@@ -61,7 +62,7 @@ def counting_judge(*, usage: bool = True) -> Iterator[dict[str, Any]]:
         body: dict[str, Any] = {"choices": [{"message": {"role": "assistant", "content": VERDICT}}]}
         if usage:
             body["usage"] = {"prompt_tokens": 100 + n, "completion_tokens": n}
-        _send(h, 200, json.dumps(body).encode())
+        send_json(h, 200, json.dumps(body).encode())
 
     with serve(reply) as srv:
         srv["sums"] = sums

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _loopback import running, send_json
 
 from ragmeter._errors import InputError, UsageError
 from ragmeter.generation import (
@@ -47,30 +48,22 @@ def _completion(content: str) -> bytes:
     ).encode()
 
 
-def _send(h: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    h.send_response(status)
-    h.send_header("Content-Type", "application/json")
-    h.send_header("Content-Length", str(len(body)))
-    h.end_headers()
-    h.wfile.write(body)
-
-
 def ok(content: str = "The fee is $75 [1].") -> Action:
-    return lambda h, n: _send(h, 200, _completion(content))
+    return lambda h, n: send_json(h, 200, _completion(content))
 
 
 def fails_then_ok(times: int) -> Action:
     def act(h: BaseHTTPRequestHandler, n: int) -> None:
         if n <= times:
-            _send(h, 503, b'{"error": "overloaded"}')
+            send_json(h, 503, b'{"error": "overloaded"}')
         else:
-            _send(h, 200, _completion("Recovered [2]."))
+            send_json(h, 200, _completion("Recovered [2]."))
 
     return act
 
 
 def malformed(h: BaseHTTPRequestHandler, n: int) -> None:
-    _send(h, 200, b'{"choices": [{"message": {"content": "cut')
+    send_json(h, 200, b'{"choices": [{"message": {"content": "cut')
 
 
 def drip(every: float, chunked: bool = False) -> Action:
@@ -140,15 +133,8 @@ class Server:
 @contextmanager
 def serve(script: dict[str, Action]) -> Iterator[Server]:
     srv = Server(script)
-    t = threading.Thread(
-        target=srv.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-    )
-    t.start()
-    try:
+    with running(srv.server):
         yield srv
-    finally:
-        srv.server.shutdown()
-        srv.server.server_close()
 
 
 def _requests(*markers: str):

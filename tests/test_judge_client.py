@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 import pytest
+from _loopback import send_json
 
 from ragmeter import UsageError
 from ragmeter.answers.judged import judge_metric
@@ -100,13 +101,7 @@ class ScriptedServer:
                     self._send(200, b'{"object": "chat.completion"}')
 
             def _send(self, code: int, payload: bytes, extra: dict[str, str] | None = None) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for k, v in (extra or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(payload)
+                send_json(self, code, payload, extra)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

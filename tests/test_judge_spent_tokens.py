@@ -19,7 +19,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
-from test_experiment_judge import _send, serve
+from _loopback import send_json
+from test_experiment_judge import serve
 
 from ragmeter.answers.judges import JudgeRequest
 from ragmeter.answers.judges.openai import OpenAIJudge
@@ -58,7 +59,7 @@ def scripted(replies: Sequence[bytes]) -> Iterator[dict[str, Any]]:
         with lock:
             i = min(seen["k"], len(replies) - 1)
             seen["k"] += 1
-        _send(h, 200, replies[i])
+        send_json(h, 200, replies[i])
 
     with serve(reply) as srv:
         yield srv

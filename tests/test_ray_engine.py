@@ -14,13 +14,12 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from _ray_cluster import local_cluster, time_limit
+from _ray_cluster import alarm, cluster  # noqa: F401 (autouse fixtures)
 from typer.testing import CliRunner
 
 # justified: Ray is the optional [ray] extra (make test-slow installs it)
@@ -43,18 +42,6 @@ TEXTS = [
     f"Rule {i}: " + " ".join(["a refund is allowed within", str(i), "days"] * (1 + i % 7))
     for i in range(40)
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cluster() -> Iterator[None]:
-    with local_cluster():
-        yield
-
-
-@pytest.fixture(autouse=True)
-def alarm() -> Iterator[None]:
-    with time_limit(LIMIT_S):
-        yield
 
 
 def engine(**kw: Any) -> RayEngine:

@@ -23,7 +23,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from _ray_cluster import local_cluster, time_limit
+from _loopback import running, send_json
+from _ray_cluster import alarm, cluster  # noqa: F401 (autouse fixtures)
 from _retrieval_fakes import HashingEncoder
 
 # justified: Ray is the optional [ray] extra (make test-slow installs it)
@@ -53,18 +54,6 @@ PASSAGES = [
 ]
 #: 23 questions: two slices of 8 and one of 7 on Ray (slice_size=8)
 N = 23
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cluster() -> Iterator[None]:
-    with local_cluster():
-        yield
-
-
-@pytest.fixture(autouse=True)
-def alarm() -> Iterator[None]:
-    with time_limit(LIMIT_S):
-        yield
 
 
 def _digest(messages: Any) -> int:
@@ -108,22 +97,11 @@ def serve() -> Iterator[str]:
                         "completion_tokens": 125 * (1 + h % 2),
                     }
                 body, status = json.dumps(reply).encode(), 200
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, status, body)
             self.close_connection = True
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    t.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as url:
+        yield f"{url}/v1"
 
 
 def _requests() -> list[Any]:
