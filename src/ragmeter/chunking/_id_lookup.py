@@ -26,43 +26,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..io._duplicates import mix, padded_words, word_hashes
 from ..io._trec_arrays import string_offsets
 
-_M0 = 0x9E3779B97F4A7C15  # 2**64 / golden ratio (odd); word j uses an odd multiple of it
-_FMIX1 = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's 64-bit finaliser constants
-_FMIX2 = np.uint64(0xC4CEB9FE1A85EC53)
-_S33 = np.uint64(33)
 _S32 = np.uint64(32)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
 def hash_words(words: np.ndarray) -> np.ndarray:
-    """One uint64 per row of ``words`` (n x m uint64): ``xor_j (w_j * M_j)``, then MurmurHash3's
-    finaliser so the top bits (the home slot) depend on every byte. Equal rows hash equal;
-    different rows rarely collide (collisions are resolved by exact comparison)."""
-    h = words[:, 0] * np.uint64(_M0)
-    for j in range(1, words.shape[1]):
-        h ^= words[:, j] * np.uint64((_M0 * (2 * j + 1)) % 2**64 | 1)
-    h ^= h >> _S33
-    h *= _FMIX1
-    h ^= h >> _S33
-    h *= _FMIX2
-    h ^= h >> _S33
-    return h
-
-
-def _padded_words(arr: pa.Array, width: int) -> np.ndarray | None:
-    """``arr`` (strings of at most ``width`` bytes, no nulls) as an (n, width/8) uint64 matrix
-    of NUL-padded words; None when the padding did not give ``width`` bytes per string."""
-    n = len(arr)
-    padded = pc.ascii_rpad(arr, width=width, padding="\x00")  # pads bytes, ASCII or not
-    off = string_offsets(padded)
-    if int(off[-1]) - int(off[0]) != n * width:
-        return None
-    data = padded.buffers()[2]
-    return np.frombuffer(data, dtype=np.uint64, count=n * width // 8, offset=int(off[0])).reshape(
-        n, width // 8
-    )
+    """One uint64 per row of ``words`` (n x m uint64, ``padded_words``): the ids' string hash
+    (``word_hashes``), then MurmurHash3's finaliser (``mix``) so the top bits (the home slot)
+    depend on every byte. Equal rows hash equal; different rows rarely collide (collisions are
+    resolved by exact comparison)."""
+    return mix(word_hashes(words))
 
 
 def _fits(n: int, width: int, total: int) -> bool:
@@ -87,7 +63,7 @@ class IdLookup:
         self._width = max(8, -(-int(length.max()) // 8) * 8)
         if not _fits(n, self._width, int(off[-1] - off[0])):
             return
-        words = _padded_words(ids, self._width)
+        words = padded_words(ids, self._width)
         if words is not None:
             self._words = words
             self._length = length.astype(np.uint32)
@@ -139,7 +115,7 @@ class IdLookup:
         probe = ids
         if int(length.max()) > self._width:  # longer than every chunk id: blank, never a hit
             probe = pc.if_else(pa.array(length > self._width), pa.scalar("", ids.type), ids)
-        words = _padded_words(probe, self._width)
+        words = padded_words(probe, self._width)
         if words is None:
             return self._index_in(ids)
         return self._probe(words, np.minimum(length, self._width + 1).astype(np.uint32))

@@ -83,15 +83,30 @@ def string_hashes(arr: pa.Array) -> np.ndarray | None:
     if n == 0:
         return np.empty(0, dtype=np.uint64)
     width = max(8, -(-int(pc.max(pc.binary_length(arr)).as_py()) // 8) * 8)
+    words = padded_words(arr, width)
+    return None if words is None else word_hashes(words)
+
+
+def padded_words(arr: pa.Array, width: int) -> np.ndarray | None:
+    """``arr`` (strings of at most ``width`` bytes, ``width`` a multiple of 8) as an
+    (n, width / 8) uint64 matrix of NUL-padded little-endian words; None when the padding did
+    not give ``width`` bytes per string."""
+    import pyarrow.compute as pc
+
+    n = len(arr)
     padded = pc.ascii_rpad(arr, width=width, padding="\x00")  # pads bytes, ASCII or not
     p_off = _offsets(padded)
     if int(p_off[-1]) - int(p_off[0]) != n * width:
         return None
-    words = np.frombuffer(
+    return np.frombuffer(
         padded.buffers()[2], dtype=np.uint64, count=n * width // 8, offset=int(p_off[0])
     ).reshape(n, width // 8)
+
+
+def word_hashes(words: np.ndarray) -> np.ndarray:
+    """``xor_j (w_j * M_j)`` of each row of :func:`padded_words` (see :func:`string_hashes`)."""
     h = words[:, 0] * _MULT
-    for j in range(1, width // 8):
+    for j in range(1, words.shape[1]):
         h ^= words[:, j] * np.uint64((0x9E3779B97F4A7C15 * (2 * j + 1)) % 2**64 | 1)
     return h
 
