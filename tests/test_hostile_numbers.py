@@ -178,7 +178,8 @@ def test_mean_over_no_scorable_query_is_not_zero(tmp_path: Path) -> None:
 
 
 def test_evaluate_on_no_query_has_no_mean() -> None:
-    e = ragmeter.evaluate({}, {"q": {"a": 1.0}}, ["R@5"])
+    # a labelled query with no judgement (an empty qrels dict is refused: issue 22)
+    e = ragmeter.evaluate({"q": {}}, {"q": {"a": 1.0}}, ["R@5"])
     assert e.n_queries == 0
     assert e.aggregate == {"R@5": None}
     with pytest.raises(UsageError, match="no scorable query"):

@@ -8,7 +8,9 @@ the same cases give the "before" and "after" figures of docs/reliability.md. The
 tests that pin each fix live in tests/test_hostile_*.py.
 
 Every case is generated from a family x a variant (a consumer of a file x a way to break the
-file, an option x a hostile value, ...) and declares its oracle. Outcomes:
+file, an option x a hostile value, ...) and declares its oracle. The experiment store's families
+(store, import, urls, ids, usercode; issue 22) live in tools/hostile_probe_store.py, with the
+second world they run in. Outcomes:
 
 - clean: exit 2 with an error message and no traceback (the API: a RagmeterError), or, for an
   input that is valid but odd, a run that exits 0 and passes the case's checks;
@@ -381,6 +383,8 @@ class Case:
     fsize: int | None = None  # RLIMIT_FSIZE in bytes: a full disk
     env: dict[str, str] = field(default_factory=dict)
     note: str = ""
+    world: str = "world"  # the template folder copied for the case (store cases: store-world)
+    unprivileged: bool = False  # run without the capability to override file modes (root too)
 
     def command(self) -> str:
         if self.argv is not None:
@@ -741,7 +745,13 @@ def check_no_litter(res: Result, d: Path) -> str | None:
         if p.is_file() and not p.is_symlink():
             if ".tmp" in p.name or p.name.endswith("~"):
                 return f"temporary file left: {p.relative_to(d)}"
-            if p.stat().st_size == 0 and not p.name.startswith("probe-empty"):
+            # the store's own files: its lock is empty on purpose (an flock target), and SQLite
+            # leaves an empty write-ahead log when the disk is full; neither is a failed output
+            store_file = p.parent.name == ".ragmeter" and p.name.endswith(
+                (".migrate-lock", ".db-wal", ".db-shm")
+            )
+            empty_ok = p.name.startswith("probe-empty") or store_file
+            if p.stat().st_size == 0 and not empty_ok:
                 return f"0-byte file left: {p.relative_to(d)}"
     return None
 
@@ -3220,6 +3230,8 @@ def gen_judge() -> list[Case]:
 
 
 def all_cases(world: Path) -> list[Case]:
+    import hostile_probe_store  # store, import, urls, ids, usercode (issue 22)
+
     cases = (
         gen_files(world)
         + gen_fields(world)
@@ -3229,6 +3241,7 @@ def all_cases(world: Path) -> list[Case]:
         + gen_paths()
         + gen_toml()
         + gen_judge()
+        + hostile_probe_store.gen_all()
     )
     seen: set[str] = set()
     for c in cases:
@@ -3243,13 +3256,26 @@ def all_cases(world: Path) -> list[Case]:
 # --------------------------------------------------------------------------------------------
 
 
-def _limits(fsize: int | None):
+# CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER: without them root obeys file modes too
+_FILE_MODE_CAPS = (1, 2, 3)
+_PR_CAPBSET_DROP = 24
+
+
+def _limits(fsize: int | None, unprivileged: bool = False):
     def pre() -> None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (MEM_BYTES, MEM_BYTES))
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        if unprivileged and os.geteuid() == 0:
+            # dropped from the bounding set, they are gone after the exec: a read-only store
+            # is read-only for the probed command even when the probe runs as root
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            for cap in _FILE_MODE_CAPS:
+                libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
         os.setsid()
 
     return pre
@@ -3273,7 +3299,9 @@ def _env(src: Path | None, extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _run(cmd: list[str], cwd: Path, env: dict[str, str], fsize: int | None) -> Result:
+def _run(
+    cmd: list[str], cwd: Path, env: dict[str, str], fsize: int | None, unprivileged: bool = False
+) -> Result:
     t0 = time.monotonic()
     proc = subprocess.Popen(
         cmd,
@@ -3282,7 +3310,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], fsize: int | None) -> R
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-        preexec_fn=_limits(fsize),
+        preexec_fn=_limits(fsize, unprivileged),
     )
     try:
         out, err = proc.communicate(timeout=WALL_S)
@@ -3311,6 +3339,9 @@ def setup_world(base: Path, src: Path | None) -> list[str]:
             problems.append(f"setup {name}: exit {res.rc}: {res.stderr.strip()[:300]}")
             continue
         (base / name).write_text(res.stdout)
+    import hostile_probe_store  # the store families' own world, made from this one
+
+    problems += hostile_probe_store.setup(base.parent, base, src)
     return problems
 
 
@@ -3318,7 +3349,9 @@ def classify(case: Case, res: Result, d: Path) -> tuple[str, str]:
     text = res.stdout + "\n" + res.stderr
     if res.timed_out:
         return "hang", f"over {WALL_S} s"
-    if "MemoryError" in text or "Unable to allocate" in text or (res.rc == 3 and case.code):
+    # a shared library that cannot be mapped is the address-space limit too
+    out_of_memory = ("MemoryError", "Unable to allocate", "failed to map segment")
+    if any(m in text for m in out_of_memory) or (res.rc == 3 and case.code):
         return "hang", "over the 2 GB memory limit"
     if res.rc is not None and res.rc < 0:
         return "hang" if res.rc == -9 else "traceback", f"killed by signal {-res.rc}"
@@ -3368,7 +3401,8 @@ def run_case(case: Case, world: Path, tmp: Path, src: Path | None) -> dict:
     d = tmp / re.sub(r"[^\w.-]+", "_", case.id)[:120]
     if d.exists():
         shutil.rmtree(d)
-    shutil.copytree(world, d, symlinks=True)
+    template = world if case.world == "world" else world.parent / case.world
+    shutil.copytree(template, d, symlinks=True)
     if case.prepare is not None:
         case.prepare(d)
     env = _env(src, case.env)
@@ -3381,7 +3415,7 @@ def run_case(case: Case, world: Path, tmp: Path, src: Path | None) -> dict:
             body = textwrap.indent(API_HELPERS + "\n" + (case.code or ""), "    ")
             code = API_PRELUDE + API_WRAP.format(body=body)
         cmd = [sys.executable, "-c", code]
-    res = _run(cmd, d, env, case.fsize)
+    res = _run(cmd, d, env, case.fsize, case.unprivileged)
     outcome, why = classify(case, res, d)
     rec = {
         "id": case.id,
@@ -3396,6 +3430,9 @@ def run_case(case: Case, world: Path, tmp: Path, src: Path | None) -> dict:
         "same_as": case.same_as,
         "_stdout": res.stdout.replace(str(d), "<dir>"),
     }
+    for p in [d, *d.rglob("*")] if case.unprivileged else ():  # a read-only store, made writable
+        if p.is_dir() and not p.is_symlink():
+            p.chmod(0o755)
     shutil.rmtree(d, ignore_errors=True)
     return rec
 
@@ -3527,4 +3564,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # tools/hostile_probe_store.py imports this module by name: one module, not a second copy
+    sys.modules.setdefault("hostile_probe", sys.modules[__name__])
     sys.exit(main())

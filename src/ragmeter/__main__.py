@@ -1,3 +1,7 @@
 from .cli import main
+from .cli._common import exit_process
 
-main()
+try:
+    main()
+except SystemExit as exc:  # every exit: see exit_process (a native thread must not abort it)
+    exit_process(exc.code)

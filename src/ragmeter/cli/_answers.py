@@ -130,10 +130,14 @@ def check_cmd(
     from ..answers._schema import load_answers
     from ..answers.judges._usage import usage_between, usage_reading
     from ..answers.report import check_answers
+    from ._outputs import check_folder
     from ._render_answers import print_report
     from ._render_usage import judge_usage_table
     from ._store_answers import record_answer_sets
 
+    if judge_cache is not None:  # the judge writes its replies there: never the store, an input
+        inputs = [*answers, golden, corpus, chunks, run, judge_prompts]
+        check_folder(judge_cache, option="--judge-cache", inputs=inputs, db=db)
     store = open_store(db, no_store)
     gold, corp, chk = _load_inputs(golden, corpus, chunks)
     j = _make_judge(

@@ -46,8 +46,8 @@ def chunk_cmd(
 
     spec = make_chunker(chunker)  # a bad name fails before any work
     tok = get_tokenizer(tokenizer)
+    check_output(output, force=force, inputs=[corpus])  # first: it names the store it protects
     suffix_of(output)  # the library's rule for chunk file names, checked before any work
-    check_output(output, force=force, inputs=[corpus])
     docs = load_corpus(corpus)
     # markup=False: the chunker name (tokens:100:0) is printed as written, never as markup/emoji
     columns = (

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -92,3 +92,52 @@ def _finite_options(kwargs: dict[str, Any]) -> None:
 
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def exit_process(code: object) -> NoReturn:
+    """End the ``python -m ragmeter`` process with ``code`` (a ``SystemExit`` code), doing what
+    the interpreter does before it finalizes, but not the finalization itself.
+
+    Why: pyarrow's worker threads sometimes drop the last reference to a Python object a reader
+    lent them (the checked stream of a TREC file, the bytes of a stored blob) only after the
+    read has returned, and need the GIL for it. If the interpreter is finalizing by then (a
+    command that fails on a file prints its error and exits at once; a loaded machine delays the
+    thread), CPython ends that thread inside arrow's C++ worker loop and the process aborts
+    (SIGABRT, "terminate called without an active exception") after the right error message.
+    Non-daemon threads are joined, atexit callbacks run, the store's connections are closed
+    (SQLite folds its write-ahead log back into the database file) and the output is flushed,
+    as at a normal exit; then the process ends.
+    """
+    import atexit
+    import threading
+
+    if code is None or isinstance(code, int):
+        status = code or 0
+    else:  # sys.exit("message") prints the message and ends with 1
+        print(code, file=sys.stderr)
+        status = 1
+    threading._shutdown()  # type: ignore[attr-defined]  # the interpreter's first exit step
+    atexit._run_exitfuncs()
+    _close_databases()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said
+            pass
+    os._exit(status)
+
+
+def _close_databases() -> None:
+    """Dispose of every SQLAlchemy engine still open, as the finalization skipped would have."""
+    if "sqlalchemy" not in sys.modules:
+        return
+    import gc
+
+    from sqlalchemy.engine import Engine
+
+    for obj in gc.get_objects():
+        if isinstance(obj, Engine):
+            try:
+                obj.dispose()
+            except Exception:  # closing at exit: a failure here changes nothing already written
+                pass

@@ -4,6 +4,7 @@ runs."""
 from __future__ import annotations
 
 import csv
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -331,13 +332,16 @@ def compare_cmd(
     from ..paired._ledger import DEFAULT_LEDGER
     from ._store_options import open_store, record_comparison
 
-    store = open_store(db, no_store)
+    if ledger is not None and not no_ledger:  # appended to: never the store, never an input
+        _check_ledger(ledger, [base, cand], [qrels, golden, *(chunks or [])], db)
+    store = open_store(db, no_store, read_only_ok=True)
     if no_ledger:
         book: Any = None
     elif ledger is not None:
         book = ledger
     else:
-        book = DEFAULT_LEDGER if store is None else store.ledger
+        # a read-only store counts nothing (record_comparison says so)
+        book = DEFAULT_LEDGER if store is None else None if store.read_only else store.ledger
     c = _run_compare(
         base,
         cand,
@@ -430,9 +434,14 @@ def gate_cmd(
     from ._store_options import open_store, record_comparison
 
     _check_reports(
-        markdown, junit, force, [base, cand], [qrels, golden, ledger, *(chunks or [])], report
+        markdown, junit, force, [base, cand], [qrels, golden, ledger, *(chunks or [])], report, db
     )
-    store = open_store(db, no_store)
+    if ledger is not None:  # appended to: never the store, never an input, never a report
+        _check_ledger(ledger, [base, cand], [qrels, golden, *(chunks or [])], db)
+        for option, path in (("--markdown", markdown), ("--junit", junit), ("--report", report)):
+            if path is not None and os.path.realpath(path) == os.path.realpath(ledger):
+                raise UsageError(f"--ledger and {option} both name {ledger}; give separate files")
+    store = open_store(db, no_store, read_only_ok=True)
     report_runs = _report_runs(report, store, [base, cand], qrels, golden, chunks)
     rule = GateRule(
         max_broken=max_broken,
@@ -477,8 +486,10 @@ def gate_cmd(
         from ..lab._report import write_report
         from ._store_options import store_errors
 
+        # the report's comparison is the gate's: its metric, resamples, seed and question set
+        options = {"n_resamples": resamples, "seed": seed, "intersect": intersect}
         with store_errors(store.url):
-            write_report(store, report_runs, report)
+            write_report(store, report_runs, report, metric=metric, options=options)
     if fmt == Format.json:
         print_json(result.to_dict())
     else:
@@ -528,21 +539,46 @@ def _check_reports(
     runs: list[str],
     files: list[Path | None],
     report: Path | None = None,
+    db: str | None = None,
 ) -> None:
-    """Before any work: a report never replaces an input, a folder or, without --force, a
-    file that is not an earlier gate report (see cli/_outputs.py)."""
+    """Before any work: a report never replaces the store, an input, a folder or, without
+    --force, a file that is not an earlier gate report (see cli/_outputs.py)."""
     from ._outputs import check_output, starts_with
 
-    inputs = [*files, *(Path(r) for r in runs), *(Path(r.partition("#")[0]) for r in runs)]
+    inputs = [*files, *_run_files(runs)]
     for option, path in (("--markdown", markdown), ("--junit", junit), ("--report", report)):
         if path is not None:
             mark = _is_html_report if option == "--report" else starts_with(_REPORT_MARKS[option])
-            check_output(path, force=force, option=option, inputs=inputs, replaceable=mark)
+            check_output(path, force=force, option=option, inputs=inputs, replaceable=mark, db=db)
     named = [("--markdown", markdown), ("--junit", junit), ("--report", report)]
     for i, (first, a) in enumerate(named):
         for second, b in named[i + 1 :]:
             if a is not None and b is not None and a.resolve() == b.resolve():
                 raise UsageError(f"{first} and {second} both name {a}; give separate files")
+
+
+def _run_files(runs: list[str]) -> list[Path]:
+    """The files BASE and CAND may name (``PATH`` or ``PATH#RUN``), as inputs to protect."""
+    return [*(Path(r) for r in runs), *(Path(r.partition("#")[0]) for r in runs)]
+
+
+def _check_ledger(ledger: Path, runs: list[str], files: list[Path | None], db: str | None) -> None:
+    """Before any work: the ``--ledger`` appended to is not the store, a folder, an input, nor
+    an existing file that is not a selection ledger (the entry is appended before the ledger is
+    read back, so a wrong file would get a JSON line added to its end)."""
+    from .._errors import InputError
+    from ..paired._ledger import Ledger
+    from ._outputs import check_append
+
+    check_append(ledger, option="--ledger", inputs=[*files, *_run_files(runs)], db=db)
+    if ledger.is_file():
+        try:
+            Ledger(ledger).entries()
+        except InputError as exc:
+            raise UsageError(
+                f"--ledger {ledger} is not a selection ledger ({exc}); name a ledger file or a "
+                "new one"
+            ) from None
 
 
 def _report_runs(

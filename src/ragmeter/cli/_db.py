@@ -32,16 +32,16 @@ def _engine(url: str) -> Any:
 @handle_errors
 def upgrade_cmd(db: str | None = db_option()) -> None:
     """Migrate the store to this ragmeter's schema (creates the tables on an empty database)."""
-    from ..store._migrate import HEAD, current_revision, ensure_schema
+    from ..store._migrate import HEAD, ensure_schema, store_revision
     from ..store._url import display_url, resolve_url
 
     url = resolve_url(db)
     with store_errors(url):
         engine = _engine(url)
         try:
-            before = current_revision(engine)
+            before = store_revision(engine, url)  # refuses a database that is not ragmeter's
             ensure_schema(engine, url, True)
-            after = current_revision(engine)
+            after = store_revision(engine, url)
         finally:
             engine.dispose()
     shown = display_url(url)
@@ -60,8 +60,9 @@ def current_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
 ) -> None:
     """The store's URL (password hidden), its schema revision, this ragmeter's head, and whether
-    it is up to date. Changes nothing (a SQLite file that does not exist is not created)."""
-    from ..store._migrate import HEAD, KNOWN, current_revision
+    it is up to date. Changes nothing (a SQLite file that does not exist is not created; one
+    that is not a ragmeter store is refused, as every command refuses it)."""
+    from ..store._migrate import HEAD, KNOWN, store_revision
     from ..store._url import display_url, is_sqlite, resolve_url, sqlite_path
 
     url = resolve_url(db)
@@ -72,7 +73,7 @@ def current_cmd(
         with store_errors(url):
             engine = _engine(url)
             try:
-                revision = current_revision(engine)
+                revision = store_revision(engine, url)  # and refuses someone else's file
             finally:
                 engine.dispose()
     if revision == HEAD:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import functools
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import typer
 from rich.table import Table
@@ -32,13 +34,30 @@ if TYPE_CHECKING:
     from ..metrics._ranking import Ties
 
 DEFAULT_METRICS = "nDCG@10,RR@10,R@100,P@5,AP"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_cmd)
 
 
+def _duplicates_spelled(fn: F) -> F:
+    """The library's duplicate-row error suggests ``duplicates='best'``; here, the option."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from ..io._duplicates import DuplicateRowsError
+
+        try:
+            return fn(*args, **kwargs)
+        except DuplicateRowsError as e:
+            raise e.spelled("give --duplicates best") from None
+
+    return cast("F", wrapper)
+
+
 @handle_errors
+@_duplicates_spelled
 def eval_cmd(
     paths: list[Path] = typer.Argument(
         ..., help="QRELS RUN [RUN ...]; with --golden, only runs (of chunk ids)."

@@ -83,9 +83,10 @@ def import_(
     from ..data.corpus import write_corpus
     from ..data.golden import write_golden
     from ..data.squad import load_squad
-    from ._outputs import check_output
+    from ._outputs import check_output, check_store
 
     corpus_file, golden_file = out / "corpus.jsonl", out / "golden.jsonl"
+    check_store(out, option="--out")  # first: the message names what it would destroy
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file; name the folder to write into")
     for file in (corpus_file, golden_file):
@@ -198,7 +199,10 @@ def freeze(
     from ..data._freeze import check_frozen, freeze
     from ..data._version import lock_path_for, read_lock
     from ..data.corpus import load_corpus
+    from ._outputs import check_store
 
+    if not check:  # the lock is written beside GOLDEN: never over the store
+        check_store(lock_path_for(golden), option="the lock file")
     docs = load_corpus(corpus)
     if check:
         result = check_frozen(golden, docs)

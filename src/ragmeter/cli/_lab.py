@@ -33,10 +33,19 @@ def lab_cmd(
     from .._numbers import whole
 
     whole("--port", port, low=1, high=65535)
-    uvicorn = require("uvicorn", "the lab (ragmeter lab)")
+    require("uvicorn", "the lab (ragmeter lab)")
     from ..lab._app import create_app
+    from ..lab._listen import listen, serve, where
     from ._store_options import store_errors
 
+    with store_errors(db):
+        app = create_app(db, host=host)
+    # bound here, not by uvicorn: a taken port or a foreign address is one error line, exit 2
+    try:
+        sock = listen(host, port)
+    except BaseException:
+        app.state.lab.store.close()  # nothing of the store left open behind the error
+        raise
     if host not in LOOPBACK:
         err_console.print(
             line(
@@ -46,10 +55,7 @@ def lab_cmd(
                 "you mean it.",
             )
         )
-    with store_errors(db):
-        app = create_app(db, host=host)
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}/"
+    url = f"http://{where(host, port)}/"
     err_console.print(lit(f"ragmeter lab on {url}  (store: {app.state.lab.store.display_url})"))
     err_console.print(lit("Ctrl-C stops it."))
     if open_browser:
@@ -57,7 +63,7 @@ def lab_cmd(
         import webbrowser
 
         threading.Timer(0.8, lambda: webbrowser.open(url)).start()
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    serve(app, sock, host, port)
 
 
 @handle_errors
@@ -74,13 +80,13 @@ def report_cmd(
     """Write one self-contained HTML report (CSS, JS and data inline; opens from file:// with
     no network): the runs' metrics, per-question ranked lists with evidence marked, the
     comparison against the baseline, sweeps and diagnosis."""
-    from .._errors import UsageError
     from ..lab._report import write_report
     from ..store import Store
+    from ._outputs import check_output
     from ._store_options import store_errors
 
-    if output.exists() and not force:
-        raise UsageError(f"{output} exists; pass --force to replace it")
+    # before the store is read: never over the store itself, a folder, or a file without --force
+    check_output(output, force=force, option="--output", db=db)
     with store_errors(db):
         store = Store.open(db)
         path = write_report(store, selectors, output)

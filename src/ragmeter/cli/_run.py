@@ -70,6 +70,7 @@ def run_cmd(
     from ._store_options import open_store, say_stored, store_errors
 
     runner = resolve_engine(engine, address=ray_address)  # checked before anything runs
+    check_writes(experiment, cache_dir, allow_outside=allow_outside, db=db)
     store = open_store(db, no_store)
     ids: dict[str, int] = {}
     options: dict[str, Any] = dict(
@@ -104,6 +105,27 @@ def run_cmd(
             )
         )
         raise typer.Exit(1)
+
+
+def check_writes(
+    experiment: Path, cache_dir: Path | None, *, allow_outside: bool, db: str | None
+) -> None:
+    """Before anything runs: neither ``--cache-dir`` nor the experiment file's ``output`` and
+    ``cache`` may write over the experiment store (``--no-store`` or not) or an input
+    (cli/_outputs.py, experiments/_paths.py)."""
+    from ..experiments import load_experiment
+    from ..experiments._paths import check_store_writes
+    from ..store._protect import protected_paths
+    from ._outputs import check_folder
+
+    if cache_dir is not None:
+        check_folder(cache_dir, option="--cache-dir", inputs=[experiment], db=db)
+    exp = load_experiment(experiment, warn=False, allow_outside=allow_outside)
+    if cache_dir is not None:  # the inputs the file names are known now
+        check_folder(
+            cache_dir, option="--cache-dir", inputs=[exp.golden, exp.corpus, exp.beir], db=db
+        )
+    check_store_writes(exp, protected_paths(db), cache=cache_dir)
 
 
 @contextlib.contextmanager

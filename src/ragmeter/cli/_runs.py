@@ -76,13 +76,20 @@ def list_cmd(
     """Stored runs, newest first: experiment, variant, status, golden version, headline metrics."""
     if status is not None and status not in STATUSES:
         raise UsageError(f"--status must be one of {', '.join(STATUSES)}, got '{status}'")
+    from ..store._damage import skipped
+    from ..store._runs import select_runs
+
     store = open_required(db)
     with store_errors(store.url):
-        records = store.runs(
-            experiment=experiment, golden_version=golden, status=status, limit=limit or None
+        store.reap()  # as Store.runs(): runs of dead processes are marked interrupted first
+        found = select_runs(
+            store, experiment=experiment, golden_version=golden, status=status, limit=limit or None
         )
+        records = found.records
         total = _count(store, experiment, golden, status) if limit else len(records)
-    more = total - len(records)
+    for damaged in found.damaged:  # one warning each, naming the run; the rest are listed
+        skipped(damaged)
+    more = total - len(records) - (len(found.damaged) if limit else 0)
     if fmt == Format.json:
         print_json([r.to_dict() for r in records])
     elif fmt == Format.csv:
@@ -205,14 +212,23 @@ def delete_cmd(
 
     Their evaluations and ranked lists go with them; comparisons that used them keep their
     numbers."""
+    from ..store._damage import DamagedRowError
+
     store = open_required(db)
     ids = list(dict.fromkeys(run_ids))
+    shown: list[str] = []
     with store_errors(store.url):
-        records = [store.run(i) for i in ids]
-    for r in records:
-        err_console.print(
-            lit(f"  run {r.id}: {r.experiment} / {r.name} ({r.status}, {r.golden_version or '-'})")
-        )
+        for i in ids:  # every id is checked before anything is deleted
+            try:
+                r = store.run(i)
+            except DamagedRowError as exc:  # a damaged run can still be deleted
+                shown.append(f"  run {i}: damaged ({exc.what})")
+                continue
+            shown.append(
+                f"  run {r.id}: {r.experiment} / {r.name} ({r.status}, {r.golden_version or '-'})"
+            )
+    for text in shown:
+        err_console.print(lit(text))
     what = f"{len(ids)} run{'s' if len(ids) > 1 else ''} from {shown_url(store)}"
     if not yes:
         if not can_ask():
@@ -239,13 +255,15 @@ def export_cmd(
 
     evaluation.json (and chunk_evaluation.json), config.json, run.trec when its ranked lists
     were stored, and run.json (the store's record)."""
+    from ..store._protect import export_names
     from ..store._transfer import FILES
+    from ._outputs import check_folder
 
+    # before the store is read: never into its artifacts folder, never over its database
+    check_folder(out, option="--out", files=export_names(), db=db)
     store = open_required(db)
     with store_errors(store.url):
         r = store.run(run_id)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} is a file; give a folder")
     names = [FILES[lvl] for lvl in r.levels] + ["config.json", "run.json"]
     names += ["run.trec"] if r.has_ranked else []
     there = [n for n in names if (out / n).exists()]

@@ -3,8 +3,15 @@
 Every command records what it made by default and says so in one line on stderr (stdout stays
 the command's JSON or CSV, parseable as before); ``--no-store`` records nothing and leaves the
 command exactly as it was before the store. Opening problems (a newer schema, a server URL
-without the ``postgres`` extra, a server that does not answer) are one clear line and exit 2,
-through :func:`~ragmeter.cli._common.handle_errors`.
+without the ``postgres`` extra or with another driver, a server that does not answer, a file
+that is not a ragmeter store, an in-memory URL) are one clear line and exit 2, through
+:func:`~ragmeter.cli._common.handle_errors`; a server slower than a second to answer is
+announced first ("waiting for the store at ...").
+
+A store this user cannot write opens read-only: commands that only read it (``runs list``,
+``runs show``, ``report``, the lab) work as usual, ``compare``/``gate`` compare stored runs and
+say the comparison was not recorded, and a command that exists to record (``eval``, ``run``)
+is refused before it does any work.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .._errors import UsageError
-from ._common import err_console, lit
+from ._common import err_console, line, lit
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast: sqlalchemy loads only when a store opens
     from ..metrics._evaluation import Evaluation
@@ -44,10 +51,37 @@ def no_store_option(what: str = "") -> Any:
     )
 
 
+#: what a driver says when the store cannot be written (SQLite; PostgreSQL's SQLSTATEs for a
+#: read-only transaction and a missing privilege)
+_READ_ONLY_SIGNS = ("attempt to write a readonly database", "read-only transaction")
+_READ_ONLY_STATES = ("25006", "42501")
+
+
+def _say_waiting(shown: str, timeout: int) -> None:
+    wait = f"up to {max(timeout, 2)} s" if timeout > 0 else "with no time limit"
+    err_console.print(
+        lit(f"waiting for the store at {shown} to answer ({wait}; RAGMETER_CONNECT_TIMEOUT)..."),
+        soft_wrap=True,
+    )
+
+
+def _shown(url: str | None) -> str:
+    from ..store._url import display_url, resolve_url
+
+    try:
+        return display_url(resolve_url(url))
+    except UsageError:  # the URL itself is what failed: show it as given, password hidden
+        return display_url(url or "")
+
+
 @contextlib.contextmanager
 def store_errors(url: str | None = None) -> Iterator[None]:
     """A database that cannot be reached or refuses a statement: one line naming the store,
-    never a SQLAlchemy traceback."""
+    never a SQLAlchemy traceback. Inside, a connection slower than a second says what it waits
+    for on stderr."""
+    from ..store._engine import on_slow_connect
+
+    on_slow_connect(_say_waiting)
     try:
         yield
     except ImportError:
@@ -57,21 +91,57 @@ def store_errors(url: str | None = None) -> Iterator[None]:
 
         if not isinstance(exc, sa_exc.SQLAlchemyError):
             raise
-        from ..store._url import display_url, resolve_url
-
-        shown = display_url(resolve_url(url))
+        shown = _shown(url)
         orig = getattr(exc, "orig", None) or exc
         first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
-        raise UsageError(f"the experiment store {shown} failed: {first}") from None
+        raise UsageError(_store_failure(shown, url, orig, first)) from None
 
 
-def open_store(db: str | None, no_store: bool = False) -> Store | None:
-    """The store the command records into (``None`` with ``--no-store``)."""
+def _store_failure(shown: str, url: str | None, orig: BaseException, first: str) -> str:
+    """The one line for a database error: a read-only store and a server that does not answer
+    say what to do; anything else is the driver's first line."""
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if state in _READ_ONLY_STATES or any(s in first.lower() for s in _READ_ONLY_SIGNS):
+        return (
+            f"the experiment store {shown} is read-only here ({first}); nothing was written "
+            "to it. Use --db with a store you can write (or --no-store to record nothing)"
+        )
+    if "timeout expired" in first.lower():
+        from ..store._engine import connect_timeout
+        from ..store._url import resolve_url
+
+        try:
+            seconds = f"{max(connect_timeout(resolve_url(url)), 2)} s"
+        except UsageError:
+            seconds = "the connect timeout"
+        return (
+            f"the experiment store {shown} did not answer within {seconds} ({first}): is the "
+            "server up and is this its address? Wait longer with RAGMETER_CONNECT_TIMEOUT="
+            "SECONDS or ?connect_timeout=SECONDS in the URL"
+        )
+    return f"the experiment store {shown} failed: {first}"
+
+
+def open_store(
+    db: str | None, no_store: bool = False, *, read_only_ok: bool = False
+) -> Store | None:
+    """The store the command records into (``None`` with ``--no-store``).
+
+    A store this user cannot write is refused before any work (``read_only_ok``: the command
+    reads stored runs too, and says itself that it recorded nothing: ``compare``, ``gate``)."""
     if no_store:
         if db is not None:
             raise UsageError("--db names a store and --no-store records nothing: give one")
         return None
-    return open_required(db)
+    store = open_required(db)
+    if store.read_only and not read_only_ok:
+        shown = shown_url(store)
+        store.close()
+        raise UsageError(
+            f"the experiment store {shown} is read-only here and this command records into it: "
+            "pass --no-store to record nothing, or --db a store you can write"
+        )
+    return store
 
 
 def open_required(db: str | None) -> Store:
@@ -160,6 +230,16 @@ def record_comparison(
 ) -> None:
     """Record a comparison (with the stored runs it read, when it read any) and say so."""
     if store is None:
+        return
+    if store.read_only:  # compared all the same: the user asked for the numbers
+        err_console.print(
+            line(
+                ("note:", "yellow"),
+                f" not recorded: the experiment store {shown_url(store)} is read-only here "
+                "(this comparison is neither stored nor counted in its selection ledger)",
+            ),
+            soft_wrap=True,
+        )
         return
     refs = [None if scored else run_ref(s) for s in specs]
     base_id, cand_id = (None if r is None else r[0] for r in refs)

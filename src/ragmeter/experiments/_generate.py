@@ -9,7 +9,9 @@ For a variant with a ``[generator]`` (:class:`Answering`, called by the runner a
 2. **generate** one answer per question through the variant's generator, cached by (generator,
    prompt version, context hash, params) in the experiment's cache folder: a re-run of an
    unchanged experiment makes no model call. A question the generator fails on is recorded with
-   its error (an empty answer that is *not* an abstention, so it counts as failed) and counted;
+   its error (an empty answer that is *not* an abstention, so it counts as failed) and counted,
+   an answer whose text no UTF-8 file can hold included; a generator that fails on every
+   question stops the run once the files are written (there is nothing to check);
 3. **write** ``OUTPUT/<variant>/answers.jsonl`` (ragmeter's answers format, each answer with its
    ``context`` chunk ids in prompt order and the exact ``context_text`` the model read),
    ``generations.jsonl`` (per answer: the generator, prompt, params, context hash, usage, time,
@@ -121,6 +123,7 @@ class Answering:
         from ..diagnosis._position import contexts_run, evidence_positions, position_table
         from ..diagnosis._table import table_from_report
         from ..generation import assemble, load_prompt, make_request
+        from ..generation._checked import checked
 
         s = v.settings
         t0 = time.perf_counter()
@@ -146,7 +149,9 @@ class Answering:
                 advance(n - done[0])
                 done[0] = n
 
-            generations = tuple(self.engine.generate(gen, requests, report))
+            # every backend's answers pass the same check before anything is written: text no
+            # UTF-8 file can hold is that question's recorded error, never a crashed run
+            generations = tuple(map(checked, self.engine.generate(gen, requests, report)))
         if len(generations) != len(requests):
             raise UsageError(
                 f"generator {gen.name} returned {len(generations)} answers for "
@@ -159,6 +164,15 @@ class Answering:
         if folder is not None:
             write_answer_files(
                 folder, records, generations, contexts, gen, prompt, params, chunking
+            )
+        failed = [g for g in generations if g.error is not None]
+        if generations and len(failed) == len(generations):
+            # nothing to check or compare; the errors stay written in generations.jsonl
+            written = f"; each error is in {folder / GENERATIONS_FILE}" if folder else ""
+            raise UsageError(
+                f"the generator {gen.name} failed on every one of the {len(generations)} "
+                f"questions of {v.name}, so there is no answer to check (first: "
+                f"{failed[0].question_id}: {failed[0].error}){written}"
             )
         answers = answers_from_records(
             records, variant=v.name, path=None if folder is None else folder / ANSWERS_FILE

@@ -14,14 +14,20 @@ Two rules an experiment file is checked against before anything runs:
   allow_outside=True)``); a ``--cache-dir`` given on the command line is the user's own choice
   and is not checked. Reads (``golden``, ``corpus``, ``beir``, ``run``, ``chunks``, a model
   ``path``) may point anywhere: data often lives beside, not below, the experiment.
+- **never over the experiment store**, ``--allow-outside`` or not: ``output``, its
+  ``summary.json`` and variant folders, and ``cache`` may not be the store's database (or a
+  companion file of it) nor lie in its artifacts folder (:func:`check_store_writes`, called by
+  the command that knows the store: ``ragmeter run``; :mod:`ragmeter.store._protect` says which
+  places a store has).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from .._errors import InputError
 from ._outputs import slug
 
 #: the keys whose paths ragmeter writes to
@@ -39,6 +45,49 @@ def inside(target: Path, folder: Path) -> bool:
     root = Path(os.path.realpath(folder))
     resolved = Path(os.path.realpath(target))
     return resolved == root or root in resolved.parents
+
+
+class _Guard(Protocol):
+    """The experiment store's places (``ragmeter.store._protect.Protected``: a layer above, so
+    named by what it does)."""
+
+    def clash(self, target: Path) -> str | None: ...
+
+    def holding(self, folder: Path) -> str | None: ...
+
+
+def check_store_writes(exp: Any, guard: _Guard, *, cache: Path | None = None) -> None:
+    """Raise :class:`InputError` at the field (``output`` or ``cache``) when a folder or file
+    the experiment ``exp`` would write is a place of the store ``guard`` protects: ``output``,
+    ``output/summary.json``, each variant's folder (nor may a variant folder hold the store),
+    and the cache folder (``cache``: a folder given on the command line instead of the file's,
+    checked by that option already)."""
+    output = Path(exp.output)
+    hits: list[tuple[str, Path, str | None]] = [
+        ("output", output, guard.clash(output)),
+        ("output", output / "summary.json", guard.clash(output / "summary.json")),
+    ]
+    for v in exp.all_variants:
+        folder = output / slug(v.name)
+        hits.append(("output", folder, guard.clash(folder) or guard.holding(folder)))
+    if cache is None and exp.cache is not None:
+        hits.append(("cache", Path(exp.cache), guard.clash(Path(exp.cache))))
+    for key, where, what in hits:
+        if what is None:
+            continue
+        from ._toml_lines import key_lines, line_of
+
+        try:
+            line = line_of(key_lines(Path(exp.path).read_text(encoding="utf-8")), (key,))
+        except (OSError, UnicodeDecodeError):
+            line = None
+        raise InputError(
+            f"'{key}' would write {where}, which {what}: ragmeter never writes over the "
+            "experiment store; choose another folder",
+            path=exp.path,
+            line=line,
+            field=key,
+        )
 
 
 def check_writes(

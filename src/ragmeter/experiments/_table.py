@@ -12,7 +12,8 @@ Rows and numbers only (what ``--format json|csv`` prints); the rich tables are d
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import RagmeterWarning, UsageError
 from ..metrics import Metric
@@ -21,6 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._runner import ExperimentResult, VariantResult
 
 HEADROOM_NOTE = "headroom (not quality)"
+#: a variant with no metric at a cutoff the baseline shares (:func:`shared_metric`)
+NO_SHARED_CUTOFF = "no shared k or budget with the baseline"
 
 
 def _columns(result: ExperimentResult) -> list[tuple[str, Metric, str]]:
@@ -96,13 +99,34 @@ def table_rows(result: ExperimentResult, *, digits: int | None = 4) -> list[dict
 
 
 def primary_metric(result: ExperimentResult, v: VariantResult) -> Metric | None:
-    """The metric a variant is compared on: the first span metric at the shared budget, else at
-    the shared k; at level = "document", the first metric at the shared k. None when baseline
-    and variant share neither."""
-    base = result.baseline.settings
-    s = v.settings
-    documents = result.experiment.level == "document"
-    for m in result.experiment.metrics:
+    """The metric a variant is compared on (:func:`shared_metric` of the experiment's metrics
+    with the baseline's and the variant's cutoffs)."""
+    return shared_metric(
+        result.experiment.metrics,
+        result.baseline.settings,
+        v.settings,
+        documents=result.experiment.level == "document",
+    )
+
+
+class Cutoffs(Protocol):
+    """A generator's cutoffs: a variant's settings, or a stored run's (the lab and the report
+    apply the same rule to stored runs)."""
+
+    @property
+    def k(self) -> int | None: ...
+
+    @property
+    def budget(self) -> int | None: ...
+
+
+def shared_metric(
+    metrics: Iterable[Metric], base: Cutoffs, s: Cutoffs, *, documents: bool
+) -> Metric | None:
+    """The first span metric of ``metrics`` (those without a cutoff of their own) at the shared
+    budget, else at the shared k; with ``documents`` (level = "document"), the first metric at
+    the shared k. None when ``base`` and ``s`` share neither: :data:`NO_SHARED_CUTOFF`."""
+    for m in metrics:
         if m.k is not None or m.budget is not None:
             continue
         if documents:
@@ -133,7 +157,7 @@ def comparison_rows(
                 {
                     "variant": v.name,
                     "metric": None,
-                    "note": "no shared k or budget with the baseline",
+                    "note": NO_SHARED_CUTOFF,
                 }
             )
             continue

@@ -7,7 +7,8 @@ two questions over the same context are two answers). Entries live under
 ``<cache_root>/answers/<key[:2]>/<key>.json`` (the judge's :class:`DiskCache`: atomic writes, a
 damaged entry is a miss), beside the retrieval cache of the same experiment.
 
-Only successes are stored: a failed question is asked again on the next run, never replayed.
+Only successes are stored: a failed question is asked again on the next run, never replayed;
+an answer whose text no UTF-8 file can hold is a failure (:mod:`._checked`).
 :class:`CachedGenerator` wraps any :class:`~._protocol.Generator`, so every backend (an
 OpenAI-compatible server, a local model, the user's function) caches the same way, and a second
 identical run makes zero model calls.
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..answers.judges._cache import DiskCache
+from ._checked import checked, generation_problem
 from ._protocol import Generation, GenerationRequest, Generator, Progress
 
 #: Subfolder of the experiment's cache root that holds answers.
@@ -92,8 +94,8 @@ class CachedGenerator:
             g = Generation.from_dict({**entry, "question_id": request.question_id})
         except (KeyError, TypeError, ValueError):  # a damaged entry is a miss
             return None
-        if g.error is not None:
-            return None
+        if g.error is not None or generation_problem(g) is not None:
+            return None  # a failure, or an entry no answer file could hold: asked again
         return Generation(
             g.question_id, g.text, g.citations, g.usage, 0.0, True, None, g.unknown_citations
         )
@@ -159,6 +161,7 @@ class CachedGenerator:
                 if map_slices is not None:
                     inner_progress(finished, len(first))
                 for (key, idx), g in zip(part, made, strict=True):
+                    g = checked(g)  # text no file can hold is that question's error
                     if g.error is None:
                         self._disk.put(key, _entry(g, self._fingerprint))
                     for i in idx:

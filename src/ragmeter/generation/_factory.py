@@ -18,9 +18,11 @@ Shape (one backend per table)::
   params such as ``top_p``);
 - ``local``: exactly one of ``gguf`` (a file) or ``model`` (a folder), relative to the
   experiment file; ``threads``, ``max_new_tokens``;
-- ``python``: ``target = "pkg.module:function"`` (the experiment file's folder is importable),
-  ``version`` (bump it to re-make cached answers after editing code the function calls),
-  ``on_error = "record" | "raise"``.
+- ``python``: ``target = "pkg.module:function"`` or ``"file.py:function"`` (the experiment
+  file's folder is importable; loaded as pipelines are, :mod:`ragmeter.retrieval.pipelines.
+  _target`), ``version`` (bump it to re-make cached answers after editing code the function
+  calls), ``on_error = "record" | "raise"``, ``timeout`` (seconds per call, default 300, 0 for
+  no limit: :mod:`._callable`).
 
 Every table may also set ``prompt``, ``temperature``, ``seed``, ``max_tokens``, ``cache``
 (default true) and ``name``. A bad value is an :class:`InputError` naming the field
@@ -29,10 +31,8 @@ Every table may also set ``prompt``, ``temperature``, ``seed``, ``max_tokens``, 
 
 from __future__ import annotations
 
-import importlib
 import math
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
@@ -62,12 +62,22 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
         "params",
     ),
     "local": ("gguf", "model", "threads", "max_new_tokens"),
-    "python": ("target", "version", "on_error"),
+    "python": ("target", "version", "on_error", "timeout"),
 }
 _REQUIRED = {"openai": ("base_url", "model"), "python": ("target",)}
 _STRINGS = ("base_url", "model", "api_key_env", "gguf", "target", "version", "on_error", "name")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_TARGET = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+#: ``pkg.module:function`` or ``path/to/file.py:function`` (the pipelines' target grammar)
+_TARGET = re.compile(r"^\S.*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+#: the longest timeout of a python generator's call (a day); 0 is no limit
+MAX_PYTHON_TIMEOUT = 86_400.0
+#: keys that belong beside [generator], not in it: a TOML key written after the [generator]
+#: header is inside that table, which is how they usually land there
+_NOT_GENERATOR = {
+    "context": "context = {...} is set at the top level (above [generator]), in [baseline] or "
+    "in a variant",
+    "order": "order is set at the top level (above [generator]), in [baseline] or in a variant",
+}
 
 
 @dataclass(frozen=True)
@@ -143,8 +153,12 @@ def parse_generator(
     allowed = COMMON_FIELDS + KIND_FIELDS[kind]
     unknown = sorted(set(spec) - set(allowed))
     if unknown:
+        hint = _NOT_GENERATOR.get(unknown[0])
         raise _bad(
-            f"unknown setting for a {kind} generator; expected one of {', '.join(allowed)}",
+            f"not a generator setting: {hint}; a key written below the [generator] header "
+            "belongs to that table, so move it above the header"
+            if hint
+            else f"unknown setting for a {kind} generator; expected one of {', '.join(allowed)}",
             path,
             table,
             unknown[0],
@@ -174,10 +188,19 @@ def parse_generator(
     if kind == "python":
         if not _TARGET.match(spec["target"]):
             raise _bad(
-                f"must look like 'package.module:function', got {spec['target']!r}",
+                "must look like 'package.module:function' or 'file.py:function', got "
+                f"{spec['target']!r}",
                 path,
                 table,
                 "target",
+            )
+        if spec.get("timeout", 0) > MAX_PYTHON_TIMEOUT:
+            raise _bad(
+                f"must be at most {MAX_PYTHON_TIMEOUT:g} seconds (0 for no limit), got "
+                f"{spec['timeout']!r}",
+                path,
+                table,
+                "timeout",
             )
         if spec.get("on_error", "record") not in ("record", "raise"):
             raise _bad(
@@ -195,32 +218,6 @@ def parse_generator(
         bool(spec.get("cache", True)),
         spec.get("name"),
     )
-
-
-def load_target(target: str, base_dir: str | PathLike[str] | None, *, where: str = "target") -> Any:
-    """The object ``target`` (``"pkg.module:name"``) names; ``base_dir`` is importable while
-    the module loads. A :class:`UsageError` says what could not be found."""
-    module_name, _, attr = target.partition(":")
-    added = False
-    if base_dir is not None:
-        folder = str(Path(base_dir).resolve())
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-            added = True
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"{where}: cannot import module '{module_name}' ({exc})") from None
-    finally:
-        if added:
-            sys.path.remove(folder)
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise UsageError(f"{where}: module '{module_name}' has no '{attr}'") from None
-    return obj
 
 
 def _build(config: GeneratorConfig, base_dir: Path | None) -> Generator:
@@ -248,16 +245,22 @@ def _build(config: GeneratorConfig, base_dir: Path | None) -> Generator:
         if config.name:
             gen.name = config.name
         return gen
-    from ._callable import CallableGenerator
+    from ..retrieval.pipelines._target import check_signature, load_target
+    from ._callable import DEFAULT_TIMEOUT, CallableGenerator
 
-    fn = load_target(opts["target"], base_dir, where="generator target")
-    if not callable(fn):
-        raise UsageError(f"generator target {opts['target']} is not a function")
+    target = opts["target"]
+    # the pipelines' loader: a syntax error, an exception or sys.exit() at import, a missing
+    # name or a wrong signature is one UsageError naming the file and line, never a traceback
+    fn = load_target(target, base_dir)
+    check_signature(fn, target, ("question", "passages"), "(question, passages) -> answer")
     return CallableGenerator(
         fn,
         name=config.name,
         version=opts.get("version", ""),
         on_error=opts.get("on_error", "record"),
+        timeout=opts.get("timeout", DEFAULT_TIMEOUT),
+        # a file target's module name holds a hash of its path: name it as the file does
+        target=target if target.partition(":")[0].endswith(".py") else None,
     )
 
 

@@ -136,6 +136,31 @@ def pair_hashes(qid: pa.Array, doc: pa.Array) -> np.ndarray | None:
     return combine_hashes(mix(hq), hd)
 
 
+#: how the Python API keeps the best-scored row (the command line says ``--duplicates best``)
+KEEP_BEST = "pass duplicates='best'"
+
+
+class DuplicateRowsError(InputError):
+    """A run repeats a (query, document) pair under ``duplicates="error"``. The message ends
+    with how to keep the best-scored row in the caller's own spelling: the API's by default,
+    :meth:`spelled` gives the command line's."""
+
+    def __init__(
+        self, what: str, *, path: str | None, line: int | None, fix: str = KEEP_BEST
+    ) -> None:
+        self.what = what
+        super().__init__(
+            f"{what}. Remove them, or {fix} to keep the best-scored row",
+            path=path,
+            line=line,
+            field="doc",
+        )
+
+    def spelled(self, fix: str) -> DuplicateRowsError:
+        """The same error, suggesting ``fix`` (e.g. ``give --duplicates best``)."""
+        return DuplicateRowsError(self.what, path=self.path, line=self.line, fix=fix)
+
+
 def check_policy(duplicates: str) -> None:
     if duplicates not in ("best", "error"):
         raise UsageError(f"duplicates must be 'best' or 'error', got '{duplicates}'")
@@ -160,12 +185,11 @@ def dedupe_run(
     line, line0 = (int(x) for x in line_of(np.array([first, earlier])))
     what = f"document '{t.doc[first].as_py()}' in query '{t.qid[first].as_py()}'"
     if policy == "error":
-        raise InputError(
+        raise DuplicateRowsError(
             f"{what} is listed more than once (also at {unit} {line0}); {len(repeats)} repeated "
-            "row(s) in all. Remove them, or pass duplicates='best' to keep the best-scored row",
+            "row(s) in all",
             path=source,
             line=line,
-            field="doc",
         )
     rows = np.arange(len(key))
     best = np.lexsort((rows, -t.value, key))

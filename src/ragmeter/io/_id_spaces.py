@@ -115,8 +115,9 @@ def check_run_against_qrels(
     name = run_name or run.name or "the run"
     src = qrels.source or ""
     qrels_name = "the qrels" if src.startswith("<") or not src else f"the qrels {src}"
-    run_qids = pc.unique(flat(run.qid)).to_pylist()
-    labelled = pc.unique(flat(qrels.qid)).to_pylist()
+    # a query named with no row (``{qid: {}}`` in a dict) is named all the same
+    run_qids = list(dict.fromkeys([*pc.unique(flat(run.qid)).to_pylist(), *run.empty_queries]))
+    labelled = list(dict.fromkeys([*pc.unique(flat(qrels.qid)).to_pylist(), *qrels.empty_queries]))
     check_query_ids(run_qids, labelled, run=name, labels=qrels_name, warn_some=False)
     message = check_item_ids(run.doc, qrels.doc, run=name, qrels=qrels_name)
     return () if message is None else (message,)

@@ -70,6 +70,11 @@ def _check_columns(kind: str, source: str, qid: object, doc: object, values: obj
         raise UsageError(f"{kind}: qid, doc and values must be as long as each other, got {n}")
 
 
+def _check_empty_queries(kind: str, ids: object) -> None:
+    if not isinstance(ids, tuple) or not all(isinstance(q, str) and q for q in ids):
+        raise UsageError(f"{kind}.empty_queries must be a tuple of query ids, got {ids!r}")
+
+
 @dataclass(frozen=True)
 class Qrels:
     """Relevance judgements: one row per (query, item) with an integer grade (0 = judged
@@ -84,9 +89,13 @@ class Qrels:
     rel: np.ndarray
     source: str = "<qrels>"
     hints: ReadHints | None = field(default=None, repr=False, compare=False)
+    #: queries labelled with no judgement at all (``{qid: {}}`` in a dict; a file cannot say
+    #: it): scored as queries with no relevant item, as a query with only grade-0 lines is
+    empty_queries: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_columns("Qrels", self.source, self.qid, self.doc, self.rel)
+        _check_empty_queries("Qrels", self.empty_queries)
 
     def __len__(self) -> int:
         return len(self.rel)
@@ -106,9 +115,13 @@ class Run:
     score: np.ndarray
     name: str = "<run>"
     hints: ReadHints | None = field(default=None, repr=False, compare=False)
+    #: queries the run answers with an empty ranking (``{qid: {}}`` in a dict; a file cannot
+    #: say it): in the run, retrieving nothing, so scored 0 and never "missing"
+    empty_queries: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_columns("Run", self.name, self.qid, self.doc, self.score)
+        _check_empty_queries("Run", self.empty_queries)
 
     def __len__(self) -> int:
         return len(self.score)

@@ -33,7 +33,7 @@ from ._source import is_jsonl_path
 from ._tables import Qrels, Run
 from ._trec_read import read_qrels, read_run
 
-__all__ = ["to_qrels", "to_run"]
+__all__ = ["refuse_empty", "to_qrels", "to_run"]
 
 QID_COLUMNS = ("qid", "q_id", "query_id")
 DOC_COLUMNS = ("doc", "doc_id", "docno", "docid")
@@ -56,8 +56,8 @@ def to_qrels(obj: Any) -> Qrels:
             return read_qrels_jsonl(obj)
         return read_qrels(obj)
     if isinstance(obj, Mapping):
-        t = _from_dicts(obj, "qrels", "grade")
-        return Qrels(t.qid, t.doc, t.value, source="<dict>")
+        t, empty = _from_dicts(obj, "qrels", "grade")
+        return Qrels(t.qid, t.doc, t.value, source="<dict>", empty_queries=empty)
     if _is_frame(obj) or isinstance(obj, pa.Table):
         table, source = _as_table(obj)
         t = _from_table(table, source, "qrels", REL_COLUMNS)
@@ -83,8 +83,8 @@ def to_run(obj: Any, *, duplicates: str = "best") -> Run:
             return read_run_jsonl(obj, duplicates=duplicates)
         return read_run(obj, duplicates=duplicates)
     if isinstance(obj, Mapping):
-        t = _from_dicts(obj, "run", "score")
-        return Run(t.qid, t.doc, t.value, name="<dict>")
+        t, empty = _from_dicts(obj, "run", "score")
+        return Run(t.qid, t.doc, t.value, name="<dict>", empty_queries=empty)
     if _is_frame(obj) or isinstance(obj, pa.Table):
         table, source = _as_table(obj)
         t = _from_table(table, source, "run", SCORE_COLUMNS)
@@ -96,8 +96,29 @@ def to_run(obj: Any, *, duplicates: str = "best") -> Run:
     )
 
 
+def refuse_empty(given: Any, table: Qrels | Run) -> None:
+    """InputError when labels or a run to be SCORED hold no query at all: an empty dict, or a
+    DataFrame or Table with no row (``table`` is what ``to_qrels``/``to_run`` made of
+    ``given``). An empty file is refused by its reader; scoring nothing would give a mean of
+    nothing, or 0 for every query, from what is almost always the wrong file or variable. A
+    Qrels or Run built in code (an empty retrieval, say) is scored as it is."""
+    if isinstance(given, (Qrels, Run, str, os.PathLike)) or len(table) or table.empty_queries:
+        return
+    kind = "qrels" if isinstance(table, Qrels) else "run"
+    nothing = "no query is labelled" if kind == "qrels" else "no query is ranked"
+    if isinstance(given, Mapping):
+        hint = " (a query that retrieved nothing is written {qid: {}})" if kind == "run" else ""
+        raise InputError(f"the {kind} dict is empty: {nothing}{hint}", path="<dict>")
+    where = table.source if isinstance(table, Qrels) else table.name
+    raise InputError(f"the {kind} table has no row: {nothing}", path=where)
+
+
 # -- dict-of-dicts ------------------------------------------------------------------------------
-def _from_dicts(obj: Mapping[Any, Any], kind: str, value_name: str) -> Table:
+def _from_dicts(
+    obj: Mapping[Any, Any], kind: str, value_name: str
+) -> tuple[Table, tuple[str, ...]]:
+    """The rows of ``{qid: {doc: value}}``, and the queries given with no row (``{qid: {}}``):
+    they are kept by name, since a columnar table has no row to hold them."""
     qids: list[Any] = []
     docs: list[Any] = []
     values: list[Any] = []
@@ -121,7 +142,9 @@ def _from_dicts(obj: Mapping[Any, Any], kind: str, value_name: str) -> Table:
         return f"query {qid_col[i].as_py()!r}, doc {doc_arr[i].as_py()!r}"
 
     value = _values(values, kind, where)
-    return Table(qid_col, doc_arr, value)
+    empty = [i for i, n in enumerate(counts) if not n]
+    empty_ids = tuple(qid_arr.take(pa.array(empty, type=pa.int64())).to_pylist()) if empty else ()
+    return Table(qid_col, doc_arr, value), empty_ids
 
 
 def _ids(

@@ -51,6 +51,7 @@ def selection_sentence(n_variants: int, estimate: Any = None, at: int | None = N
 def ledger_by_version(store: Any) -> dict[str, dict[str, Any]]:
     """Per golden version: the ledger's counts and the sentence."""
     from ..paired._ledger import UNVERSIONED
+    from ..store._damage import DamagedRowError, skipped
 
     entries = store.ledger.entries()
     versions = list(dict.fromkeys(str(e.get("golden_version") or UNVERSIONED) for e in entries))
@@ -61,7 +62,11 @@ def ledger_by_version(store: Any) -> dict[str, dict[str, Any]]:
         estimate, at = None, None
         for row in stored:  # newest first: the latest comparison that carried an estimate
             if (row["golden_version"] or UNVERSIONED) == v:
-                c = store.comparison(row["id"])
+                try:
+                    c = store.comparison(row["id"])
+                except DamagedRowError as exc:  # said once, and the page shows the rest
+                    skipped(exc)
+                    continue
                 if c.selection is not None:
                     estimate, at = c.selection, row["id"]
                     break
@@ -92,7 +97,9 @@ def run_row(r: Any, baseline_of: Mapping[str, int]) -> dict[str, Any]:
         "has_ranked": r.has_ranked,
         "compare_url": None
         if base is None or base == r.id or metric is None or r.status != "finished"
-        else f"/compare?base={base}&cand={r.id}&metric={metric}",
+        # /compare picks the metric both runs share (the candidate's own may be at a k the
+        # baseline was not scored at)
+        else f"/compare?base={base}&cand={r.id}",
     }
 
 

@@ -146,8 +146,14 @@ def question_context(
             item["texts"] = [q.evidence[e].text for *_, e in spans]
         documents.append(item)
     answers = []
+    from ..store._damage import DamagedRowError, skipped
+
     for meta in answer_sets(store, golden_version):
-        a = answer_set(store, meta["id"])
+        try:
+            a = answer_set(store, meta["id"])
+        except DamagedRowError as exc:  # said once; the question shows the other sets
+            skipped(exc)
+            continue
         row = next((x for x in a["answers"] if x.get("id") == qid), None)
         if row is None:
             continue
@@ -183,7 +189,11 @@ def question_context(
     for v in judge_validations(store):
         from ._data_stored import judge_validation
 
-        jv = judge_validation(store, v["id"])
+        try:
+            jv = judge_validation(store, v["id"])
+        except DamagedRowError as exc:
+            skipped(exc)
+            continue
         for lab in jv["labels"]:
             if lab.get("id") == qid:
                 judged.append(

@@ -15,7 +15,7 @@ import datetime as dt
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +72,14 @@ def question_anchor(run_id: int, qid: str) -> str:
     return f"r{int(run_id)}-q{qid.encode('utf-8').hex()}"
 
 
-def report_context(store: Any, selectors: Sequence[str]) -> dict[str, Any]:
-    """Everything the report shows (see docs/lab.md), built from the store without HTTP."""
+def report_context(
+    store: Any,
+    selectors: Sequence[str],
+    metric: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Everything the report shows (see docs/lab.md), built from the store without HTTP; the
+    comparisons on ``metric`` with ``options`` (``ragmeter gate``'s) when given."""
     from ._data_experiments import headline, when
     from ._report_data import (
         comparison_section,
@@ -111,7 +117,7 @@ def report_context(store: Any, selectors: Sequence[str]) -> dict[str, Any]:
         anchor = question_anchor(run_id, qid)
         return f"#{anchor}" if anchor in embedded else None
 
-    comparisons = [comparison_section(store, base, r, link) for r in runs[1:]]
+    comparisons = [comparison_section(store, base, r, link, metric, options) for r in runs[1:]]
     return {
         "title": f"ragmeter report: {base.experiment}",
         "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -128,7 +134,12 @@ def report_context(store: Any, selectors: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def render_report(store: Any, selectors: Sequence[str]) -> str:
+def render_report(
+    store: Any,
+    selectors: Sequence[str],
+    metric: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> str:
     """The report's HTML text."""
     from markupsafe import Markup
 
@@ -144,16 +155,25 @@ def render_report(store: Any, selectors: Sequence[str]) -> str:
         report_csp=report_csp(scripts),
         inline_css=Markup(css),
         inline_scripts=[Markup(code) for code in scripts],
-        **report_context(store, selectors),
+        **report_context(store, selectors, metric, options),
     )
 
 
-def write_report(store: Any, selectors: Sequence[str], out: str | os.PathLike[str]) -> Path:
+def write_report(
+    store: Any,
+    selectors: Sequence[str],
+    out: str | os.PathLike[str],
+    *,
+    metric: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Path:
     """Write the report for ``selectors`` (stored run ids ``12`` / ``run:12`` or experiment
-    names; the first run is the baseline) to ``out``; returns its path."""
+    names; the first run is the baseline) to ``out``; returns its path. ``metric`` and
+    ``options`` (``n_resamples``, ``seed``, ``intersect``): the comparisons as ``ragmeter gate``
+    made its own; by default each run's comparison metric (see ``pair_choice``)."""
     from ..io._atomic import atomic_write
 
-    html = render_report(store, selectors)
+    html = render_report(store, selectors, metric, options)
     path = Path(out)
     if path.is_dir():
         raise InputError("is a folder: give the report's file name", path=path)

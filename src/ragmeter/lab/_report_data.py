@@ -9,10 +9,10 @@ makes: ``ragmeter runs show``, ``compare``, ``sweep``, ``diagnose``, ``judge val
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._errors import NotFoundError, UsageError
+from .._errors import NotFoundError, RagmeterError, UsageError
 
 #: questions whose ranked lists a run section embeds; beyond it the report says how many it left
 #: out (the per-question table still lists every question)
@@ -115,11 +115,20 @@ def run_section(store: Any, run: Any, cache: dict[Any, Any], anchors: Any) -> di
 
 
 # -- against the baseline -----------------------------------------------------------------------
-def comparison_section(store: Any, base: Any, cand: Any, link: Any) -> dict[str, Any]:
+def comparison_section(
+    store: Any,
+    base: Any,
+    cand: Any,
+    link: Any,
+    metric: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The comparison view's model for ``cand`` against ``base`` (``ragmeter compare BASE CAND``
-    on the stored evaluations, counted in no ledger); ``link(run_id, qid)`` gives a question's
-    in-page ``#anchor`` or None (then it prints as text)."""
-    from ._data_comparison import live_comparison_context
+    on the stored evaluations, counted in no ledger; on ``metric`` when given, as ``gate``
+    asked, with its ``options``); ``link(run_id, qid)`` gives a question's in-page ``#anchor``
+    or None (then it prints as text). Runs that share no k or budget get ``ragmeter run``'s
+    note and the comparisons still possible (``pair``) instead of a comparison."""
+    from ._data_comparison import NoSharedMetric, live_comparison_context
 
     out: dict[str, Any] = {
         "base": base.id,
@@ -128,12 +137,16 @@ def comparison_section(store: Any, base: Any, cand: Any, link: Any) -> dict[str,
         "base_name": base.name,
         "cand_name": cand.name,
         "error": None,
+        "pair": None,
     }
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            c = live_comparison_context(store, base.id, cand.id, None)
-    except (UsageError, NotFoundError) as exc:
+            c = live_comparison_context(store, base.id, cand.id, metric, **(options or {}))
+    except NoSharedMetric as exc:
+        out["pair"] = exc.choice.to_context()
+        return out
+    except RagmeterError as exc:  # one pair that cannot be compared is said in its section
         out["error"] = str(exc)
         return out
     for key in ("fixed_ids", "broken_ids", "movers"):

@@ -8,6 +8,9 @@
 * Every request that could change something (POST, PUT, PATCH, DELETE) must carry the CSRF
   token (double submit: a SameSite=Strict cookie and the ``X-CSRF-Token`` header or the
   ``csrf_token`` form field, compared in constant time).
+* Such a request's body is read whole, up to :data:`MAX_BODY` bytes: a larger one (declared by
+  its ``Content-Length`` or found while reading) is refused whole with 413 before any view sees
+  it, never cut and acted on.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ HEADER = b"x-csrf-token"
 FIELD = "csrf_token"
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
+#: the largest request body the lab reads (its forms are a few hundred bytes)
+MAX_BODY = 1_000_000
 
 
 def csp(nonce: str) -> str:
@@ -87,7 +92,11 @@ class SecurityMiddleware:
         scope["state"]["nonce"] = nonce
         scope["state"]["csrf_token"] = token
         if scope["method"] in UNSAFE:
-            body, receive = await _buffer(receive)
+            buffered = None if _declared_length(scope) > MAX_BODY else await _buffer(receive)
+            if buffered is None:
+                await _refuse_large(send)
+                return
+            body, receive = buffered
             sent = _header(scope, HEADER) or _form_token(scope, body)
             if fresh or not sent or not hmac.compare_digest(sent, token or ""):
                 await _refuse(send)
@@ -121,16 +130,27 @@ def _security_headers(nonce: str) -> Iterable[tuple[bytes, bytes]]:
     ]
 
 
-async def _buffer(receive: Any) -> tuple[bytes, Any]:
-    """Read the whole request body (the lab's forms are small) and a receive that replays it."""
+def _declared_length(scope: dict[str, Any]) -> int:
+    """The body size the request declares (0 without a usable ``Content-Length``: the body
+    is then counted while it is read)."""
+    value = (_header(scope, b"content-length") or "").strip()
+    return int(value) if value.isascii() and value.isdigit() else 0
+
+
+async def _buffer(receive: Any, limit: int = MAX_BODY) -> tuple[bytes, Any] | None:
+    """Read the whole request body and a receive that replays it; None as soon as it passes
+    ``limit`` bytes (the rest is never read: a cut body must not reach a view)."""
     chunks = []
+    size = 0
     more = True
     while more:
         message = await receive()
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
         more = message.get("more_body", False)
-        if sum(len(c) for c in chunks) > 1_000_000:
-            break
     body = b"".join(chunks)
     done = False
 
@@ -154,11 +174,30 @@ def _form_token(scope: dict[str, Any], body: bytes) -> str | None:
 
 async def _refuse(send: Any) -> None:
     text = b"refused: this request lacks the lab's CSRF token (reload the page and try again)"
+    await _plain(send, 403, text)
+
+
+async def _refuse_large(send: Any) -> None:
+    text = (
+        f"refused: the request body is over {MAX_BODY:,} bytes (the lab's forms are small); "
+        "nothing was done"
+    ).encode()
+    # the unread rest of the body makes the connection unusable for another request
+    await _plain(send, 413, text, [(b"connection", b"close")])
+
+
+async def _plain(
+    send: Any, status: int, text: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     await send(
         {
             "type": "http.response.start",
-            "status": 403,
-            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *_security_headers("x")],
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                *_security_headers("x"),
+                *(extra or []),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": text})

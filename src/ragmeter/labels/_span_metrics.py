@@ -181,6 +181,9 @@ def evaluate_spans(
             labels="the golden set",
         )  # fmt: skip
     in_run = pc.is_in(golden_ids, value_set=run_q.ids).to_numpy(zero_copy_only=False)
+    if r.empty_queries:  # answered with an empty ranking: in the run (scored 0), not missing
+        answered = pc.is_in(golden_ids, value_set=pa.array(r.empty_queries, pa.string()))
+        in_run = in_run | answered.to_numpy(zero_copy_only=False)
     has_ev = mapping.has_evidence
     no_relevant = _ids_at(golden_ids, mapping.sorted_rows(~has_ev))
     missing_ids = _ids_at(golden_ids, mapping.sorted_rows(has_ev & ~in_run))
@@ -330,10 +333,12 @@ def _to_run(run: Any):  # -> Run
     if isinstance(run, Run):
         return run
     try:
-        from ..io.convert import to_run
+        from ..io.convert import refuse_empty, to_run
     except ImportError:  # pragma: no cover - the io package ships it
         raise UsageError("pass the run as ragmeter.io Run") from None
-    return to_run(run)
+    r = to_run(run)
+    refuse_empty(run, r)  # an empty dict or table: nothing to score, as an empty file
+    return r
 
 
 def _version(golden: Any) -> str | None:

@@ -56,13 +56,14 @@ def evaluate_chunked(
     ``run`` may be a TREC run path (streamed, never held whole) or anything ``to_run`` takes;
     ``extra`` (golden_version, slices, splits) goes to the Evaluation as ``evaluate`` passes it."""
     from ..io._duplicates import check_policy
-    from ..io.convert import to_qrels
+    from ..io.convert import refuse_empty, to_qrels
 
     if isinstance(query_chunks, bool) or not isinstance(query_chunks, int) or query_chunks < 1:
         raise UsageError(f"query_chunks must be a whole number >= 1, got {query_chunks!r}")
     check_policy(duplicates)
     q = to_qrels(qrels)
-    labelled = sorted(pc.unique(flat(q.qid)).to_pylist())
+    refuse_empty(qrels, q)
+    labelled = sorted({*pc.unique(flat(q.qid)).to_pylist(), *q.empty_queries})
     n = max(1, min(query_chunks, len(labelled)))
     value_set = pa.array(labelled, type=pa.string())
 
@@ -71,6 +72,8 @@ def evaluate_chunked(
         return np.where(idx >= 0, idx * n // max(len(labelled), 1), -1)
 
     q_chunk = chunk_of(flat(q.qid))
+    # queries labelled with no judgement go to their chunk by name (they have no row)
+    q_empty = _by_chunk(q.empty_queries, chunk_of)
     with tempfile.TemporaryDirectory(prefix="ragmeter-chunks-", dir=workdir) as tmp:
         ids = _Ids(labelled)
         parts, name = _split(run, chunk_of, n, Path(tmp), duplicates, ids)
@@ -78,7 +81,12 @@ def evaluate_chunked(
         results = []
         for k, part in enumerate(parts):
             rows = pa.array(np.flatnonzero(q_chunk == k))
-            q_k = Qrels(qid=q.qid.take(rows), doc=q.doc.take(rows), rel=np.asarray(q.rel)[rows])
+            q_k = Qrels(
+                qid=q.qid.take(rows),
+                doc=q.doc.take(rows),
+                rel=np.asarray(q.rel)[rows],
+                empty_queries=q_empty.get(k, ()),
+            )
             r_k = part()
             ids.see(r_k)
             ids.items(r_k, judged)
@@ -117,7 +125,7 @@ class _Ids:
             self.unlabelled.append(pc.unique(qid))
 
     def see(self, r: Run) -> None:
-        if len(r.qid):
+        if len(r.qid) or r.empty_queries:  # a labelled query, answered (empty: still answered)
             self.any_query, self.unlabelled = True, []
 
     def check(self, q: Qrels, name: str) -> tuple[str, ...]:
@@ -151,11 +159,13 @@ def _split(
 
     if isinstance(run, (str, os.PathLike)) and not is_jsonl_path(run):
         return _spill(Path(run), chunk_of, n, folder, duplicates, ids)
-    from ..io.convert import to_run
+    from ..io.convert import refuse_empty, to_run
 
     r = to_run(run, duplicates=duplicates) if isinstance(run, (str, os.PathLike)) else to_run(run)
+    refuse_empty(run, r)
     chunk = chunk_of(flat(r.qid))
     ids.unmatched(flat(r.qid).filter(pa.array(chunk < 0)))
+    empty = _by_chunk(r.empty_queries, chunk_of)
 
     def part(k: int) -> Any:
         rows = pa.array(np.flatnonzero(chunk == k))
@@ -164,9 +174,20 @@ def _split(
             doc=r.doc.take(rows),
             score=np.asarray(r.score)[rows.to_numpy()],
             name=r.name,
+            empty_queries=empty.get(k, ()),
         )
 
     return [part(k) for k in range(n)], r.name
+
+
+def _by_chunk(qids: tuple[str, ...], chunk_of: Any) -> dict[int, tuple[str, ...]]:
+    """``{chunk: the ids of qids in it}`` (ids of no chunk are left out)."""
+    out: dict[int, tuple[str, ...]] = {}
+    if qids:
+        for qid, k in zip(qids, chunk_of(pa.array(qids, pa.string())).tolist(), strict=True):
+            if k >= 0:
+                out[k] = (*out.get(k, ()), qid)
+    return out
 
 
 def _spill(

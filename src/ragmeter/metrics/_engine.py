@@ -48,7 +48,7 @@ def evaluate(
     ``query_chunks=N`` scores N slices of queries one after another (a TREC run path is then
     streamed, never held whole): the same numbers, a bounded peak (``_chunked``).
     """
-    from ..io.convert import to_qrels, to_run
+    from ..io.convert import refuse_empty, to_qrels, to_run
 
     ms = parse_list(metrics)
     for m in ms:
@@ -69,6 +69,8 @@ def evaluate(
         )  # fmt: skip
     q = to_qrels(qrels)
     r = to_run(run)
+    refuse_empty(qrels, q)  # nothing to score: refused as an empty file is
+    refuse_empty(run, r)
     # ids that match nothing are loud, not 0.000 (check_run_against_qrels, run by _score when no
     # query or no judged item is in common: the exact checks cost a hash of every id)
     table = _score(q, r, ms, missing, ties, run_name)

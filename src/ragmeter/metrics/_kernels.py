@@ -19,7 +19,6 @@ turns grades into nDCG gains.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,30 +47,44 @@ def gain_values(
     grades: Any,
     gain: str = "linear",
     gains: tuple[tuple[int, float], ...] | None = None,
-    shift: int = 0,
+    shift: int | np.ndarray = 0,
 ) -> np.ndarray:
     """The gain of each grade: the grade itself (``linear``, trec_eval's default), ``2^g - 1``
     (``exp``), or a ``(grade, gain)`` map whose missing grades keep their own value. Grades <= 0
     always give 0 (a gain map names grades >= 1 only; the metric grammar refuses others).
 
     ``shift`` divides every gain by ``2^shift`` (exactly: a power of two), computed without ever
-    forming the unscaled gain, so ``2^1024 - 1`` never overflows to infinity; nDCG is a ratio of
-    gains, so the same shift on both sides leaves it unchanged (:func:`gain_shift` picks it)."""
+    forming the unscaled gain, so ``2^1024 - 1`` never overflows to infinity. It is one number,
+    or an integer array broadcast against ``grades`` (one shift per query: a column for a
+    queries x depth matrix); nDCG is a ratio of one query's gains, so the same shift on both
+    sides of that query leaves it unchanged (:func:`query_shifts` picks it)."""
     g = np.asarray(grades)
     pos = g > 0
     if gain == "exp" and gains is None:
         # 2^(g - shift) - 2^-shift == (2^g - 1) / 2^shift, in int64 so huge grades stay exact
         e = np.where(pos, g, 0).astype(np.int64) - shift
-        return np.where(pos, np.exp2(e.astype(np.float64)) - np.exp2(float(-shift)), 0.0)
+        below = np.exp2(-np.asarray(shift, dtype=np.float64))
+        return np.where(pos, np.exp2(e.astype(np.float64)) - below, 0.0)
     out = np.where(pos, g, 0).astype(np.float64)
     if gains is not None:
         for grade, value in gains:
             out[g == grade] = value
-    return np.ldexp(out, -shift) if shift else out
+    return np.ldexp(out, -np.asarray(shift, dtype=np.int64)) if np.any(shift) else out
 
 
 #: gains above 2^this are scaled down before summing (sums of up to 2^60 such gains stay finite)
 _SAFE_EXPONENT = 960
+
+
+def gain_exponents(
+    grades: Any, gain: str = "linear", gains: tuple[tuple[int, float], ...] | None = None
+) -> np.ndarray:
+    """Per grade, the binary exponent of its unscaled gain (``frexp``'s: ``gain < 2^e``; 0 for
+    a gain of 0), found without forming the gain: ``2^g - 1`` has exponent ``g``."""
+    g = np.asarray(grades)
+    if gain == "exp" and gains is None:
+        return np.where(g > 0, g, 0).astype(np.int64)
+    return np.frexp(gain_values(g, gain, gains))[1].astype(np.int64)
 
 
 def gain_shift(
@@ -79,16 +92,20 @@ def gain_shift(
 ) -> int:
     """The power of two :func:`gain_values` divides by so that no gain of the ``judged`` grades,
     nor any sum of them, overflows a float: 0 (no scaling, the usual case) unless the largest
-    gain exceeds ``2^960`` (``gain=exp`` on a grade >= 961, or a map with a gain near 1e308)."""
-    g = np.asarray(judged)
-    top = int(g.max()) if g.size else 0
-    if top <= 0:
-        return 0
-    if gain == "exp" and gains is None:
-        return top if top > _SAFE_EXPONENT else 0
-    biggest = float(np.abs(gain_values(g, gain, gains)).max())
-    exponent = math.frexp(biggest)[1]
-    return exponent if exponent > _SAFE_EXPONENT else 0
+    gain exceeds ``2^960`` (``gain=exp`` on a grade >= 961, or a map with a gain near 1e308).
+    The grades of ONE query: a shift chosen from other queries' grades would scale this
+    query's small gains down to 0 (:func:`query_shifts` gives each query its own)."""
+    e = gain_exponents(judged, gain, gains)
+    top = int(e.max()) if e.size else 0
+    return top if top > _SAFE_EXPONENT else 0
+
+
+def query_shifts(exponents: np.ndarray, row: np.ndarray, nq: int) -> np.ndarray:
+    """Per query row 0..nq-1: the shift of :func:`gain_shift` for its own judged items
+    (``exponents[i]``, from :func:`gain_exponents`, belongs to query ``row[i]``)."""
+    top = np.zeros(nq, dtype=np.int64)
+    np.maximum.at(top, row, exponents)
+    return np.where(top > _SAFE_EXPONENT, top, 0)
 
 
 def _cut(a: np.ndarray, k: int | None) -> np.ndarray:
@@ -201,18 +218,28 @@ def grade_counts(j_rel: np.ndarray, j_row: np.ndarray, nq: int) -> tuple[np.ndar
 
 
 def ideal_from_counts(
-    counts: np.ndarray, lo: int, gain_of: Any, width: int | None = None
+    counts: np.ndarray,
+    lo: int,
+    gain_of: Any,
+    width: int | None = None,
+    order: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each query's judged gains sorted descending and zero padded, from ``counts[q, i]``: how
     many judged items of query ``q`` have grade ``lo + i``. Grades are laid out best gain first,
     one pass per grade present (a column is the best gain whose items have not yet filled the
     columns before it): no sort and no per-item array. The same matrix as sorting (equal gains
     are equal floats, so their order does not matter). ``width``: only the first ``width``
-    columns (the cutoff of the metric that needs them)."""
+    columns (the cutoff of the metric that needs them).
+
+    ``gain_of(grades)`` gives one gain per grade, or one row of them per query (queries x
+    grades, when each query has its own shift); ``order``: per grade, a key whose descending
+    order is the gains' (the gains themselves by default) and is positive where the gain is:
+    one order for every query, whatever its shift."""
     nq, span = counts.shape
     gains = np.asarray(gain_of(lo + np.arange(span)), dtype=np.float64)
-    slots = np.argsort(-gains, kind="stable")
-    slots = slots[(gains[slots] > 0) & counts[:, slots].any(axis=0)]  # gain 0 is padding
+    key = gains if order is None else np.asarray(order)
+    slots = np.argsort(key, kind="stable")[::-1]  # best first (ints: no negation to overflow)
+    slots = slots[(key[slots] > 0) & counts[:, slots].any(axis=0)]  # gain 0 is padding
     if not nq or not slots.size:
         return np.zeros((nq, 0))
     filled = np.cumsum(counts[:, slots], axis=1)  # per query: columns taken by the best slots
@@ -221,7 +248,11 @@ def ideal_from_counts(
     out = np.zeros((nq, width))
     cols = np.arange(width)
     for s in range(slots.size - 1, -1, -1):  # worst gain first; better ones overwrite
-        out[cols < filled[:, s : s + 1]] = gains[slots[s]]
+        taken = cols < filled[:, s : s + 1]
+        if gains.ndim == 1:
+            out[taken] = gains[slots[s]]
+        else:  # each query's own gain for this grade
+            np.copyto(out, gains[:, slots[s] : slots[s] + 1], where=taken)
     return out
 
 
@@ -269,19 +300,34 @@ class RankInputs:
             return self.lo + np.flatnonzero(self.counts.any(axis=0))
         return self.j_rel
 
-    def shift(self, m: Options) -> int:
-        """The power of two every gain under ``m``'s rule is divided by (:func:`gain_shift`,
-        from ALL judged grades, so ranked and ideal gains share it)."""
+    def shift(self, m: Options) -> np.ndarray:
+        """Per query: the power of two every gain of that query under ``m``'s rule is divided
+        by (:func:`gain_shift` of the query's OWN judged grades, so its ranked and ideal gains
+        share it and no other query's grades change it); a 0-d 0 when no query needs one (the
+        usual case: no gain is scaled at all)."""
         key = ("shift", m.gain, m.gains)
         if key not in self._cache:
-            self._cache[key] = np.array(gain_shift(self._present(), m.gain, m.gains))
-        return int(self._cache[key])
+            if not gain_shift(self._present(), m.gain, m.gains):
+                self._cache[key] = np.zeros((), dtype=np.int64)
+            elif self.counts is not None:
+                e = gain_exponents(self.lo + np.arange(self.counts.shape[1]), m.gain, m.gains)
+                top = np.where(self.counts > 0, e, 0).max(axis=1, initial=0)
+                self._cache[key] = np.where(top > _SAFE_EXPONENT, top, 0)
+            else:
+                e = gain_exponents(self.j_rel, m.gain, m.gains)
+                self._cache[key] = query_shifts(e, self.j_row, self.nq)
+        return self._cache[key]
+
+    def _row_shift(self, m: Options) -> np.ndarray:
+        """:meth:`shift` shaped to broadcast against a (queries x anything) matrix."""
+        s = self.shift(m)
+        return s[:, None] if s.ndim else s
 
     def gains(self, m: Options) -> np.ndarray:
         """Gain of the item at each rank under ``m``'s gain rule."""
         key = ("gains", m.gain, m.gains)
         if key not in self._cache:
-            self._cache[key] = gain_values(self.grades, m.gain, m.gains, self.shift(m))
+            self._cache[key] = gain_values(self.grades, m.gain, m.gains, self._row_shift(m))
         return self._cache[key]
 
     def ideal(self, m: Options) -> np.ndarray:
@@ -289,12 +335,22 @@ class RankInputs:
         least the first ``m.k`` columns of it)."""
         key = ("ideal", m.gain, m.gains, m.k if self.counts is not None else None)
         if key not in self._cache:
-            shift = self.shift(m)
             if self.counts is not None:
+                shift = self._row_shift(m)
+                grades = self.lo + np.arange(self.counts.shape[1])
+                # grades order linear and exp gains whatever the shift (exp gains of huge
+                # grades are not finite unscaled); a map's gains are finite
+                order = grades if m.gains is None else gain_values(grades, m.gain, m.gains)
                 self._cache[key] = ideal_from_counts(
-                    self.counts, self.lo, lambda x: gain_values(x, m.gain, m.gains, shift), m.k
+                    self.counts,
+                    self.lo,
+                    lambda x: gain_values(x, m.gain, m.gains, shift),
+                    m.k,
+                    order,
                 )
             else:
+                s = self.shift(m)
+                shift = s[self.j_row] if s.ndim else s
                 self._cache[key] = ideal_gains(
                     gain_values(self.j_rel, m.gain, m.gains, shift), self.j_row, self.nq
                 )
@@ -331,11 +387,12 @@ def rank_rprec(x: RankInputs, m: Options) -> np.ndarray:
 def rank_ndcg(x: RankInputs, m: Options) -> np.ndarray:
     g = _cut(x.grades, m.k)
     lo, hi = (int(g.min()), int(g.max())) if g.size else (0, 0)
-    if hi - lo >= COUNTED_GRADES:
+    shift = x.shift(m)
+    if hi - lo >= COUNTED_GRADES or shift.ndim:  # many grades, or each query its own shift
         return ndcg(x.gains(m), x.ideal(m), m.k)
     # the gain of each grade present, then summed rank by rank: the same products in the same
     # order as _rank_sum over the gains matrix, without building it
-    lut = gain_values(lo + np.arange(hi - lo + 1), m.gain, m.gains, x.shift(m))
+    lut = gain_values(lo + np.arange(hi - lo + 1), m.gain, m.gains, shift)
     dcg = np.zeros(g.shape[0])
     for i, d in enumerate(discounts(g.shape[1]).tolist()):
         dcg += lut[g[:, i] - lo] * d

@@ -44,6 +44,8 @@ def _score(
     rel_pos = by_id[has_rel[by_id]]  # dictionary positions of the scored queries, sorted
     with_rel = qq_dict.take(pa.array(rel_pos)).to_pylist()
     no_relevant = qq_dict.take(pa.array(by_id[~has_rel[by_id]])).to_pylist()
+    if q.empty_queries:  # labelled with no judgement: no relevant item, as all-grade-0 lines
+        no_relevant = sorted({*no_relevant, *q.empty_queries})
     code_of_dict = np.full(n_dict + 1, -1, dtype=np.int32)  # [-1] -> -1 (not a qrels query)
     code_of_dict[rel_pos] = np.arange(rel_pos.size, dtype=np.int32)
 
@@ -51,12 +53,18 @@ def _score(
     rq_dict = rg.dictionary
     in_qrels = _positions_in(rq_dict, qq_dict)
     id_warnings: tuple[str, ...] = ()
-    if len(rq_dict) and n_dict and not bool((in_qrels >= 0).any()):
+    named = len(rq_dict) + len(run.empty_queries), n_dict + len(q.empty_queries)
+    if all(named) and not bool((in_qrels >= 0).any()):
         id_warnings = check_run_against_qrels(q, run, run_name=run_name)  # raises: none shared
     scored = code_of_dict[in_qrels]  # run query (dictionary position) -> scored-query code
     qrels_code = qg.rows(code_of_dict)  # qrels row -> scored-query code (-1: not scored)
+    answered = np.zeros(len(with_rel), dtype=bool)  # in the run with an empty ranking
+    if run.empty_queries:
+        at = _positions_in(pa.array(run.empty_queries, pa.string()), qq_dict)
+        codes = code_of_dict[at]
+        answered[codes[codes >= 0]] = True
     missing_ids, sel, query_ids, lengths, grades, matched = _grades(
-        q, run, rg, scored, qrels_code, rel, with_rel, ms, missing, ties
+        q, run, rg, scored, qrels_code, rel, with_rel, answered, ms, missing, ties
     )
     del rg
     nq = len(query_ids)
@@ -140,6 +148,7 @@ def _grades(
     qrels_code: np.ndarray,
     rel: np.ndarray,
     with_rel: list[str],
+    answered: np.ndarray,
     ms: list[Metric],
     missing: Missing,
     ties: Ties,
@@ -154,7 +163,7 @@ def _grades(
         live = block_code >= 0
         lengths_all = np.bincount(block_code[live], rg.lengths[live], len(with_rel))
         missing_ids, sel, query_ids, lengths, depth = _selected(
-            with_rel, lengths_all.astype(np.int64), ms, missing
+            with_rel, lengths_all.astype(np.int64), answered, ms, missing
         )
         fused = ranked_grades(
             rg, block_code, run.score, ties, len(with_rel), depth, run.doc, qrels_code, q.doc,
@@ -166,18 +175,27 @@ def _grades(
             return missing_ids, sel, query_ids, lengths, grades, matched
     codes = rg.rows(scored)  # run row -> scored-query code (-1: none)
     ranked = rank_run(run, ties=ties, qids=with_rel, codes=codes)
-    missing_ids, sel, query_ids, lengths, depth = _selected(with_rel, ranked.lengths, ms, missing)
+    missing_ids, sel, query_ids, lengths, depth = _selected(
+        with_rel, ranked.lengths, answered, ms, missing
+    )
     grades, matched = _ranked_matrix(q, qrels_code, codes, run, rel, ranked, sel, lengths, depth)
     return missing_ids, sel, query_ids, lengths, grades, matched
 
 
 def _selected(
-    with_rel: list[str], lengths_all: np.ndarray, ms: list[Metric], missing: Missing
+    with_rel: list[str],
+    lengths_all: np.ndarray,
+    answered: np.ndarray,
+    ms: list[Metric],
+    missing: Missing,
 ) -> tuple[list[str], np.ndarray, list[str], np.ndarray, int]:
     """(ids of scored queries absent from the run, positions of the queries kept, their ids,
-    their run lengths, the depth the metrics need) from each scored query's run length."""
-    missing_ids = [with_rel[i] for i in np.flatnonzero(lengths_all == 0).tolist()]
-    keep_q = np.ones(len(with_rel), bool) if missing == "zero" else lengths_all > 0
+    their run lengths, the depth the metrics need) from each scored query's run length.
+    ``answered``: queries the run gives with an empty ranking: in the run (pytrec_eval's rule:
+    it retrieved nothing and scores 0 under both policies), not missing."""
+    present = (lengths_all > 0) | answered
+    missing_ids = [with_rel[i] for i in np.flatnonzero(~present).tolist()]
+    keep_q = np.ones(len(with_rel), bool) if missing == "zero" else present
     sel = np.flatnonzero(keep_q)
     query_ids = with_rel if sel.size == len(with_rel) else [with_rel[i] for i in sel.tolist()]
     lengths = lengths_all[sel]
@@ -216,9 +234,14 @@ def _ranked_matrix(
 
 
 def _grade_type(rel: np.ndarray) -> np.dtype:
-    """The smallest integer type holding every grade (int8 at least)."""
+    """The smallest SIGNED integer type holding every grade. Not ``min_scalar_type``: a grade
+    >= 2^32 is uint64 there, and uint64 with int8 makes float64 grades, which round grades
+    past 2^53 (R(rel=2^53+1) counted two items relevant of one: R = 2.0) and cannot index."""
     lo, hi = (int(rel.min()), int(rel.max())) if rel.size else (0, 0)
-    return np.result_type(np.min_scalar_type(lo), np.min_scalar_type(hi), np.int8)
+    for t in (np.int8, np.int16, np.int32):
+        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
+            return np.dtype(t)
+    return np.dtype(np.int64)
 
 
 def _join_grades(

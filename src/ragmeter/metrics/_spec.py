@@ -344,9 +344,11 @@ def parse_list(text: str | Iterable[str | Metric]) -> list[Metric]:
             f"values, got {type(text).__name__} {text!r}"
         )
     out: list[Metric] = []
+    seen: set[Metric] = set()  # not `m in out`: quadratic in the number of metrics
     for item in raw:
         m = parse(item)
-        if m not in out:
+        if m not in seen:
+            seen.add(m)
             out.append(m)
     if not out:
         raise UsageError("no metric given")

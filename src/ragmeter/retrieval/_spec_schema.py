@@ -131,6 +131,10 @@ Target = Annotated[
     must('"module:name" such as "mypkg.rag:retrieve", or "file.py:name"'),
 ]
 OnError = Annotated[Literal["record", "raise"], must("'record' or 'raise'")]
+#: seconds one call of the pipeline may take (0: no limit; absent: 300, pipelines._calls)
+Timeout = Annotated[
+    int | float, Field(ge=0, le=86_400, allow_inf_nan=False), must("seconds from 0 to 86400")
+]
 
 
 class _PipelineSpec(_Spec):
@@ -139,6 +143,7 @@ class _PipelineSpec(_Spec):
     kind: str
     target: Target | None = None
     on_error: OnError | None = None
+    timeout: Timeout | None = None
 
     @model_validator(mode="after")
     def _needs_target(self) -> _PipelineSpec:

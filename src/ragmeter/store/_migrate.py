@@ -4,6 +4,13 @@ for a server database; a database newer than this ragmeter is refused.
 Opening an up-to-date store reads one row (``alembic_version``) and does not import Alembic.
 SQLite upgrades happen under an exclusive file lock beside the database, so two commands that
 open a new store at once do not both create its tables.
+
+A database that is someone else's is never migrated: a SQLite file holding tables but no
+ragmeter schema (another application's database), or any database whose ``alembic_version``
+names a revision ragmeter does not know while it lacks ragmeter's core tables (another
+Alembic-managed application), is refused naming the store, before anything is written. A
+read-only store at the current schema opens (nothing is written); one that would need
+migrating is refused.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import StoreSchemaError
+from ._engine import adopt, read_only
 from ._url import display_url, is_sqlite, sqlite_path
 
 #: the newest revision this ragmeter knows; tests check it is Alembic's head
@@ -22,6 +30,9 @@ HEAD = "0001"
 #: every revision this ragmeter knows, oldest first
 KNOWN = ("0001",)
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+#: tables every ragmeter schema has had: a database with an unknown revision and without them is
+#: another Alembic application's, not one written by a newer ragmeter
+CORE = frozenset({"runs", "evaluations", "blobs"})
 
 
 def alembic_config(connection: Any = None) -> Any:
@@ -64,24 +75,72 @@ def downgrade(engine: Any, revision: str) -> None:
         command.downgrade(alembic_config(conn), revision)
 
 
+def store_revision(engine: Any, url: str) -> str | None:
+    """:func:`current_revision`, after refusing a database that is not a ragmeter store (see
+    the module doc): what every command reads before it trusts the tables."""
+    import sqlalchemy as sa
+
+    with engine.connect() as conn:
+        inspector = sa.inspect(conn)
+        tables = set(inspector.get_table_names())
+        current = None
+        if "alembic_version" in tables:
+            row = conn.execute(sa.text("SELECT version_num FROM alembic_version")).first()
+            current = None if row is None else str(row[0])
+        if is_sqlite(url) and current is None:
+            # views and triggers count too: anything a user made there is theirs
+            others = conn.execute(
+                sa.text(
+                    "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite!_%' "
+                    "ESCAPE '!' AND name != 'alembic_version'"
+                )
+            ).scalar()
+            if others:
+                raise StoreSchemaError(
+                    f"{_where(url)} is not a ragmeter store: it holds {others} table(s) of "
+                    "another application and no ragmeter schema, so ragmeter changes nothing "
+                    "in it. Name the store's file, or a new file (sqlite:///PATH)"
+                )
+    if current is not None and current not in KNOWN and not CORE <= tables:
+        raise StoreSchemaError(
+            f"{_where(url)} is not a ragmeter store: its alembic_version {current!r} is another "
+            f"application's and it lacks ragmeter's tables ({', '.join(sorted(CORE - tables))}), "
+            "so ragmeter changes nothing in it"
+        )
+    return current
+
+
+def _where(url: str) -> str:
+    path = sqlite_path(url) if is_sqlite(url) else None
+    return f"the database {display_url(url)}" if path is None else str(path)
+
+
 def ensure_schema(engine: Any, url: str, migrate: bool | None) -> None:
-    """Check (and for SQLite, by default, bring up) the schema; refuse a newer one.
+    """Check (and for SQLite, by default, bring up) the schema; refuse a newer one, and a
+    database that is not ragmeter's.
 
     ``migrate=None``: upgrade SQLite, require a server database to be at head already.
     """
-    current = current_revision(engine)
+    current = store_revision(engine, url)
+    adopt(engine)  # ragmeter's (or new): SQLite may switch it to WAL
     if current == HEAD:
         return
     _refuse_newer(current, url)
     auto = is_sqlite(url) if migrate is None else migrate
+    now = "has no ragmeter tables" if current is None else f"is at schema {current}"
     if not auto:
-        now = "has no ragmeter tables" if current is None else f"is at schema {current}"
         raise StoreSchemaError(
             f"the store {display_url(url)} {now}; this ragmeter needs schema {HEAD}. "
             f"Migrate it with: ragmeter db upgrade --db {display_url(url)}"
         )
+    if read_only(engine):
+        raise StoreSchemaError(
+            f"the store {display_url(url)} {now} and is read-only here, so it cannot be "
+            f"migrated to schema {HEAD}: open it where it can be written (or have whoever runs "
+            "it run ragmeter db upgrade)"
+        )
     with _lock(url):
-        current = current_revision(engine)  # another process may have migrated meanwhile
+        current = store_revision(engine, url)  # another process may have migrated meanwhile
         _refuse_newer(current, url)
         if current != HEAD:
             upgrade(engine)

@@ -84,23 +84,53 @@ def evaluation_tables(e: Evaluation) -> tuple[Any, dict[str, Any]]:
     return pa.table(cols), extras
 
 
-def evaluation_from(row: Any, values: Any, extras: Mapping[str, Any]) -> Evaluation:
-    names = list(row.metrics)
-    qids = tuple(values.column("qid").to_pylist())
-    if names:
-        arr = np.column_stack([values.column(n).to_numpy() for n in names])
-    else:
-        arr = np.zeros((len(qids), 0))
-    return Evaluation(
-        run=row.run_name,
-        metrics=tuple(parse(n) for n in names),
-        query_ids=qids,
-        values=arr.astype(np.float64, copy=False),
-        missing_ids=tuple(extras.get("missing_ids", ())),
-        no_relevant_ids=tuple(extras.get("no_relevant_ids", ())),
-        golden_version=row.golden_version,
-        config=dict(row.config or {}),
-        slices={q: tuple(s) for q, s in (extras.get("slices") or {}).items()},
-        splits=dict(extras.get("splits") or {}),
-        details={q: dict(v) for q, v in (extras.get("details") or {}).items()},
-    )
+def evaluation_from(row: Any, values: Any, extras: Any) -> Evaluation:
+    """The :class:`Evaluation` an ``evaluations`` row and its two blobs hold; a row or blob
+    that does not read back as one (wrong types, missing columns, values of another shape) is a
+    :class:`~ragmeter.store._damage.Damage` naming what is wrong."""
+    import pyarrow as pa
+
+    from .._errors import RagmeterError
+    from ._damage import Damage, Row
+
+    v = Row(row)
+    names = v.strings("metrics")
+    config = v.mapping("config")
+    if not isinstance(extras, Mapping):
+        raise Damage("its extras are not a JSON object")
+    try:
+        col = values.column("qid")
+        if col.null_count or not (
+            pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+        ):
+            raise Damage("its question ids are not text")  # (checked on the column: no loop)
+        qids = tuple(col.to_pylist())
+        if names:
+            arr = np.column_stack([values.column(n).to_numpy() for n in names])
+        else:
+            arr = np.zeros((len(qids), 0))
+        return Evaluation(
+            run=v.text("run_name"),
+            metrics=tuple(parse(n) for n in names),
+            query_ids=qids,
+            values=arr.astype(np.float64, copy=False),
+            missing_ids=tuple(extras.get("missing_ids", ())),
+            no_relevant_ids=tuple(extras.get("no_relevant_ids", ())),
+            golden_version=v.text("golden_version", null=True),
+            config=config,
+            slices={q: tuple(s) for q, s in (extras.get("slices") or {}).items()},
+            splits=dict(extras.get("splits") or {}),
+            details={q: dict(x) for q, x in (extras.get("details") or {}).items()},
+        )
+    except Damage:
+        raise
+    except (
+        KeyError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        pa.ArrowException,
+        RagmeterError,
+    ) as exc:
+        why = (str(exc).splitlines() or [""])[0] or type(exc).__name__
+        raise Damage(f"its values do not read back as an evaluation: {why}") from None

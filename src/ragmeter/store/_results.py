@@ -6,7 +6,6 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._errors import NotFoundError
 from ..paired._ledger import Ledger
 from . import _models as m
 from ._engine import reading, writing
@@ -67,36 +66,82 @@ def record_comparison(
 
 
 def load_comparison(store: Store, comparison_id: int) -> Comparison:
+    """A stored comparison; NotFoundError when absent, DamagedRowError naming what is wrong
+    when its row or its values do not read back."""
     import sqlalchemy as sa
 
     from ..paired._comparison import Comparison
+    from ._damage import Damage, DamagedRowError, Row, fetch, part_of
 
+    cid = store._id(comparison_id, "comparison")
+    t = m.comparisons
     with reading(store.engine) as conn:
-        row = conn.execute(
-            sa.select(m.comparisons).where(m.comparisons.c.id == int(comparison_id))
-        ).first()
-        if row is None:
-            raise NotFoundError(f"the store {store.display_url} has no comparison {comparison_id}")
-        values = store.blobs.get_table(conn, row.values_blob)
-    d = dict(row.record)
-    a = values.column("baseline").to_pylist()
-    b = values.column("candidate").to_pylist()
-    d["per_query"] = {
-        q: {"baseline": x, "candidate": y, "delta": y - x}
-        for q, x, y in zip(values.column("qid").to_pylist(), a, b, strict=True)
-    }
-    return Comparison.from_dict(d)
+        rows, damaged = fetch(
+            conn, sa.select(t.c.record, t.c.values_blob).where(t.c.id == cid), t.c.id, "comparisons"
+        )
+        if damaged:
+            raise damaged[0]
+        if not rows:
+            raise store._missing(comparison_id, "comparison")
+        row = rows[0]
+        with part_of("comparisons", cid, "its per-question values"):
+            values = store.blobs.get_table(conn, row.values_blob)
+    with part_of("comparisons", cid, "its record"):
+        d = Row(row).mapping("record")
+        try:
+            a = values.column("baseline").to_pylist()
+            b = values.column("candidate").to_pylist()
+            d["per_query"] = {
+                q: {"baseline": x, "candidate": y, "delta": y - x}
+                for q, x, y in zip(values.column("qid").to_pylist(), a, b, strict=True)
+            }
+            return Comparison.from_dict(d)
+        except DamagedRowError:
+            raise
+        except Exception as exc:  # any shape from_dict cannot take: the row is damaged
+            why = (str(exc).splitlines() or [""])[0] or type(exc).__name__
+            raise Damage(f"it does not read back as a comparison: {why}") from None
 
 
 def list_comparisons(store: Store, golden_version: str | None) -> list[dict[str, Any]]:
+    """The comparisons' headline columns, newest first; a damaged row is left out with a
+    warning naming it."""
     import sqlalchemy as sa
 
-    cols = [c for c in m.comparisons.c if c.name not in ("record", "values_blob", "slices")]
-    q = sa.select(*cols).order_by(m.comparisons.c.id.desc())
+    from ._damage import DamagedRowError, Row, checked, fetch, skipped
+
+    t = m.comparisons
+    cols = [c for c in t.c if c.name not in ("record", "values_blob", "slices")]
+    q = sa.select(*cols).order_by(t.c.id.desc())
     if golden_version is not None:
-        q = q.where(m.comparisons.c.golden_version == golden_version)
+        q = q.where(t.c.golden_version == golden_version)
     with reading(store.engine) as conn:
-        return [dict(r._mapping) for r in conn.execute(q)]
+        rows, damaged = fetch(conn, q, t.c.id, "comparisons")
+    out = []
+    for r in rows:
+        v = Row(r)
+        try:
+            with checked("comparisons", r.id):
+                d = dict(r._mapping)
+                for name in ("id", "n", "wins", "losses", "ties", "n_resamples"):
+                    d[name] = v.whole(name)
+                for name in ("baseline_run_id", "candidate_run_id"):
+                    d[name] = v.whole(name, null=True)
+                for name in ("baseline", "candidate", "metric"):
+                    d[name] = v.text(name)
+                for name in ("golden_version", "seed"):
+                    d[name] = v.text(name, null=True)
+                for name in ("mean_delta", "ci_low", "ci_high", "sign_test_p"):
+                    d[name] = v.number(name)
+                for name in ("fixed_ids", "broken_ids"):
+                    d[name] = v.strings(name, null=True)
+                d["created_at"] = v.when("created_at")
+                out.append(d)
+        except DamagedRowError as exc:
+            damaged.append(exc)
+    for bad in damaged:
+        skipped(bad)
+    return out
 
 
 class StoreLedger(Ledger):
@@ -126,11 +171,31 @@ class StoreLedger(Ledger):
             )
 
     def entries(self) -> list[dict[str, Any]]:
+        """Every entry, oldest first; a damaged one (not a JSON object with a golden version
+        and a candidate) is left out with a warning naming it, never counted."""
         import sqlalchemy as sa
 
+        from ._damage import DamagedRowError, fetch, skipped
+
+        t = m.ledger
         with reading(self.store.engine) as conn:
-            rows = conn.execute(sa.select(m.ledger.c.entry).order_by(m.ledger.c.id)).all()
-        return [dict(r.entry) for r in rows]
+            rows, damaged = fetch(
+                conn, sa.select(t.c.id, t.c.entry).order_by(t.c.id), t.c.id, "ledger"
+            )
+        out = []
+        for r in rows:
+            e = r.entry
+            if not isinstance(e, Mapping):
+                damaged.append(DamagedRowError("ledger", r.id, "entry is not a JSON object"))
+            elif not all(isinstance(e.get(k), str) for k in ("golden_version", "candidate")):
+                damaged.append(
+                    DamagedRowError("ledger", r.id, "entry lacks its golden version or candidate")
+                )
+            else:
+                out.append(dict(e))
+        for d in damaged:
+            skipped(d)
+        return out
 
 
 def _table(rows: Sequence[Mapping[str, Any]]) -> Any:
@@ -214,15 +279,27 @@ def record_judge_validation(
 
 
 def stored_rows(store: Store, table: str, blob_column: str, row_id: int) -> list[dict[str, Any]]:
-    """The JSON records of an answer set or judge-label set."""
+    """The JSON records of an answer set or judge-label set (NotFoundError when absent,
+    DamagedRowError when its blob does not read back as records)."""
     import json
 
     import sqlalchemy as sa
 
+    from ._damage import LABEL, DamagedRowError, part_of
+
     t = m.metadata.tables[table]
+    rid = store._id(row_id, LABEL.get(table, table))
     with reading(store.engine) as conn:
-        row = conn.execute(sa.select(t).where(t.c.id == int(row_id))).first()
-        if row is None:
-            raise NotFoundError(f"the store has no {table} row {row_id}")
-        table_ = store.blobs.get_table(conn, getattr(row, blob_column))
-    return [json.loads(x) for x in table_.column("record").to_pylist()]
+        blob = conn.execute(sa.select(t.c[blob_column]).where(t.c.id == rid)).scalar_one_or_none()
+        if blob is None:
+            raise store._missing(row_id, LABEL.get(table, table))
+        with part_of(table, rid, "its records"):
+            table_ = store.blobs.get_table(conn, blob)
+    try:
+        records = [json.loads(x) for x in table_.column("record").to_pylist()]
+    except (KeyError, ValueError, TypeError) as exc:
+        why = (str(exc).splitlines() or [""])[0] or type(exc).__name__
+        raise DamagedRowError(table, rid, f"its records are not JSON: {why}") from None
+    if not all(isinstance(x, dict) for x in records):
+        raise DamagedRowError(table, rid, "its records are not JSON objects")
+    return records

@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._errors import NotFoundError, UsageError
+from .._errors import NotFoundError, RagmeterError, UsageError
 from . import _models as m
 from ._blobs import Blobs
-from ._engine import make_engine, reading, writing
+from ._engine import make_engine, read_only, reading, writing
 from ._migrate import ensure_schema
 from ._process import alive, host
-from ._records import RunRecord, evaluation_from, utc
+from ._records import RunRecord, evaluation_from
 from ._url import artifact_root, display_url, resolve_url
 from ._values import now
 
@@ -36,6 +36,9 @@ class Store:
         self.url = url
         self.engine = engine
         self.blobs = Blobs(artifact_root(url))
+        #: this process cannot write the store (a read-only file, folder or server session):
+        #: reading works, reaping is skipped, a write fails naming the store (docs/store.md)
+        self.read_only = read_only(engine)
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
@@ -120,37 +123,60 @@ class Store:
 
         from ..data._golden_set import GoldenSet
         from ..data._schema import Question
+        from ._damage import DamagedRowError, part_of
 
+        where = f"{version!r}"
         with reading(self.engine) as conn:
             row = conn.execute(
-                sa.select(m.golden_versions).where(m.golden_versions.c.version == version)
+                sa.select(m.golden_versions.c.questions_blob).where(
+                    m.golden_versions.c.version == version
+                )
             ).first()
             if row is None:
                 raise NotFoundError(f"the store holds no golden-set version {version!r}")
-            table = self.blobs.get_table(conn, row.questions_blob)
-        return GoldenSet(
-            [Question.model_validate_json(r) for r in table.column("record").to_pylist()]
-        )
+            with part_of("golden_versions", where, "its questions"):
+                table = self.blobs.get_table(conn, row.questions_blob)
+        try:
+            return GoldenSet(
+                [Question.model_validate_json(r) for r in table.column("record").to_pylist()]
+            )
+        except (KeyError, ValueError, TypeError, RagmeterError) as exc:
+            why = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise DamagedRowError(
+                "golden_versions", where, f"its questions do not read back: {why}"
+            ) from None
 
     def golden_versions(self) -> list[dict[str, Any]]:
         import sqlalchemy as sa
 
+        from ._damage import DamagedRowError, Row, checked, fetch, skipped
+
+        t = m.golden_versions
+        cols = [t.c[c] for c in ("version", "name", "n_questions", "n_spans", "slices", "splits")]
+        q = sa.select(*cols, t.c.created_at).order_by(t.c.created_at)
         with reading(self.engine) as conn:
-            rows = conn.execute(
-                sa.select(m.golden_versions).order_by(m.golden_versions.c.created_at)
-            ).all()
-        return [
-            {
-                "version": r.version,
-                "name": r.name,
-                "n_questions": r.n_questions,
-                "n_spans": r.n_spans,
-                "slices": r.slices,
-                "splits": r.splits,
-                "created_at": utc(r.created_at),
-            }
-            for r in rows
-        ]
+            rows, damaged = fetch(conn, q, t.c.version, "golden_versions")
+        out = []
+        for r in rows:
+            v = Row(r)
+            try:
+                with checked("golden_versions", repr(r.version)):
+                    out.append(
+                        {
+                            "version": v.text("version"),
+                            "name": v.text("name", null=True),
+                            "n_questions": v.whole("n_questions"),
+                            "n_spans": v.whole("n_spans"),
+                            "slices": v.numbers("slices"),
+                            "splits": v.numbers("splits"),
+                            "created_at": v.when("created_at"),
+                        }
+                    )
+            except DamagedRowError as exc:
+                damaged.append(exc)
+        for d in damaged:
+            skipped(d)
+        return out
 
     def set_corpus(self, run_ids: Sequence[int], corpus: Any, source: str | None = None) -> str:
         """Record the corpus (its fingerprint) the runs retrieved from."""
@@ -159,13 +185,10 @@ class Store:
         from ._runs import corpus_row
 
         fingerprint = corpus.fingerprint
+        ids = self._ids(run_ids)
         with writing(self.engine) as conn:
             corpus_row(conn, fingerprint, len(corpus), source)
-            conn.execute(
-                sa.update(m.runs)
-                .where(m.runs.c.id.in_([int(i) for i in run_ids]))
-                .values(corpus=fingerprint)
-            )
+            conn.execute(sa.update(m.runs).where(m.runs.c.id.in_(ids)).values(corpus=fingerprint))
         return fingerprint
 
     # -- runs ----------------------------------------------------------------------------------
@@ -219,12 +242,13 @@ class Store:
         transaction: a run is finished with all its rows, or not at all."""
         from ._runs import finish_run
 
-        finish_run(self, run_id, evaluations=evaluations, ranked=ranked, golden=golden, **fields)
+        rid = self._id(run_id)
+        finish_run(self, rid, evaluations=evaluations, ranked=ranked, golden=golden, **fields)
 
     def fail_run(self, run_id: int, *, status: str = "failed", message: str = "") -> None:
         from ._runs import end_unfinished
 
-        end_unfinished(self, [run_id], status=status, message=message)
+        end_unfinished(self, self._ids([run_id]), status=status, message=message)
 
     def record_evaluation(
         self,
@@ -256,16 +280,26 @@ class Store:
 
     def reap(self) -> int:
         """Mark ``interrupted`` every run left ``running`` by a process of this host that is
-        gone; returns how many."""
+        gone; returns how many (none on a read-only store, which stays as it is)."""
         import sqlalchemy as sa
 
+        if self.read_only:
+            return 0
         with reading(self.engine) as conn:
             rows = conn.execute(
                 sa.select(m.runs.c.id, m.runs.c.pid, m.runs.c.process_start).where(
                     m.runs.c.status == "running", m.runs.c.host == host()
                 )
             ).all()
-        dead = [r.id for r in rows if not alive(r.pid, r.process_start)]
+        # a pid that is not a process id (a damaged row) is left alone: never a signal or a
+        # /proc path made from it
+        dead = [
+            r.id
+            for r in rows
+            if isinstance(r.pid, int)
+            and 0 < r.pid < 2**31
+            and not alive(r.pid, r.process_start if isinstance(r.process_start, str) else None)
+        ]
         if dead:
             from ._runs import end_unfinished
 
@@ -285,74 +319,123 @@ class Store:
         status: str | None = None,
         limit: int | None = None,
     ) -> list[RunRecord]:
-        """Stored runs, newest first (runs of dead processes are marked interrupted first)."""
+        """Stored runs, newest first (runs of dead processes are marked interrupted first). A
+        damaged run is left out with a warning naming it (the others stay readable)."""
+        from ._damage import skipped
         from ._runs import select_runs
 
         self.reap()
-        return select_runs(
+        found = select_runs(
             self, experiment=experiment, golden_version=golden_version, status=status, limit=limit
         )
+        for d in found.damaged:
+            skipped(d)
+        return found.records
 
     def run(self, run_id: int) -> RunRecord:
+        """One stored run (NotFoundError when absent; DamagedRowError naming what is wrong when
+        its row cannot be read back)."""
         from ._runs import select_runs
 
-        found = select_runs(self, ids=[int(run_id)])
-        if not found:
-            raise NotFoundError(f"the store {self.display_url} has no run {run_id}")
-        return found[0]
+        found = select_runs(self, ids=[self._id(run_id)])
+        if found.damaged:
+            raise found.damaged[0]
+        if not found.records:
+            raise self._missing(run_id)
+        return found.records[0]
+
+    # -- ids -----------------------------------------------------------------------------------
+    def _id(self, value: Any, what: str = "run") -> int:
+        """``value`` as a row id of this store; NotFoundError when no row can have it (an id
+        past what the database holds, 0, negative, text that is not a whole number)."""
+        from ._values import row_id
+
+        found = row_id(value, self.engine.dialect.name)
+        if found is None:
+            raise self._missing(value, what)
+        return found
+
+    def _ids(self, values: Sequence[Any]) -> list[int]:
+        """The values that can be row ids (the others name no row)."""
+        from ._values import row_id
+
+        found = (row_id(v, self.engine.dialect.name) for v in values)
+        return [i for i in found if i is not None]
+
+    def _missing(self, value: Any, what: str = "run") -> NotFoundError:
+        shown = value if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+        return NotFoundError(f"the store {self.display_url} has no {what} {shown}")
 
     def evaluation(self, run_id: int, level: str | None = None) -> Evaluation:
         """A run's :class:`Evaluation` (``level``: span, chunk, document or eval; default the
         run's first)."""
         import sqlalchemy as sa
 
+        from ._damage import DamagedRowError, fetch, part_of
+        from ._values import LEVELS
+
+        rid = self._id(run_id)
+        t = m.evaluations
         # one connection and no RunRecord: loading a 100k-question run stays near the cost of
         # reading its Parquet file (benchmarks/bench_store.py)
         with reading(self.engine) as conn:
-            rows = conn.execute(
-                sa.select(m.evaluations)
-                .where(m.evaluations.c.run_id == int(run_id))
-                .order_by(m.evaluations.c.id)
-            ).all()
-            if not rows:
+            rows, damaged = fetch(
+                conn, sa.select(t).where(t.c.run_id == rid).order_by(t.c.id), t.c.id, "evaluations"
+            )
+            for r in [r for r in rows if r.level not in LEVELS]:
+                rows.remove(r)
+                damaged.append(
+                    DamagedRowError("evaluations", r.id, f"level {r.level!r} is not a level")
+                )
+            if not rows and not damaged:
                 status = conn.execute(
-                    sa.select(m.runs.c.status).where(m.runs.c.id == int(run_id))
+                    sa.select(m.runs.c.status).where(m.runs.c.id == rid)
                 ).scalar_one_or_none()
                 if status is None:
-                    raise NotFoundError(f"the store {self.display_url} has no run {run_id}")
-                raise UsageError(f"run {run_id} has no evaluation (status: {status})")
+                    raise self._missing(run_id)
+                raise UsageError(f"run {rid} has no evaluation (status: {status})")
             levels = [r.level for r in rows]
-            lvl = level or levels[0]
+            lvl = level or (levels[0] if levels else None)
             if lvl not in levels:
+                if damaged:  # the level asked for (or the first) may be the damaged row
+                    raise DamagedRowError("runs", rid, f"its {damaged[0]}")
                 raise NotFoundError(
-                    f"run {run_id} has no {lvl}-level evaluation (has: {', '.join(levels)})"
+                    f"run {rid} has no {lvl}-level evaluation (has: {', '.join(levels)})"
                 )
             row = rows[levels.index(lvl)]
-            values = self.blobs.get_table(conn, row.values_blob)
-            extras = self.blobs.get_json(conn, row.extras_blob)
-        return evaluation_from(row, values, extras)
+            with part_of("runs", rid, f"its {lvl}-level values"):
+                values = self.blobs.get_table(conn, row.values_blob)
+                extras = self.blobs.get_json(conn, row.extras_blob)
+        with part_of("runs", rid, f"its {lvl}-level evaluation"):
+            return evaluation_from(row, values, extras)
 
     def ranked(self, run_id: int) -> Any:
         """The ranked lists a run retrieved: qid, rank, item, doc, start, end, score."""
         import sqlalchemy as sa
 
+        from ._damage import part_of
+
+        rid = self._id(run_id)
         with reading(self.engine) as conn:
-            row = conn.execute(
-                sa.select(m.runs.c.ranked_blob).where(m.runs.c.id == int(run_id))
-            ).first()
+            row = conn.execute(sa.select(m.runs.c.ranked_blob).where(m.runs.c.id == rid)).first()
             if row is None:
-                raise NotFoundError(f"the store {self.display_url} has no run {run_id}")
+                raise self._missing(run_id)
             if row.ranked_blob is None:
-                raise NotFoundError(f"run {run_id} has no stored ranked lists")
-            return self.blobs.get_table(conn, row.ranked_blob)
+                raise NotFoundError(f"run {rid} has no stored ranked lists")
+            with part_of("runs", rid, "its ranked lists"):
+                return self.blobs.get_table(conn, row.ranked_blob)
 
     def delete_run(self, run_id: int) -> None:
-        """Delete a run with its evaluations; comparisons that used it keep their numbers."""
+        """Delete a run with its evaluations; comparisons that used it keep their numbers. A
+        damaged run can be deleted too (it is found by its id alone); a blob file whose row
+        names a path out of the artifact folder is reported, never removed."""
         import sqlalchemy as sa
 
-        self.run(run_id)
+        rid = self._id(run_id)
         with writing(self.engine) as conn:
-            conn.execute(sa.delete(m.runs).where(m.runs.c.id == int(run_id)))
+            gone = conn.execute(sa.delete(m.runs).where(m.runs.c.id == rid)).rowcount
+            if not gone:
+                raise self._missing(run_id)
             files = self.blobs.collect(conn)
         for f in files:
             f.unlink(missing_ok=True)
@@ -365,9 +448,19 @@ class Store:
         baseline_run: int | None = None,
         candidate_run: int | None = None,
     ) -> int:
+        import sqlalchemy as sa
+
         from ._results import record_comparison
 
-        return record_comparison(self, comparison, baseline_run, candidate_run)
+        ids = [None if i is None else self._id(i) for i in (baseline_run, candidate_run)]
+        wanted = [i for i in ids if i is not None]
+        if wanted:
+            with reading(self.engine) as conn:
+                there = set(conn.execute(sa.select(m.runs.c.id).where(m.runs.c.id.in_(wanted))))
+            for i in wanted:
+                if (i,) not in there:
+                    raise self._missing(i)
+        return record_comparison(self, comparison, ids[0], ids[1])
 
     def comparison(self, comparison_id: int) -> Comparison:
         from ._results import load_comparison
@@ -397,9 +490,11 @@ class Store:
 
     # -- files ---------------------------------------------------------------------------------
     def export_run(self, run_id: int, out: str | os.PathLike[str]) -> list[Path]:
+        from ._protect import refuse_export
         from ._transfer import export_run
 
-        return export_run(self, int(run_id), Path(out))
+        refuse_export(self.url, out)  # never into the artifacts folder, over the database
+        return export_run(self, self._id(run_id), Path(out))
 
     def import_path(self, path: str | os.PathLike[str]) -> list[int]:
         from ._transfer import import_path

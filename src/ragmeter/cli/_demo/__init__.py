@@ -56,6 +56,12 @@ def demo_cmd(
     from ._verdict_section import verdict_section
 
     whole("--port", port, low=1, high=65535)
+    if cache_dir is not None:  # before a minute of demo: never the store, never the example
+        from .._outputs import check_folder
+        from ._lab_section import STORE_FILE
+
+        made = [STORE_FILE, f"{STORE_FILE}-wal", f"{STORE_FILE}-shm"] if lab else []
+        check_folder(cache_dir, option="--cache-dir", inputs=[example], files=made)
     if lab:
         from ..._extras import require
 

@@ -8,8 +8,14 @@ from starlette.responses import HTMLResponse
 
 from ..._errors import NotFoundError, RagmeterError
 from .._app_state import state_of
-from .._data_comparison import choices, live_comparison_context, stored_comparison_context
+from .._data_comparison import (
+    NoSharedMetric,
+    choices,
+    live_comparison_context,
+    stored_comparison_context,
+)
 from .._render import page
+from ._ids import stored_id
 
 router = APIRouter()
 
@@ -17,17 +23,25 @@ router = APIRouter()
 @router.get("/compare")
 def compare_page(
     request: Request,
-    base: int | None = None,
-    cand: int | None = None,
+    base: str | None = None,
+    cand: str | None = None,
     metric: str | None = None,
     level: str | None = None,
 ) -> HTMLResponse:
     store = state_of(request).store
     form = {"base": base, "cand": cand, "metric": metric or "", **choices(store)}
-    if base is None or cand is None:
-        return page(request, "comparison.html", title="Comparison", form=form, c=None, error=None)
     try:
-        c = live_comparison_context(store, base, cand, metric or None, level or None)
+        base_id, cand_id = stored_id(store, base), stored_id(store, cand)
+        form.update(base=base_id, cand=cand_id)  # (the form's choices are ids)
+        if base_id is None or cand_id is None:
+            return page(
+                request, "comparison.html", title="Comparison", form=form, c=None, error=None
+            )
+        c = live_comparison_context(store, base_id, cand_id, metric or None, level or None)
+    except NoSharedMetric as exc:  # runs that share no k or budget: ragmeter run's note
+        pair = exc.choice.to_context()
+        return page(request, "comparison.html", title="Comparison", form=form, c=None,
+                    error=None, pair=pair)  # fmt: skip
     except RagmeterError as exc:
         code = 404 if isinstance(exc, NotFoundError) else 400
         return page(
@@ -45,14 +59,16 @@ def compare_page(
 
 
 @router.get("/comparisons/{comparison_id}")
-def stored_comparison_page(request: Request, comparison_id: int) -> HTMLResponse:
+def stored_comparison_page(request: Request, comparison_id: str) -> HTMLResponse:
     store = state_of(request).store
     try:
-        c = stored_comparison_context(store, comparison_id)
-    except NotFoundError as exc:
+        cid = stored_id(store, comparison_id, "comparison")
+        if cid is None:
+            raise NotFoundError("name a stored comparison: /comparisons/ID")
+        c = stored_comparison_context(store, cid)
+    except RagmeterError as exc:  # not there, or damaged (the error names what is wrong)
+        code = 404 if isinstance(exc, NotFoundError) else 400
         return page(
-            request, "comparison.html", 404, title="Comparison", form=None, c=None, error=str(exc)
+            request, "comparison.html", code, title="Comparison", form=None, c=None, error=str(exc)
         )
-    return page(
-        request, "comparison.html", title=f"comparison {comparison_id}", form=None, c=c, error=None
-    )
+    return page(request, "comparison.html", title=f"comparison {cid}", form=None, c=c, error=None)

@@ -10,6 +10,7 @@ from ..._errors import NotFoundError, RagmeterError
 from .._app_state import state_of
 from .._data_diagnosis import diagnosis_context, diagnosis_list_context
 from .._render import page
+from ._ids import stored_id
 
 router = APIRouter()
 
@@ -17,17 +18,19 @@ router = APIRouter()
 @router.get("/diagnosis")
 def diagnosis_page(
     request: Request,
-    answers: int | None = None,
-    run: int | None = None,
+    answers: str | None = None,
+    run: str | None = None,
     large_k: int | None = None,
 ) -> HTMLResponse:
     state = state_of(request)
     listing = diagnosis_list_context(state.store)
-    if answers is None:
-        return page(request, "diagnosis.html", title="Diagnosis", d=None, error=None, **listing)
     try:
+        answers_id = stored_id(state.store, answers, "answer set")
+        run_id = stored_id(state.store, run)
+        if answers_id is None:
+            return page(request, "diagnosis.html", title="Diagnosis", d=None, error=None, **listing)
         d = diagnosis_context(
-            state.store, answers, run_id=run, large_k=large_k, cache=state.contexts
+            state.store, answers_id, run_id=run_id, large_k=large_k, cache=state.contexts
         )
     except RagmeterError as exc:
         code = 404 if isinstance(exc, NotFoundError) else 400

@@ -13,9 +13,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from ..._errors import RagmeterError
+from ..._errors import NotFoundError, RagmeterError
 from .._app_state import state_of
 from .._render import fragment, page
+from ._ids import stored_id
 
 router = APIRouter()
 
@@ -114,8 +115,12 @@ def _page(
 
 
 @router.get("/jobs")
-def jobs_page(request: Request, run: int | None = None, experiment: str | None = None) -> Response:
-    return _page(request, run=run, experiment=experiment)
+def jobs_page(request: Request, run: str | None = None, experiment: str | None = None) -> Response:
+    try:
+        run_id = stored_id(state_of(request).store, run)
+    except NotFoundError as exc:
+        return _page(request, experiment=experiment, error=str(exc), status_code=404)
+    return _page(request, run=run_id, experiment=experiment)
 
 
 @router.post("/jobs")

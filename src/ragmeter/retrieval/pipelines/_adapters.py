@@ -18,6 +18,7 @@ library is imported here: the adapters read the documented attributes of the obj
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from ..._errors import UsageError
+from ._calls import DEFAULT_TIMEOUT, check_timeout
 
 
 @dataclass(frozen=True)
@@ -66,22 +68,40 @@ def _score(v: Any, where: str) -> float | None:
     return float(v)
 
 
+#: items read from one answer of a pipeline (a generator that never ends is cut here)
+MAX_ITEMS = 100_000
+
+
+def settle(output: Any) -> Any:
+    """A pipeline's answer with any lazy iterable read into a list (at most one item past
+    :data:`MAX_ITEMS`): done inside the timed call, so an endless generator times out there
+    instead of hanging the run."""
+    if isinstance(output, (str, bytes, Mapping, list, tuple)) or not isinstance(output, Iterable):
+        return output
+    return list(itertools.islice(output, MAX_ITEMS + 1))
+
+
 def _items(output: Any, what: str) -> list[Any]:
     if isinstance(output, (str, bytes, Mapping)) or not isinstance(output, Iterable):
         raise OutputProblem(f"expected a list of {what}, got {type(output).__name__}")
-    return list(output)
+    items = list(itertools.islice(output, MAX_ITEMS + 1))
+    if len(items) > MAX_ITEMS:
+        raise OutputProblem(f"more than {MAX_ITEMS} {what} for one question")
+    return items
 
 
 class Pipeline:
     """A user's retrieval pipeline: ``call`` runs it on one question, ``hits`` reads its output.
 
     ``kind`` is ``python``, ``langchain`` or ``llamaindex``; ``name`` labels it in messages
-    (the experiment file's target, or the object's type)."""
+    (the experiment file's target, or the object's type); ``timeout`` bounds each call in
+    seconds (None: no limit; see :mod:`._calls`)."""
 
     kind = "python"
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, timeout: float | None = DEFAULT_TIMEOUT) -> None:
         self.name = name
+        self.timeout = check_timeout(timeout)
 
     @property
     def label(self) -> str:
@@ -103,10 +123,16 @@ class CallablePipeline(Pipeline):
 
     kind = "python"
 
-    def __init__(self, fn: Callable[[str], Any], *, name: str | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[[str], Any],
+        *,
+        name: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
         if not callable(fn):
             raise UsageError(f"a python pipeline must be a callable, got {type(fn).__name__}")
-        super().__init__(name or str(getattr(fn, "__qualname__", type(fn).__name__)))
+        super().__init__(name or str(getattr(fn, "__qualname__", type(fn).__name__)), timeout)
         self.fn = fn
 
     def call(self, question: str) -> Any:
@@ -159,14 +185,21 @@ class LangChainPipeline(Pipeline):
 
     kind = "langchain"
 
-    def __init__(self, retriever: Any, *, doc_key: str = "source", name: str | None = None) -> None:
+    def __init__(
+        self,
+        retriever: Any,
+        *,
+        doc_key: str = "source",
+        name: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
         if not callable(getattr(retriever, "invoke", None)):
             raise UsageError(
                 "a langchain pipeline must be a LangChain retriever (an object with "
                 f"invoke(question) -> documents, e.g. vectorstore.as_retriever()), got "
                 f"{type(retriever).__name__}"
             )
-        super().__init__(name or type(retriever).__name__)
+        super().__init__(name or type(retriever).__name__, timeout)
         self.retriever = retriever
         self.doc_key = doc_key
 
@@ -209,14 +242,16 @@ class LlamaIndexPipeline(Pipeline):
 
     kind = "llamaindex"
 
-    def __init__(self, retriever: Any, *, name: str | None = None) -> None:
+    def __init__(
+        self, retriever: Any, *, name: str | None = None, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> None:
         if not callable(getattr(retriever, "retrieve", None)):
             raise UsageError(
                 "a llamaindex pipeline must be a LlamaIndex retriever (an object with "
                 "retrieve(question) -> nodes, e.g. index.as_retriever()), got "
                 f"{type(retriever).__name__}"
             )
-        super().__init__(name or type(retriever).__name__)
+        super().__init__(name or type(retriever).__name__, timeout)
         self.retriever = retriever
 
     def call(self, question: str) -> Any:

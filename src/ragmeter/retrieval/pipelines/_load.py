@@ -4,6 +4,9 @@
 ``{kind = "langchain" | "llamaindex", target = "mypkg.rag:make_retriever"}``: ``target`` is the
 retriever object, or a function called with no arguments that returns it (the usual way: the
 module builds its index when asked, not when imported).
+
+``timeout`` (seconds, default :data:`._calls.DEFAULT_TIMEOUT`, 0 for no limit) bounds each
+question's call (:mod:`._calls`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from typing import Any
 
 from ..._errors import UsageError
 from ._adapters import CallablePipeline, LangChainPipeline, LlamaIndexPipeline, Pipeline
-from ._target import load_target
+from ._calls import DEFAULT_TIMEOUT, check_timeout
+from ._target import check_signature, load_target, user_failure
 
 #: the NLTK data llama-index-core loads for its sentence splitter and stopwords, and downloads
 #: when it does not find it
@@ -31,13 +35,12 @@ def load_pipeline(spec: dict[str, Any], base_dir: str | os.PathLike[str] | None 
         raise UsageError(f"not a pipeline spec: {spec!r}")
     if kind == "llamaindex":
         check_llamaindex_offline()
-    obj = load_target(target, base_dir)
+    timeout = check_timeout(spec.get("timeout", DEFAULT_TIMEOUT), "the pipeline's timeout")
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    obj = load_target(target, base)
     if kind == "python":
-        if not callable(obj):
-            raise UsageError(
-                f"target {target!r} is a {type(obj).__name__}, not a function question -> hits"
-            )
-        return CallablePipeline(obj, name=target)
+        check_signature(obj, target, ("question",), "question -> hits")
+        return CallablePipeline(obj, name=target, timeout=timeout)
     method = "invoke" if kind == "langchain" else "retrieve"
     if not callable(getattr(obj, method, None)):
         if not callable(obj):
@@ -45,15 +48,18 @@ def load_pipeline(spec: dict[str, Any], base_dir: str | os.PathLike[str] | None 
                 f"target {target!r} is a {type(obj).__name__}: give a {kind} retriever or a "
                 "function that returns one"
             )
+        check_signature(obj, target, (), f"of no arguments that returns a {kind} retriever")
         try:
             obj = obj()
-        except Exception as exc:  # building the user's retriever failed: nothing can run
-            raise UsageError(
-                f"target {target!r}: building the retriever raised {type(exc).__name__}: {exc}"
-            ) from exc
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # building the user's retriever failed: nothing can run
+            raise user_failure(target, exc, base, "building the retriever") from exc
     if kind == "langchain":
-        return LangChainPipeline(obj, doc_key=spec.get("doc_key", "source"), name=target)
-    return LlamaIndexPipeline(obj, name=target)
+        return LangChainPipeline(
+            obj, doc_key=spec.get("doc_key", "source"), name=target, timeout=timeout
+        )
+    return LlamaIndexPipeline(obj, name=target, timeout=timeout)
 
 
 def check_llamaindex_offline() -> None:

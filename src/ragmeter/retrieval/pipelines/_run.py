@@ -11,7 +11,9 @@ Rules, in the order they apply:
 * **errors**: an exception raised by the pipeline on a question is recorded for that question
   (:class:`QuestionError`: type, message, the line of the pipeline's code that raised) and the
   question counts as retrieving nothing; ``on_error="raise"`` stops at the first one instead. A
-  pipeline that fails on every question stops the run (nothing would be measured).
+  call that does not return within the pipeline's ``timeout``, or that calls ``sys.exit()``,
+  is such an error too (:mod:`._calls`); Ctrl-C stops the run. A pipeline that fails on every
+  question stops the run (nothing would be measured).
 * **output**: what the pipeline returns must follow its adapter's contract and point into the
   corpus: a known document, ``0 <= start < end <=`` its length, and the passage text the
   pipeline holds (LangChain's ``page_content``, a node's text) equal to the document's text at
@@ -43,7 +45,8 @@ from ..._errors import Problem, UsageError, ValidationError
 from ...io._tables import Run
 from ...metrics._evaluation import Evaluation
 from .._progress import SILENT, ProgressSink
-from ._adapters import Hit, OutputProblem, Pipeline, as_pipeline
+from ._adapters import Hit, OutputProblem, Pipeline, as_pipeline, settle
+from ._calls import DEFAULT_TIMEOUT, Caller, UserCodeError, describe
 
 #: problems listed before the rest are summarised
 MAX_PROBLEMS = 20
@@ -133,7 +136,16 @@ def _questions(golden: Any) -> list[tuple[str, str]]:
     return [(str(q.id), q.question) for q in golden]
 
 
+def _asked(p: Pipeline, question: str) -> Any:
+    """The pipeline's answer to one question, lazy iterables read (in the timed call)."""
+    return settle(p.call(question))
+
+
 def _where(exc: BaseException) -> str:
+    if isinstance(exc, UserCodeError):  # sys.exit(): where it was called; a timeout: nowhere
+        if exc.__cause__ is None:
+            return ""
+        exc = exc.__cause__
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return ""
@@ -261,18 +273,22 @@ def run_pipeline(
     collector = _Collector(corpus, chunking, depth, p.label)
     errors: list[QuestionError] = []
     latencies: list[float] = []
+    # the user's code runs under the pipeline's timeout; sys.exit() in it is an error (._calls)
+    caller = Caller(p.label, getattr(p, "timeout", DEFAULT_TIMEOUT))
     started = time.perf_counter()
     with progress.step(f"ask {p.label} {len(questions)} questions", len(questions)) as advance:
         for qid, text in questions:
             t = time.perf_counter()
             try:
-                output = p.call(text)
+                output = caller(_asked, p, text)
             except Exception as exc:  # the user's code: recorded per question, never hidden
                 latencies.append(time.perf_counter() - t)
-                error = f"{type(exc).__name__}: {exc}"
+                error = describe(exc)
                 if on_error == "raise":
+                    where = _where(exc)
                     raise UsageError(
-                        f"{p.label} raised on question {qid!r}: {error} ({_where(exc)}); "
+                        f"{p.label} raised on question {qid!r}: {error}"
+                        f"{f' ({where})' if where else ''}; "
                         'set on_error = "record" to record such errors and go on'
                     ) from exc
                 errors.append(QuestionError(qid, text, error, _where(exc)))
@@ -283,6 +299,8 @@ def run_pipeline(
                 collector.add(qid, p.hits(output))
             except OutputProblem as bad:
                 collector.problem(qid, str(bad))
+            except Exception as exc:  # reading the user's objects ran their code, which failed
+                collector.problem(qid, f"reading what the pipeline returned raised {describe(exc)}")
             advance(1)
     seconds = time.perf_counter() - started
     if collector.problems:
