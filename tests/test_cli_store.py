@@ -297,23 +297,26 @@ def test_export_then_import_round_trips_the_numbers(
     code, out, err = cli("runs", "export", str(src), "-o", str(out_dir), "--force", "--db", db)
     assert code == 0, err
 
-    code, out, err = cli("runs", "import", str(out_dir), "--db", db)
+    code, out, err = cli("runs", "import", str(out_dir), "--db", db)  # the same run: skipped
+    assert code == 0 and f"already in the store as run {src}" in err, err
+    other = f"sqlite:///{tmp_path / 'other.db'}"  # a store without it imports it
+    code, out, err = cli("runs", "import", str(out_dir), "--db", other)
     assert code == 0, err
     new = int(out.split(": run ")[1].split()[0])
-    with Store.open(db) as store:
-        old, imported = store.run(src), store.run(new)
+    with Store.open(db) as store, Store.open(other) as copy:
+        old, imported = store.run(src), copy.run(new)
         assert (imported.experiment, imported.name) == (old.experiment, old.name)
         assert imported.metrics == old.metrics
         for level in ("span", "chunk"):
-            a, b = store.evaluation(src, level), store.evaluation(new, level)
+            a, b = store.evaluation(src, level), copy.evaluation(new, level)
             assert a.query_ids == b.query_ids and a.metrics == b.metrics
             np.testing.assert_array_equal(a.values, b.values)
             assert a.golden_version == b.golden_version
         # run.trec carries query, item, rank and score (not the chunks' documents and spans)
         cols = ["qid", "rank", "item", "score"]
-        assert store.ranked(src).select(cols).equals(store.ranked(new).select(cols))
-    code, out, err = cli("compare", str(src), str(new), "-m", METRIC, "--format", "json",
-                         "--no-ledger", "--db", db)  # fmt: skip
+        assert store.ranked(src).select(cols).equals(copy.ranked(new).select(cols))
+    code, out, err = cli("compare", str(out_dir / "evaluation.json"), str(new), "-m", METRIC,
+                         "--format", "json", "--no-ledger", "--db", other)  # fmt: skip
     assert code == 0, err
     d = json.loads(out)
     assert d["mean_delta"] == 0.0 and d["wins"] == d["losses"] == 0

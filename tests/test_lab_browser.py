@@ -86,15 +86,20 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 
 @pytest.fixture(scope="module")
-def server(store: Store) -> Iterator[str]:
+def folder(store: Store) -> Path:
+    """The folder the experiments were recorded in, beside the store: the lab's --root."""
+    return Path(str(store.engine.url.database)).parent
+
+
+@pytest.fixture(scope="module")
+def server(store: Store, folder: Path) -> Iterator[str]:
     import uvicorn
 
     from ragmeter.lab._app import create_app
 
     port = free_port()
-    config = uvicorn.Config(
-        create_app(store.url, host="127.0.0.1"), host="127.0.0.1", port=port, log_level="warning"
-    )
+    app = create_app(store.url, host="127.0.0.1", root=folder)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -257,11 +262,11 @@ def test_broken_question_shows_its_ranked_list(
 
 
 def test_report_from_file_makes_no_request(
-    browser: Any, store: Store, tmp_path: Path, shots: Path
+    browser: Any, store: Store, folder: Path, tmp_path: Path, shots: Path
 ) -> None:
     from ragmeter.lab._report import write_report
 
-    out = write_report(store, ["1", "2", "3", "4"], tmp_path / "report.html")
+    out = write_report(store, ["1", "2", "3", "4"], tmp_path / "report.html", root=folder)
     w = Watch(browser)
     page = w.page
     page.goto(out.as_uri())
@@ -342,7 +347,7 @@ def test_every_view_opens_cleanly(browser: Any, server: str, store: Store, shots
 
 
 def test_hostile_text_opens_no_dialog(
-    browser: Any, server: str, store: Store, tmp_path: Path, shots: Path
+    browser: Any, server: str, store: Store, folder: Path, tmp_path: Path, shots: Path
 ) -> None:
     from ragmeter.lab._report import write_report
 
@@ -350,7 +355,7 @@ def test_hostile_text_opens_no_dialog(
     assert len(xss) == 2
     base = min(r.id for r in xss)
     cand = max(r.id for r in xss)
-    report = write_report(store, [XSS_NAME], tmp_path / "xss.html")
+    report = write_report(store, [XSS_NAME], tmp_path / "xss.html", root=folder)
     pages = [
         f"{server}/",
         f"{server}/lab?run={cand}&baseline={base}",

@@ -78,7 +78,7 @@ def lab(recorded: tuple[Path, Path], tmp_path: Path) -> tuple[TestClient, Store,
     folder, db = recorded
     shutil.copy(db, tmp_path / "store.db")
     store = Store.open(f"sqlite:///{tmp_path / 'store.db'}")
-    client = TestClient(create_app(store=store), base_url="http://127.0.0.1")
+    client = TestClient(create_app(store=store, root=folder), base_url="http://127.0.0.1")
     client.get("/jobs")  # the CSRF cookie
     return client, store, folder
 
@@ -238,7 +238,9 @@ def test_a_failing_job_shows_one_line_and_the_run_is_marked_failed(lab) -> None:
     from dataclasses import replace
 
     client, store, folder = lab
-    plan = plan_job(store, experiment="fare rules, bm25", chunker="tokens:150:0", k="8")
+    plan = plan_job(
+        store, root=folder, experiment="fare rules, bm25", chunker="tokens:150:0", k="8"
+    )
     broken = replace(plan, experiment=replace(plan.experiment, corpus=folder / "gone.jsonl"))
     job = Job(
         id="failing-1",
@@ -260,8 +262,10 @@ def test_a_failing_job_shows_one_line_and_the_run_is_marked_failed(lab) -> None:
 
 
 def test_a_job_that_changes_two_things_says_so(lab) -> None:
-    client, store, _ = lab
-    plan = plan_job(store, experiment="fare rules, bm25", chunker="tokens:250:0", budget="600")
+    client, store, folder = lab
+    plan = plan_job(
+        store, root=folder, experiment="fare rules, bm25", chunker="tokens:250:0", budget="600"
+    )
     assert plan.changes == ("budget", "chunking")
     assert plan.warnings == (
         "this run has a context budget of 600 tokens against the baseline's 1200 (more than "
@@ -366,10 +370,10 @@ def test_the_demo_ends_with_a_command_that_opens_the_lab_on_its_runs(
 ) -> None:
     import shlex
 
-    import uvicorn
     from typer.testing import CliRunner
 
     from ragmeter.cli import app
+    from ragmeter.lab import _listen
 
     runner = CliRunner()
     cache = tmp_path / "demo cache"
@@ -384,7 +388,9 @@ def test_the_demo_ends_with_a_command_that_opens_the_lab_on_its_runs(
 
     served: list[dict[str, object]] = []
 
-    def serve(asgi, host: str, port: int, **_: object) -> None:
+    def serve(asgi, sock, host: str, port: int) -> None:  # the port is bound: a real socket
+        assert sock.getsockname() == (host, port)
+        sock.close()
         client = TestClient(asgi, base_url=f"http://{host}:{port}")
         served.append(
             {
@@ -395,7 +401,7 @@ def test_the_demo_ends_with_a_command_that_opens_the_lab_on_its_runs(
             }
         )
 
-    monkeypatch.setattr(uvicorn, "run", serve)
+    monkeypatch.setattr(_listen, "serve", serve)
     with Store.open(f"sqlite:///{cache / 'demo-lab.db'}") as stale:  # an earlier demo --lab
         stale.start_run(experiment="an earlier demo", name="stale")
     shown = runner.invoke(app, command[1:], env={"COLUMNS": "200"})

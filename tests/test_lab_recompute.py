@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from ragmeter import Store, compare, load_corpus
 from ragmeter.cli._app import app as cli_app
 from ragmeter.lab._context import load_experiment_files, run_context
+from ragmeter.lab._paths import LabCache
 from ragmeter.lab._prepared import prepared_run
 from ragmeter.lab._ranked_list import Piece, excerpt, pieces, question_list
 from ragmeter.lab._recompute import Cutoff, movements, scores
@@ -68,7 +69,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
                 str(chunks[size]),
             ],
         )
-    yield {"root": root, "store": store, "ids": ids, "chunks": chunks, "cache": {}}
+    yield {"root": root, "store": store, "ids": ids, "chunks": chunks, "cache": LabCache(root)}
     store.close()
 
 
@@ -233,9 +234,9 @@ def test_a_moved_experiment_falls_back_to_the_stored_golden_set_and_offsets(
             _, ids = run_and_record(
                 store, root / "experiment.toml", cache_dir=EXAMPLE / ".ragmeter-cache"
             )
-        before = scores(prepared_run(store, ids["baseline"], {}), Cutoff(k=7))
+        before = scores(prepared_run(store, ids["baseline"], LabCache(tmp_path)), Cutoff(k=7))
         shutil.move(root, tmp_path / "elsewhere")
-        p = prepared_run(store, ids["baseline"], {})
+        p = prepared_run(store, ids["baseline"], LabCache(tmp_path))
         assert p.problem is not None and "is not there any more" in p.problem
         assert "stored golden set" in p.problem and not p.has_chunking
         after = scores(p, Cutoff(k=7))
@@ -252,7 +253,7 @@ def test_a_moved_experiment_falls_back_to_the_stored_golden_set_and_offsets(
 def test_an_edited_experiment_file_is_read_again(lab: Any, tmp_path: Path) -> None:
     root = tmp_path / "exp"
     shutil.copytree(lab["root"], root, ignore=shutil.ignore_patterns("*.db", "runs", "*.trec"))
-    cache: dict[Any, Any] = {}
+    cache = LabCache(lab["root"])
     first = load_experiment_files(root / "experiment.toml", cache)
     assert load_experiment_files(root / "experiment.toml", cache) is first
     path = root / "golden.jsonl"

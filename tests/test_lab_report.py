@@ -110,12 +110,17 @@ def fare_store(fare: FareStore) -> Iterator[Store]:
 
 @pytest.fixture(scope="module")
 def report(
-    fare_store: Store, judged: dict[str, object], tmp_path_factory: pytest.TempPathFactory
+    fare: FareStore,
+    fare_store: Store,
+    judged: dict[str, object],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[str, Path]:
     out = tmp_path_factory.mktemp("report") / "report.html"
     result = CliRunner().invoke(
-        app, ["report", "1", "run:2", "3", "4", "-o", str(out), "--db", fare_store.url]
-    )
+        app,
+        ["report", "1", "run:2", "3", "4", "-o", str(out), "--db", fare_store.url,
+         "--root", str(fare.root)],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     return out.read_text(encoding="utf-8"), out
 
@@ -217,10 +222,11 @@ def test_sweep_is_the_sweeps_view_and_equals_ragmeter_sweep(
     report: tuple[str, Path], fare: FareStore, fare_store: Store
 ) -> None:
     from ragmeter.lab._data_sweeps import sweeps_context
+    from ragmeter.lab._paths import LabCache
 
     html, _ = report
     # four runs, two chunkings: the sweeps view's default is recall over token budgets
-    view = sweeps_context(fare_store, [1, 2, 3, 4], metric="R")
+    view = sweeps_context(fare_store, [1, 2, 3, 4], metric="R", cache=LabCache(fare.root))
     assert view["kind"] == "budget" and view["cutoffs_text"] == "200..2400:200"
     chunks_100 = fare.root / "chunks-100.jsonl"
     cli("chunk", fare.root / "corpus.jsonl", "-c", "tokens:100:0", "-o", chunks_100)
@@ -327,7 +333,9 @@ def test_hostile_text_is_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert run.exit_code == 0, run.output
     out = tmp_path / "x.html"
     name = "xss <script>alert(1)</script> [bold]x[/bold]"
-    result = CliRunner().invoke(app, ["report", name, "-o", str(out), "--db", url])
+    result = CliRunner().invoke(
+        app, ["report", name, "-o", str(out), "--db", url, "--root", str(folder)]
+    )
     assert result.exit_code == 0, result.output
     html = out.read_text(encoding="utf-8")
     page = parse(html)

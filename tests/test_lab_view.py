@@ -63,7 +63,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     CliRunner().invoke(cli_app, ["chunk", str(root / "corpus.jsonl"), "-c", "tokens:300:0",
                                  "-o", str(chunks)])  # fmt: skip
     store = Store.open(url)
-    client = TestClient(create_app(store=store), base_url="http://127.0.0.1")
+    client = TestClient(create_app(store=store, root=root), base_url="http://127.0.0.1")
     yield {"root": root, "ids": ids, "chunks": chunks, "client": client, "store": store}
     store.close()
 
@@ -226,7 +226,7 @@ def test_hostile_ids_and_document_text_print_escaped(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'h.db'}"
     ids = record(tmp_path, url)
     with Store.open(url) as store:
-        client = TestClient(create_app(store=store), base_url="http://127.0.0.1")
+        client = TestClient(create_app(store=store, root=tmp_path), base_url="http://127.0.0.1")
         page = client.get(f"/lab?run={ids['base']}").text
         query = urlencode({"run": ids["base"], "qid": HOSTILE_ID, "k": 2})
         frag = client.get(f"/lab/question?{query}", headers={"HX-Request": "true"}).text

@@ -76,7 +76,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     curve = cli_json("explain", "rank-curve", "--k", "5", "-f", "json")
     store = Store.open(url)
-    client = TestClient(create_app(store=store), base_url="http://127.0.0.1")
+    client = TestClient(create_app(store=store, root=root), base_url="http://127.0.0.1")
     yield {
         "url": url,
         "ids": ids,
@@ -239,7 +239,7 @@ def test_sweep_equals_ragmeter_sweep_and_marks_headroom(lab: dict[str, Any]) -> 
 def test_diagnosis_equals_ragmeter_diagnose(lab: dict[str, Any]) -> None:
     from ragmeter.lab._data_diagnosis import diagnosis_context
 
-    ctx = diagnosis_context(lab["store"], 1)
+    ctx = diagnosis_context(lab["store"], 1, cache=lab["client"].app.state.lab.contexts)
     want = {k: v for k, v in lab["diagnose"].items() if k not in ("answers", "faithful_but_wrong")}
     assert ctx["diagnosis"] == want
     page = text_of(get(lab, "/diagnosis?answers=1"))

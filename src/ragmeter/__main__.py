@@ -1,7 +1,3 @@
-from .cli import main
-from .cli._common import exit_process
+from .cli import entry
 
-try:
-    main()
-except SystemExit as exc:  # every exit: see exit_process (a native thread must not abort it)
-    exit_process(exc.code)
+entry()  # every exit goes through exit_process (a native thread must not abort it)

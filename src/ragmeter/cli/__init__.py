@@ -1,5 +1,5 @@
 """The ``ragmeter`` command line: a thin layer over the library."""
 
-from ._app import app, main
+from ._app import app, entry, main
 
-__all__ = ["app", "main"]
+__all__ = ["app", "entry", "main"]

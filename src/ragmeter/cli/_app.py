@@ -89,3 +89,16 @@ def main() -> None:
     except RagmeterError as exc:  # pragma: no cover - typer catches inside commands already
         err_console.print(line(("error:", "red"), f" {exc}"), soft_wrap=True)
         sys.exit(2)
+
+
+def entry() -> None:
+    """The ``ragmeter`` console script: :func:`main`, ended through
+    :func:`~ragmeter.cli._common.exit_process` (``python -m ragmeter`` does the same), so a
+    pyarrow thread still inside Python at exit cannot abort the process after its output."""
+    from ._common import exit_process
+
+    try:
+        main()
+    except SystemExit as exc:
+        exit_process(exc.code)
+    exit_process(0)

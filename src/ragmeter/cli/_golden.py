@@ -273,8 +273,10 @@ def relocate(
     from ..data.relocate import relocate as run_relocate
     from ._outputs import check_output
 
-    # the golden set may be rewritten in place (with --force); the corpus never
-    check_output(out, force=force, option="--out", inputs=[corpus])
+    # never in place, --force or not: the golden set holds people's labels, and an unresolved
+    # span must stay where the labeller can see what it was (issue 22: no command writes over
+    # one of its inputs)
+    check_output(out, force=force, option="--out", inputs=[corpus, golden])
     docs = load_corpus(corpus)
     report = run_relocate(load_golden(golden), docs)
     write_golden(report.golden, out)

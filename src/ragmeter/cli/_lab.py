@@ -26,6 +26,12 @@ def lab_cmd(
     ),
     port: int = typer.Option(8765, "--port", help="Port to listen on."),
     open_browser: bool = typer.Option(False, "--open", help="Open the lab in a browser."),
+    root: Path | None = typer.Option(
+        None,
+        "--root",
+        help="The experiments folder (default: the current one): the experiment and chunk "
+        "files stored runs name are opened, and re-run, only inside it.",
+    ),
 ) -> None:
     """Open the lab: every stored run, metrics at any k or budget, ranked lists with the
     labelled evidence marked, comparisons, sweeps and diagnosis (needs the web extra)."""
@@ -39,7 +45,7 @@ def lab_cmd(
     from ._store_options import store_errors
 
     with store_errors(db):
-        app = create_app(db, host=host)
+        app = create_app(db, host=host, root=root)
     # bound here, not by uvicorn: a taken port or a foreign address is one error line, exit 2
     try:
         sock = listen(host, port)
@@ -76,10 +82,17 @@ def report_cmd(
     output: Path = typer.Option(..., "--output", "-o", help="The HTML file to write."),
     force: bool = typer.Option(False, "--force", help="Replace an existing file."),
     db: str | None = db_option(),
+    root: Path | None = typer.Option(
+        None,
+        "--root",
+        help="The experiments folder (default: the current one): the experiment and chunk "
+        "files stored runs name are read only inside it.",
+    ),
 ) -> None:
     """Write one self-contained HTML report (CSS, JS and data inline; opens from file:// with
     no network): the runs' metrics, per-question ranked lists with evidence marked, the
     comparison against the baseline, sweeps and diagnosis."""
+    from ..lab._paths import lab_root
     from ..lab._report import write_report
     from ..store import Store
     from ._outputs import check_output
@@ -87,7 +100,8 @@ def report_cmd(
 
     # before the store is read: never over the store itself, a folder, or a file without --force
     check_output(output, force=force, option="--output", db=db)
+    folder = lab_root(root)
     with store_errors(db):
         store = Store.open(db)
-        path = write_report(store, selectors, output)
+        path = write_report(store, selectors, output, root=folder)
     err_console.print(lit(f"report written to {path} (open it in a browser; no network needed)"))

@@ -286,17 +286,37 @@ def import_cmd(
     ),
     db: str | None = db_option(),
 ) -> None:
-    """Bring files ragmeter wrote before the store into it; prints the new run ids."""
-    from ..store._transfer import import_ledger
+    """Bring files ragmeter wrote before the store into it; prints the new run ids.
 
+    Every file of every PATH is checked first; then all of them are stored in one transaction,
+    or none. A run or ledger entry already in the store is skipped, saying which run it is."""
     store = open_required(db)
-    for p in paths:
-        with store_errors(store.url):
-            if p.is_file() and p.suffix == ".jsonl":
-                n = import_ledger(store, p)
-                console.print(lit(f"{p}: {n} ledger entries"), soft_wrap=True)
-                continue
-            ids = store.import_path(p)
-        label = "run" if len(ids) == 1 else "runs"
-        console.print(lit(f"{p}: {label} {id_ranges(ids) or '(none)'}"), soft_wrap=True)
+    with store_errors(store.url):
+        done = store.import_paths(paths)
+    for p in done.paths:
+        parts = []
+        ledger = p.path.suffix == ".jsonl" and p.path.is_file()
+        if p.ids or not ledger:
+            label = "run" if len(p.new) == 1 else "runs"
+            parts.append(f"{label} {id_ranges(list(p.new)) or '(none)'}")
+        if ledger:
+            parts.append(f"{p.ledger} ledger entr{'y' if p.ledger == 1 else 'ies'}")
+        if p.skipped or p.ledger_skipped:
+            n = len(p.skipped) + p.ledger_skipped
+            parts.append(f"{n} already in the store, skipped")
+        console.print(lit(f"{p.path}: {'; '.join(parts)}"), soft_wrap=True)
+        for what, run_id in p.skipped:
+            err_console.print(
+                lit(f"note: {p.path}: {what} is already in the store as run {run_id}; skipped"),
+                soft_wrap=True,
+            )
+        if p.ledger_skipped:
+            err_console.print(
+                lit(
+                    f"note: {p.path}: {p.ledger_skipped} ledger entr"
+                    f"{'y is' if p.ledger_skipped == 1 else 'ies are'} already in the store; "
+                    "skipped (a comparison is counted once)"
+                ),
+                soft_wrap=True,
+            )
     err_console.print(lit(f"in {shown_url(store)}  (ragmeter runs list)"), soft_wrap=True)

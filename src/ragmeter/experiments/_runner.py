@@ -253,8 +253,8 @@ def run_experiment(
     ``"ray"`` (a local Ray cluster, stopped at the end) or an engine object (the caller's to
     close, e.g. ``RayEngine(address=...)``); results are the same on every engine.
     """
-    from ..data import load_corpus, load_golden
     from ..engines import resolve_engine
+    from ..retrieval.pipelines._stdout import routed
 
     if isinstance(engine, str) and engine != "local":  # named here, so stopped here
         owned = resolve_engine(engine)
@@ -280,6 +280,62 @@ def run_experiment(
         exp = path
     else:
         exp = load_experiment(path, allow_outside=allow_outside)
+    # from here on what the user's code prints goes to stderr (stdout stays ragmeter's: run
+    # --format json), and every module it names is imported and checked before any work
+    with routed():
+        load_user_code(exp)
+        return _run(
+            exp, started, eng, console, cache_dir, use_cache, write, on_variant,
+            on_variant_start, progress,
+        )  # fmt: skip
+
+
+def load_user_code(exp: Experiment) -> None:
+    """Import every module of the user's the experiment names and check what it names (each
+    pipeline's target and its signature, each python generator's function), as the variants
+    will load them, before any chunking, retrieval or encoding: a syntax error in a generator
+    module fails in a second, not after the baseline's retrieval. Each module is imported once;
+    a LangChain or LlamaIndex retriever is built only when its variant runs."""
+    import json
+
+    from ..generation._factory import check_generator
+    from ..retrieval.pipelines._load import check_pipeline
+
+    base = exp.path.parent
+    seen: set[str] = set()
+    for v in exp.all_variants:
+        s = v.settings
+        checks: list[tuple[str, dict[str, Any]]] = []
+        if s.run is None and s.retriever is not None and is_pipeline(s.retriever):
+            checks.append(("retriever", s.retriever))
+        if exp.baseline.settings.generates and s.generator is not None:
+            checks.append(("generator", s.generator))
+        for what, spec in checks:
+            key = f"{what}:{json.dumps(spec, sort_keys=True, default=str)}"
+            if key in seen:
+                continue
+            seen.add(key)
+            if what == "retriever":
+                check_pipeline(spec, base)
+            else:
+                check_generator(spec, base, path=exp.path)
+
+
+def _run(
+    exp: Experiment,
+    started: float,
+    eng: Any,
+    console: Any,
+    cache_dir: str | Path | None,
+    use_cache: bool,
+    write: bool,
+    on_variant: Callable[[VariantResult], None] | None,
+    on_variant_start: Callable[[Variant, str | None], None] | None,
+    progress: ProgressSink | None,
+) -> ExperimentResult:
+    """:func:`run_experiment` once the experiment is loaded and its user code checked."""
+    from ..data import load_corpus, load_golden
+
     # bars on a terminal; off one (logs, CI) plain lines at least every 30 s of a long step
     if progress is None:
         progress = progress_for(console)

@@ -245,16 +245,11 @@ def _build(config: GeneratorConfig, base_dir: Path | None) -> Generator:
         if config.name:
             gen.name = config.name
         return gen
-    from ..retrieval.pipelines._target import check_signature, load_target
     from ._callable import DEFAULT_TIMEOUT, CallableGenerator
 
     target = opts["target"]
-    # the pipelines' loader: a syntax error, an exception or sys.exit() at import, a missing
-    # name or a wrong signature is one UsageError naming the file and line, never a traceback
-    fn = load_target(target, base_dir)
-    check_signature(fn, target, ("question", "passages"), "(question, passages) -> answer")
     return CallableGenerator(
-        fn,
+        _function(target, base_dir),
         name=config.name,
         version=opts.get("version", ""),
         on_error=opts.get("on_error", "record"),
@@ -262,6 +257,43 @@ def _build(config: GeneratorConfig, base_dir: Path | None) -> Generator:
         # a file target's module name holds a hash of its path: name it as the file does
         target=target if target.partition(":")[0].endswith(".py") else None,
     )
+
+
+def _function(target: str, base_dir: Path | None) -> Any:
+    """The user's generator function, imported and its signature checked."""
+    from ..retrieval.pipelines._target import check_signature, load_target
+
+    # the pipelines' loader: a syntax error, an exception or sys.exit() at import, a missing
+    # name or a wrong signature is one UsageError naming the file and line, never a traceback
+    fn = load_target(target, base_dir)
+    check_signature(fn, target, ("question", "passages"), "(question, passages) -> answer")
+    return fn
+
+
+def check_generator(
+    spec: Mapping[str, Any] | GeneratorConfig,
+    base_dir: str | PathLike[str] | None = None,
+    *,
+    path: str | PathLike[str] | None = None,
+    table: str = "generator",
+) -> None:
+    """Import and check the user's code a ``[generator]`` table names (kind python: the module
+    imported, the function's signature checked), raising what :func:`make_generator` would,
+    without building the generator: ``run_experiment`` checks every generator this way before
+    any retrieval, so a broken module fails at once, not after the baseline's run. The module
+    is imported once: :func:`make_generator` finds it imported."""
+    config = (
+        spec if isinstance(spec, GeneratorConfig) else parse_generator(spec, path=path, table=table)
+    )
+    if config.kind != "python":
+        return
+    folder = Path(base_dir) if base_dir is not None else None
+    try:
+        _function(config.options["target"], folder)
+    except (UsageError, InputError) as exc:
+        raise InputError(
+            str(exc), path=path, field=f"{table}.{_field_of(str(exc), config)}"
+        ) from None
 
 
 def make_generator(

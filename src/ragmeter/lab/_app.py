@@ -2,34 +2,78 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from .._extras import require
 
 
-def create_app(store_url: str | None = None, *, host: str = "127.0.0.1", store: Any = None) -> Any:
+def create_app(
+    store_url: str | None = None,
+    *,
+    host: str = "127.0.0.1",
+    store: Any = None,
+    root: str | Path | None = None,
+) -> Any:
     """The lab over the store at ``store_url`` (default: as every command, see docs/store.md).
 
     ``host`` is the address the server binds: requests must name it (or a loopback name) in
-    their Host header.
+    their Host header. ``root`` is the lab's folder (default: the current one): the experiment
+    and chunk files stored runs name are opened, and re-run, only inside it (see
+    :mod:`._paths`).
     """
     require("fastapi", "the lab (ragmeter lab)")
     from fastapi import FastAPI
+    from fastapi.exceptions import RequestValidationError
     from fastapi.staticfiles import StaticFiles
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from ..store import Store
     from ._app_state import LabState
+    from ._notices import SkippedRows
+    from ._paths import LabCache
     from ._render import STATIC
     from ._security import SecurityMiddleware, allowed_hosts
     from .views import routers
 
+    contexts = LabCache(root)  # a --root that is no folder fails before the store is opened
     app = FastAPI(title="ragmeter lab", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.lab = LabState(store=store if store is not None else Store.open(store_url))
+    # a query parameter of the wrong type (/slider?k=abc) is the lab's 400 page, not JSON
+    app.add_exception_handler(RequestValidationError, bad_parameters)
+    app.state.lab = LabState(
+        store=store if store is not None else Store.open(store_url), contexts=contexts
+    )
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     for router in routers():
         app.include_router(router)
+    app.add_middleware(SkippedRows)  # innermost: one list of skipped rows per request
     # added last = outermost: the host check runs before anything else
     app.add_middleware(SecurityMiddleware)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(host))
     return app
+
+
+async def bad_parameters(request: Any, exc: Any) -> Any:
+    """The lab's 400 page for a request whose parameters do not fit its route: one line per
+    parameter, in words (never FastAPI's 422 JSON)."""
+    from ._paths import shown
+    from ._render import fragment, page
+
+    problems = []
+    for e in exc.errors():
+        loc = [str(x) for x in e.get("loc", ()) if x not in ("query", "path", "body")]
+        name = ".".join(loc) or "the request"
+        given = e.get("input")
+        if e.get("type") == "missing":
+            problems.append(f"{name} is required")
+        elif e.get("type", "").startswith("int"):
+            problems.append(f"{name} must be a whole number, got {shown(repr(given))}")
+        else:
+            problems.append(f"{name}: {e.get('msg', 'not valid')} (got {shown(repr(given))})")
+    error = "; ".join(problems)
+    if request.headers.get("hx-request") == "true":  # htmx swaps a part of a page: one line
+        response = fragment(request, "_lab_error.html", status_code=400, error=error)
+    else:
+        response = page(request, "bad_request.html", 400, title="Bad request", error=error)
+    response.headers["X-Ragmeter-Message"] = "1"  # lab.js lets htmx swap a 4xx answer in
+    return response

@@ -10,7 +10,9 @@ times: an edited file is read again, an unchanged one costs nothing.
 When the file (or its corpus) has moved, the lab says so in one sentence and falls back to what
 the store itself holds: the golden-set version the run was scored on, and the chunks' documents
 and character offsets from the stored ranked lists (no chunk text, no token counts: the token
-budget and nDCG, which need the whole chunking, are then unavailable).
+budget and nDCG, which need the whole chunking, are then unavailable). The same happens when
+the path the store records lies outside the lab's folder or is not an experiment file: paths
+from the store are opened only inside that folder (see :mod:`._paths`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import RagmeterError
+from ._paths import OutsideRoot, root_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..chunking import Chunking
@@ -46,23 +49,25 @@ class LoadedExperiment:
     _chunkings: dict[str, Chunking] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def chunking(self, settings: Mapping[str, Any]) -> Chunking | None:
+    def chunking(
+        self, settings: Mapping[str, Any], root: Path, run_id: Any = None
+    ) -> Chunking | None:
         """The chunking a variant with these stored ``settings`` was scored on (from the runner's
         cache when it holds it, else built and cached exactly as ``ragmeter run`` does); None
-        for a run imported as spans (no chunker, no chunk file)."""
+        for a run imported as spans (no chunker, no chunk file). A chunk file the settings name
+        is read only inside ``root`` (:class:`~._paths.OutsideRoot` otherwise)."""
         from ..experiments._config import Settings
+        from ._paths import CHUNKS, contained
 
         chunker = settings.get("chunker")
         chunks = settings.get("chunks")
         if not chunker and not chunks:
             return None
-        key = f"{chunker}|{chunks}"
+        path = contained(chunks, root, CHUNKS, run_id) if chunks else None
+        key = f"{chunker}|{path}"
         with self._lock:
             if key not in self._chunkings:
-                s = Settings(
-                    chunker=str(chunker) if chunker else None,
-                    chunks=Path(str(chunks)) if chunks else None,
-                )
+                s = Settings(chunker=str(chunker) if chunker else None, chunks=path)
                 self._chunkings[key] = _runner_context(self).chunking(s)[0]
             return self._chunkings[key]
 
@@ -122,31 +127,44 @@ def settings_of(run: RunRecord) -> Mapping[str, Any]:
     return config
 
 
-def experiment_file_of(run: RunRecord) -> Path | None:
-    """The experiment file a stored run came from, as recorded (it may no longer exist)."""
+def experiment_file_of(run: RunRecord, root: Path) -> Path | None:
+    """The experiment file a stored run came from, resolved inside ``root`` (it may no longer
+    exist); None when the run records none. A recorded path the lab does not open (outside
+    ``root``, not a ``.toml`` file, not a file name at all) raises
+    :class:`~._paths.OutsideRoot` naming it."""
+    from ._paths import EXPERIMENT, RECORD, contained
+
     config = run.config or {}
-    if isinstance(config.get("experiment"), str) and config["experiment"].endswith(".toml"):
-        return Path(config["experiment"])
-    source = Path(run.source) if run.source else None
-    if source is None:
+    if isinstance(config.get("experiment"), str):  # every run `ragmeter run` recorded
+        return contained(config["experiment"], root, EXPERIMENT, run.id)
+    if not isinstance(run.source, str) or not run.source:
         return None
-    if source.suffix == ".toml":
-        return source
+    if run.source.lower().endswith(".toml"):
+        return contained(run.source, root, EXPERIMENT, run.id)
     # an imported variant folder: its config.json names the file; else the experiment's
-    # summary.json one folder up
+    # summary.json one folder up. Only a folder inside the root is looked into (a source
+    # elsewhere, such as an evaluation file's, names no experiment the lab could open)
     from ..io._reading import read_json
 
+    try:
+        source = contained(run.source, root, RECORD, run.id, folder=True)
+    except OutsideRoot:
+        return None
     for candidate, key in (
         (source / "config.json", "experiment"),
         (source.parent / "summary.json", "file"),
     ):
-        if candidate.is_file():
+        try:
+            found = contained(str(candidate), root, RECORD, run.id)
+        except OutsideRoot:  # a link out of the root, or the root's own parent
+            continue
+        if found.is_file():
             try:
-                data = read_json(candidate)
+                data = read_json(found)
             except RagmeterError:
                 continue
             if isinstance(data, dict) and isinstance(data.get(key), str):
-                return Path(data[key])
+                return contained(data[key], root, EXPERIMENT, run.id)
     return None
 
 
@@ -206,20 +224,25 @@ def run_context(
     golden set."""
     from .._errors import NotFoundError, UsageError
 
-    exp_path = experiment_file_of(run)
+    root = root_of(cache)
     problem: str | None = None
     loaded: LoadedExperiment | None = None
-    if exp_path is None:
-        problem = f"run {run.id} records no experiment file"
-    elif not exp_path.is_file():
-        problem = (
-            f"the experiment file {exp_path} that run {run.id} came from is not there any more"
-        )
+    try:
+        exp_path = experiment_file_of(run, root)
+    except OutsideRoot as exc:  # never opened: the stored golden set and offsets are shown
+        exp_path, problem = None, str(exc)
     else:
-        try:
-            loaded = load_experiment_files(exp_path, cache)
-        except (RagmeterError, OSError) as exc:
-            problem = f"the experiment file {exp_path} could not be read ({_one_line(exc)})"
+        if exp_path is None:
+            problem = f"run {run.id} records no experiment file"
+        elif not exp_path.is_file():
+            problem = (
+                f"the experiment file {exp_path} that run {run.id} came from is not there any more"
+            )
+        else:
+            try:
+                loaded = load_experiment_files(exp_path, cache)
+            except (RagmeterError, OSError) as exc:
+                problem = f"the experiment file {exp_path} could not be read ({_one_line(exc)})"
     golden = None
     if loaded is not None:
         try:
@@ -262,7 +285,9 @@ def run_context(
     chunking = None
     if loaded is not None:
         try:
-            chunking = loaded.chunking(settings_of(run))
+            chunking = loaded.chunking(settings_of(run), root, run.id)
+        except OutsideRoot as exc:
+            problem = f"{exc}: showing the chunks' offsets from the stored ranked lists"
         except (RagmeterError, OSError) as exc:
             problem = f"the chunking of run {run.id} could not be rebuilt ({_one_line(exc)})"
     exp = loaded.experiment if loaded is not None else None

@@ -14,9 +14,21 @@ def judges_list_context(store: Any) -> dict[str, Any]:
 
 
 def judge_context(store: Any, vid: int) -> dict[str, Any]:
+    """One validation laid out for the page; a report of another shape than ``judge validate``
+    writes (a store is a trust boundary) is a :class:`DamagedRowError` naming the row."""
+    from ..store._damage import DamagedRowError
     from ._data_stored import judge_validation
 
     v = judge_validation(store, vid)
+    try:
+        return _laid_out(v)
+    except (TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:
+        raise DamagedRowError(
+            "judge_labels", vid, f"its report is not one judge validate writes: {str(exc)[:200]}"
+        ) from None
+
+
+def _laid_out(v: dict[str, Any]) -> dict[str, Any]:
     rep = v["report"] or {}
     labels = list(rep.get("labels") or [])
     matrix = (rep.get("confusion") or {}).get("rows_human_cols_judge") or []

@@ -63,20 +63,35 @@ def experiment_runs(store: Store, *, run: int | None, experiment: str | None) ->
     return runs
 
 
-def experiment_file(runs: Sequence[RunRecord]) -> Path:
+def experiment_file(runs: Sequence[RunRecord], root: Path) -> Path:
     """The experiment file the runs were made from (as the runs record it, see
-    :func:`ragmeter.lab._context.experiment_file_of`)."""
+    :func:`ragmeter.lab._context.experiment_file_of`), inside the lab's folder ``root``: a job
+    re-runs that file, Python generators and pipelines included, so a path read from the store
+    that leads anywhere else is refused (:class:`~._paths.OutsideRoot`, naming it), whatever a
+    page sent."""
     from ._context import experiment_file_of
+    from ._paths import OutsideRoot
 
-    recorded = [p for p in (experiment_file_of(r) for r in runs) if p is not None]
+    recorded: list[Path] = []
+    refused: list[OutsideRoot] = []
+    for r in runs:
+        try:
+            path = experiment_file_of(r, root)
+        except OutsideRoot as exc:
+            refused.append(exc)
+            continue
+        if path is not None:
+            recorded.append(path)
+    for path in recorded:
+        if path.is_file():
+            return path
+    if refused:
+        raise refused[0]
     if not recorded:
         raise UsageError(
             f"the runs of {runs[0].experiment!r} were not made from an experiment file "
             "(ragmeter run): the lab can start new runs only for experiments"
         )
-    for path in recorded:
-        if path.is_file():
-            return path
     raise InputError(
         "the experiment file these runs recorded is not found from this folder; start the "
         "lab where `ragmeter run` ran",
@@ -159,6 +174,7 @@ def variant_name(settings: Any) -> str:
 def plan_job(
     store: Store,
     *,
+    root: Path,
     run: int | None = None,
     experiment: str | None = None,
     retriever: str = "",
@@ -167,13 +183,14 @@ def plan_job(
     budget: str | int | None = None,
 ) -> JobPlan:
     """Check a job request and build its plan; a bad request raises UsageError/InputError whose
-    message the page shows as it is (one line per problem)."""
+    message the page shows as it is (one line per problem). Only an experiment file inside the
+    lab's folder ``root`` is planned (:func:`experiment_file`)."""
     from dataclasses import replace
 
     from ..experiments._config import _build, _warnings, effective_changes, load_experiment
 
     runs = experiment_runs(store, run=run, experiment=experiment)
-    path = experiment_file(runs)
+    path = experiment_file(runs, root)
     exp = load_experiment(path, warn=False)
     table: dict[str, Any] = {}
     table.update(_retriever_table(retriever, methods(exp, runs), exp.baseline.settings))

@@ -182,6 +182,7 @@ def lab_context(
             "chunking": chunking,
             "experiment": experiment,
             "any_run": mine[0].id if mine else None,
+            "job_problem": _job_problem(mine, cache),
         }
         return ctx
     prepared = prepared_run(store, chosen.id, cache)
@@ -214,6 +215,21 @@ def lab_context(
         store, cache, prepared, sc, base_sc, params, metric, sort, show, page_no, inline
     )
     return ctx
+
+
+def _job_problem(runs: list[Any], cache: MutableMapping[Any, Any] | None) -> str | None:
+    """Why no job can be started for these runs' experiment (its file lies outside the lab's
+    folder, or is gone), said in place of the form; None when one can. The POST checks again."""
+    from ._job_plan import experiment_file
+    from ._paths import root_of
+
+    if not runs:
+        return None
+    try:
+        experiment_file(runs, root_of(cache))
+    except RagmeterError as exc:
+        return str(exc).splitlines()[0]
+    return None
 
 
 def _setting(run: Any, key: str) -> int | None:

@@ -200,9 +200,11 @@ def prepared_run(
 ) -> PreparedRun:
     """The prepared run ``run_id`` (loaded once per process, or per ``cache``)."""
     from ._context import _DEFAULT_CACHE, run_context
+    from ._paths import root_of
 
     cache = _DEFAULT_CACHE if cache is None else cache
-    key = ("prepared", store.url, int(run_id))
+    # what may be read depends on the root (a plain cache's is the current folder)
+    key = ("prepared", store.url, int(run_id), str(root_of(cache)))
     found = cache.get(key)
     run = store.run(int(run_id))
     if found is not None and found.ctx.run == run and found.ctx.is_current():

@@ -77,15 +77,20 @@ def render(template: str, **context: Any) -> str:
     context.setdefault("csrf_token", "")
     context.setdefault("request_path", "")
     context.setdefault("title", "ragmeter lab")
+    context.setdefault("damaged", None)
     return str(environment().get_template(template).render(**context))
 
 
 def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    """A full page for the lab: the template rendered with the request's nonce and CSRF token."""
+    """A full page for the lab: the template rendered with the request's nonce and CSRF token,
+    and a line naming the damaged rows its lists left out (:mod:`._notices`)."""
     from starlette.responses import HTMLResponse
+
+    from ._notices import notice
 
     html = render(
         template,
+        damaged=notice(),
         nonce=getattr(request.state, "nonce", ""),
         csrf_token=getattr(request.state, "csrf_token", ""),
         request_path=request.url.path,

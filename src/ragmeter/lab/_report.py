@@ -77,10 +77,14 @@ def report_context(
     selectors: Sequence[str],
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
+    root: str | Path | None = None,
 ) -> dict[str, Any]:
     """Everything the report shows (see docs/lab.md), built from the store without HTTP; the
-    comparisons on ``metric`` with ``options`` (``ragmeter gate``'s) when given."""
+    comparisons on ``metric`` with ``options`` (``ragmeter gate``'s) when given. Files the
+    stored runs name are read only inside ``root`` (default: the current folder), as the lab
+    reads them."""
     from ._data_experiments import headline, when
+    from ._paths import LabCache
     from ._report_data import (
         comparison_section,
         diagnosis_sections,
@@ -92,7 +96,7 @@ def report_context(
 
     runs = resolve_runs(store, selectors)
     base = runs[0]
-    cache: dict[Any, Any] = {}
+    cache = LabCache(root)
     overview = [
         {
             "id": r.id,
@@ -139,14 +143,19 @@ def render_report(
     selectors: Sequence[str],
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
+    root: str | Path | None = None,
 ) -> str:
     """The report's HTML text."""
     from markupsafe import Markup
+
+    from ._notices import collecting, notice
 
     scripts = script_texts()
     css = (STATIC / "lab.css").read_text(encoding="utf-8")
     if re.search(r"</style", css, re.IGNORECASE):
         raise RagmeterError("lab/static/lab.css holds '</style' and cannot be inlined")
+    with collecting() as skipped:  # damaged rows left out are said at the top, as in the lab
+        context = report_context(store, selectors, metric, options, root)
     # the package's own assets go in verbatim (escaping would change the code and its hash);
     # every piece of data still goes through autoescape or tojson
     return render(
@@ -155,7 +164,8 @@ def render_report(
         report_csp=report_csp(scripts),
         inline_css=Markup(css),
         inline_scripts=[Markup(code) for code in scripts],
-        **report_context(store, selectors, metric, options),
+        damaged=notice(skipped),
+        **context,
     )
 
 
@@ -166,14 +176,17 @@ def write_report(
     *,
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
+    root: str | Path | None = None,
 ) -> Path:
     """Write the report for ``selectors`` (stored run ids ``12`` / ``run:12`` or experiment
     names; the first run is the baseline) to ``out``; returns its path. ``metric`` and
     ``options`` (``n_resamples``, ``seed``, ``intersect``): the comparisons as ``ragmeter gate``
-    made its own; by default each run's comparison metric (see ``pair_choice``)."""
+    made its own; by default each run's comparison metric (see ``pair_choice``). ``root``: the
+    only folder the experiment and chunk files the runs name are read in (default: the
+    current one; see :mod:`._paths`)."""
     from ..io._atomic import atomic_write
 
-    html = render_report(store, selectors, metric, options)
+    html = render_report(store, selectors, metric, options, root)
     path = Path(out)
     if path.is_dir():
         raise InputError("is a folder: give the report's file name", path=path)

@@ -207,7 +207,8 @@ def diagnosis_sections(
         if run is None or run.id not in order or run.id in found:
             continue
         entry: dict[str, Any] = {"run": run.id, "name": run.name, "answers": a,
-                                 "pre": f"a{int(a['id'])}-", "d": None, "error": None}  # fmt: skip
+                                 "pre": f"a{int(a['id'])}-", "d": None, "error": None,
+                                 "recall_only": None}  # fmt: skip
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -258,6 +259,7 @@ def judge_section(store: Any, versions: Sequence[str | None]) -> dict[str, Any] 
     """The newest stored judge validation that labels questions of the reported golden sets
     (the judge view's model: confusion matrix, kappa, per-class agreement, order flips) and a
     line for each older such one. A validation names no run, so its question ids tell."""
+    from ..store._damage import DamagedRowError, skipped
     from ._data_judges import judge_context
     from ._data_stored import judge_validation, judge_validations
 
@@ -269,11 +271,19 @@ def judge_section(store: Any, versions: Sequence[str | None]) -> dict[str, Any] 
             continue
     if not qids:
         return None
-    ours = [
-        v
-        for v in judge_validations(store)
-        if any(str(x.get("id")) in qids for x in judge_validation(store, int(v["id"]))["labels"])
-    ]
-    if not ours:
+    ours: list[dict[str, Any]] = []
+    newest: dict[str, Any] | None = None
+    for row in judge_validations(store):  # newest first
+        try:
+            labels = judge_validation(store, int(row["id"]))["labels"]
+            if not any(isinstance(x, Mapping) and str(x.get("id")) in qids for x in labels):
+                continue
+            if newest is None:
+                newest = judge_context(store, int(row["id"]))
+        except DamagedRowError as exc:  # one damaged validation is left out, as listings do
+            skipped(exc)
+            continue
+        ours.append(row)
+    if newest is None:
         return None
-    return {"j": judge_context(store, int(ours[0]["id"])), "older": ours[1:]}
+    return {"j": newest, "older": ours[1:]}

@@ -341,8 +341,7 @@ def _resolve_metric(
             return None, "value"
         choices = evals[0].metrics
         if len(choices) != 1 or any(e.metrics != choices for e in evals):
-            have = ", ".join(map(str, choices))
-            raise UsageError(f"name the metric to compare (the runs carry: {have})")
+            raise UsageError(_name_the_metric(evals))
         return choices[0], None
     try:
         return parse(metric), None
@@ -350,6 +349,37 @@ def _resolve_metric(
         if evals or isinstance(metric, Metric):
             raise
         return None, metric
+
+
+def _name_the_metric(evals: Sequence[Evaluation]) -> str:
+    """What to say when no metric is given: the metrics EVERY side carries (only those can be
+    compared; a variant that changed k carries its own R@k), the headroom ones marked."""
+    shared = [m for m in evals[0].metrics if all(m in e.metrics for e in evals)]
+    if not shared:
+        sides = "; ".join(f"'{e.run}' carries {', '.join(map(str, e.metrics))}" for e in evals)
+        return f"the runs carry no metric in common, so none can be compared ({sides})"
+    named = [f"{m} (headroom, not quality)" if _headroom(m, evals) else str(m) for m in shared]
+    return f"name the metric to compare (both runs carry: {', '.join(named)})"
+
+
+def _headroom(m: Metric, evals: Sequence[Evaluation]) -> bool:
+    """``m`` is recall past every side's prompt: each side records its prompt cutoff (its
+    config's ``settings``, as ``ragmeter run`` writes them) and ``m`` is R at a larger k than
+    any of them puts in the prompt. Whether the evidence is in the candidate pool, not whether
+    the answer can use it: never the quality a change is judged on."""
+    if m.name != "R" or m.k is None or m.budget is not None:
+        return False
+    ks = []
+    for e in evals:
+        settings = e.config.get("settings") if isinstance(e.config, Mapping) else None
+        if not isinstance(settings, Mapping):
+            return False
+        k, budget = settings.get("k"), settings.get("budget")
+        if not any(isinstance(x, int) and not isinstance(x, bool) for x in (k, budget)):
+            return False  # no recorded prompt cutoff: nothing says what the prompt holds
+        if isinstance(k, int) and not isinstance(k, bool):
+            ks.append(k)
+    return all(m.k > k for k in ks)
 
 
 def _values(side: Scores, metric: Metric | None, role: str) -> tuple[str, dict[str, float]]:

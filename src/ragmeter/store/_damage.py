@@ -13,6 +13,7 @@ a record (:class:`Row`), so what leaves the store has the types the writer gave 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as dt
 import json
 import math
@@ -50,8 +51,18 @@ class DamagedRowWarning(RagmeterWarning):
     """A damaged row was left out of a listing (the rest of the store is readable)."""
 
 
+#: the rows :func:`skipped` left out, for a caller that shows them itself (the lab puts them on
+#: the page it renders: one list per request, which a process-wide warning filter cannot give)
+SKIPPED: contextvars.ContextVar[list[DamagedRowError] | None] = contextvars.ContextVar(
+    "ragmeter_skipped_rows", default=None
+)
+
+
 def skipped(damaged: DamagedRowError) -> None:
     """Say that a listing left out ``damaged``."""
+    found = SKIPPED.get()
+    if found is not None:
+        found.append(damaged)
     warnings.warn(f"{damaged}; skipped", DamagedRowWarning, stacklevel=3)
 
 

@@ -25,9 +25,14 @@ def run_and_record(
     every variant; returns the result and ``{variant name: run id}``."""
     from ..experiments import load_experiment, run_experiment
     from ..experiments._provenance import provenance
+    from ..experiments._runner import load_user_code
+    from ..retrieval.pipelines._stdout import routed
     from ._runs import end_unfinished, start_runs
 
     exp = load_experiment(Path(path), allow_outside=allow_outside)
+    # a broken module of the user's fails before any run is recorded (none is left "failed")
+    with routed():  # what it prints at import goes to stderr, as during the run
+        load_user_code(exp)
     specs = [run_spec(exp, v) for v in exp.all_variants]
     ids = dict(
         zip(

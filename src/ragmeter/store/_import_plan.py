@@ -16,7 +16,7 @@ names everything to fix and has written nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,31 @@ class Problems:
             raise InputError(p.message, path=p.path, line=p.line, field=p.field)
         if self.items:
             raise ValidationError(self.items, what=f"{what} (nothing was imported)")
+
+
+def plan_paths(paths: Sequence[Path]) -> list[tuple[Path, ImportPlan]]:
+    """Each PATH's plan (:func:`plan_import`), all of them read and checked before anything is
+    written. A PATH that fails is raised as it is when it is the only one (its error names the
+    PATH or a file in it); the problems of several are raised at once, naming the PATHs:
+    nothing of any PATH is imported."""
+    planned: list[tuple[Path, ImportPlan]] = []
+    failed: list[RagmeterError] = []
+    problems = Problems()
+    refused: list[str] = []
+    for path in paths:
+        try:
+            planned.append((path, plan_import(path)))
+        except RagmeterError as exc:
+            failed.append(exc)
+            problems.error(exc, path)
+            refused.append(str(path))
+    if len(failed) == 1:
+        raise failed[0]
+    if failed:
+        raise ValidationError(
+            problems.items, what=f"{', '.join(refused)} (nothing of any PATH was imported)"
+        )
+    return planned
 
 
 def plan_import(path: Path) -> ImportPlan:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..metrics._evaluation import Evaluation
     from ..paired._comparison import Comparison
     from ._results import StoreLedger
+    from ._transfer import Imported
 
 
 class Store:
@@ -497,6 +498,15 @@ class Store:
         return export_run(self, self._id(run_id), Path(out))
 
     def import_path(self, path: str | os.PathLike[str]) -> list[int]:
+        """Import what ``path`` holds; the store's id of each of its runs (a run already in
+        the store is not stored again: its id is given)."""
         from ._transfer import import_path
 
         return import_path(self, Path(path))
+
+    def import_paths(self, paths: Sequence[str | os.PathLike[str]]) -> Imported:
+        """Import several paths in one transaction: all of them or nothing; what each stored
+        and skipped (already in the store) is in the result (``ragmeter runs import``)."""
+        from ._transfer import import_paths
+
+        return import_paths(self, paths)

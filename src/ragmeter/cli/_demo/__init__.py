@@ -51,7 +51,13 @@ def demo_cmd(
         experiment_section,
         find_example,
     )
-    from ._lab_section import closing_lines, demo_store_path, record_demo, serve_lab
+    from ._lab_section import (
+        closing_lines,
+        demo_store_path,
+        listen_for_lab,
+        record_demo,
+        serve_lab,
+    )
     from ._toy_section import run as toy
     from ._verdict_section import verdict_section
 
@@ -62,20 +68,27 @@ def demo_cmd(
 
         made = [STORE_FILE, f"{STORE_FILE}-wal", f"{STORE_FILE}-shm"] if lab else []
         check_folder(cache_dir, option="--cache-dir", inputs=[example], files=made)
-    if lab:
+    sock = None
+    if lab:  # before a minute of demo: uvicorn there, the port ours (else one line, exit 2)
         from ..._extras import require
 
-        require("uvicorn", "the lab (ragmeter demo --lab)")  # before a minute of demo
-    toy(console)
-    if toy_only:
-        return
-    folder = find_example(example)
-    budget_section(console)
-    result = experiment_section(console, folder, cache_dir)
-    answers = answers_section(console, folder, result)
-    verdict_section(console, result, answers["diagnosis"])
-    if not lab:
-        closing_lines(console, example, cache_dir)
-        return
-    store = record_demo(demo_store_path(result, cache_dir), result, answers, ANSWER_VARIANTS)
-    serve_lab(console, store, port)
+        require("uvicorn", "the lab (ragmeter demo --lab)")
+        sock = listen_for_lab(port)
+    try:
+        toy(console)
+        if toy_only:
+            return
+        folder = find_example(example)
+        budget_section(console)
+        result = experiment_section(console, folder, cache_dir)
+        answers = answers_section(console, folder, result)
+        verdict_section(console, result, answers["diagnosis"])
+        if sock is None:
+            closing_lines(console, example, cache_dir)
+            return
+        path = demo_store_path(result, cache_dir)
+        with record_demo(path, result, answers, ANSWER_VARIANTS) as store:
+            serve_lab(console, store, sock, port, result.experiment.path.parent)
+    finally:
+        if sock is not None:
+            sock.close()  # the lab closes it when it ends; a demo that failed, here

@@ -4,13 +4,15 @@
 its runs (``ragmeter demo --lab``, with the options it was given). ``demo --lab`` records the
 demo's runs and answer checks into the demo's own store, a SQLite file in the demo's cache folder
 (``demo-lab.db``, rewritten by each ``demo --lab``, so the user's own store is never touched),
-then serves the lab on it. The example's answers were not labelled by a judge, so there is no
-judge validation to record.
+then serves the lab on it, on a port bound before the demo starts, through the lab's own
+``listen``/``serve`` (a taken port is one ``error:`` line and exit 2, at once). The example's
+answers were not labelled by a judge, so there is no judge validation to record.
 """
 
 from __future__ import annotations
 
 import shlex
+import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +24,8 @@ from ..._literal import lit
 
 #: the demo store's file name, in the demo's cache folder
 STORE_FILE = "demo-lab.db"
+#: where the demo's lab listens (loopback: the lab is local)
+HOST = "127.0.0.1"
 
 
 def invoked_as() -> str:
@@ -114,15 +118,24 @@ def record_demo(
     return store
 
 
-def serve_lab(console: Console, store: Any, port: int) -> None:
-    """Serve the lab on the demo store at 127.0.0.1:``port`` until Ctrl-C."""
-    from ..._extras import require
+def listen_for_lab(port: int) -> socket.socket:
+    """The lab's socket on 127.0.0.1:``port``, bound before the demo runs, as ``ragmeter lab``
+    binds it (:func:`ragmeter.lab._listen.listen`): a taken port is one ``error:`` line and exit
+    code 2 at once, not exit 3 from uvicorn after a minute of demo."""
+    from ...lab._listen import listen
 
-    uvicorn = require("uvicorn", "the lab (ragmeter demo --lab)")
+    return listen(HOST, port)
+
+
+def serve_lab(console: Console, store: Any, sock: socket.socket, port: int, root: Path) -> None:
+    """Serve the lab on the demo store at 127.0.0.1:``port`` (``sock``, from
+    :func:`listen_for_lab`) until Ctrl-C, as ``ragmeter lab`` serves it; ``root`` is the
+    example's folder, the lab's folder (its experiment file is opened only inside it)."""
     from ...lab._app import create_app
+    from ...lab._listen import serve, where
 
-    app = create_app(store=store)
-    url = f"http://127.0.0.1:{port}/"
+    app = create_app(store=store, root=root)
+    url = f"http://{where(HOST, port)}/"
     console.rule("[bold]The lab")
     console.print(
         lit(
@@ -132,5 +145,7 @@ def serve_lab(console: Console, store: Any, port: int) -> None:
         soft_wrap=True,
     )
     console.print(lit(f"The lab is on {url}  (Ctrl-C stops it). To open it again later:"))
-    console.print(lit(f"  {invoked_as()} lab --db {shlex.quote(store.url)}"), soft_wrap=True)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    folder = shlex.quote(str(app.state.lab.root))
+    again = f"{invoked_as()} lab --db {shlex.quote(store.url)} --root {folder}"
+    console.print(lit(f"  {again}"), soft_wrap=True)
+    serve(app, sock, HOST, port)

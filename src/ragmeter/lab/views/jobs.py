@@ -8,6 +8,7 @@ partial htmx polls every second while the job runs, or the whole page when opene
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -34,21 +35,33 @@ def _from_jobs_page(request: Request) -> bool:
     return request.headers.get("hx-target") == "job-area"
 
 
-def experiments_with_files(store: Any) -> list[dict[str, Any]]:
-    """Every stored experiment whose runs name an experiment file (the lab can extend those)."""
+def experiments_with_files(store: Any, root: Path) -> list[dict[str, Any]]:
+    """Every stored experiment whose runs name an experiment file (the lab can extend those
+    inside its folder ``root``; one named elsewhere is listed with the reason it cannot be)."""
     from .._context import experiment_file_of
+    from .._paths import OutsideRoot
 
     out: dict[str, dict[str, Any]] = {}
     for r in store.runs():
-        if r.experiment in out:
+        if r.experiment in out and out[r.experiment]["problem"] is None:
             continue
-        path = experiment_file_of(r)
+        try:
+            path = experiment_file_of(r, root)
+        except OutsideRoot as exc:
+            out.setdefault(
+                r.experiment, {"name": r.experiment, "file": exc.shown, "run": r.id,
+                               "problem": str(exc)}
+            )  # fmt: skip
+            continue
         if path is not None:
-            out[r.experiment] = {"name": r.experiment, "file": str(path), "run": r.id}
+            out[r.experiment] = {"name": r.experiment, "file": str(path), "run": r.id,
+                                 "problem": None}  # fmt: skip
     return sorted(out.values(), key=lambda e: e["name"])
 
 
-def form_context(store: Any, *, run: int | None, experiment: str | None) -> dict[str, Any]:
+def form_context(
+    store: Any, root: Path, *, run: int | None, experiment: str | None
+) -> dict[str, Any]:
     """What the start form needs: the experiment, its baseline and the known choices."""
     from .._job_plan import chunkers, experiment_file, experiment_runs, methods
 
@@ -58,7 +71,7 @@ def form_context(store: Any, *, run: int | None, experiment: str | None) -> dict
         runs = experiment_runs(store, run=run, experiment=experiment)
         from ...experiments import load_experiment
 
-        exp = load_experiment(experiment_file(runs), warn=False)
+        exp = load_experiment(experiment_file(runs, root), warn=False)
     except RagmeterError as exc:
         return {"form": None, "form_error": str(exc).splitlines()[0]}
     b = exp.baseline.settings
@@ -98,19 +111,19 @@ def _page(
     already: int | None = None,
     status_code: int = 200,
 ) -> HTMLResponse:
-    store = state_of(request).store
+    state = state_of(request)
     return page(
         request,
         "jobs.html",
         status_code=status_code,
         title="Run a new combination",
-        experiments=experiments_with_files(store),
+        experiments=experiments_with_files(state.store, state.root),
         jobs=_jobs(request),
         values=values or {},
         error=error,
         already=already,
         job_id=None,
-        **form_context(store, run=run, experiment=experiment),
+        **form_context(state.store, state.root, run=run, experiment=experiment),
     )
 
 
@@ -140,8 +153,9 @@ async def start(request: Request) -> Response:
         run, values["run"] = None, ""
     already = job_id = None
     try:
-        plan = plan_job(
+        plan = plan_job(  # checks the experiment file lies in the lab's folder: never the page
             state.store,
+            root=state.root,
             run=run,
             experiment=values["experiment"] or None,
             retriever=values["retriever"],

@@ -16,7 +16,8 @@ function sees the same thread from call to call (until a call times out: the nex
 fresh worker). ``timeout = 0`` (or None) calls the function in ragmeter's own thread, for code
 that must run there (a ``sqlite3`` connection opened at import, ``signal.signal``).
 ``os._exit()`` ends the process at once, before any of this can run: nothing in-process can
-catch it.
+catch it. What a call prints to ``sys.stdout`` goes to stderr while a run is on
+(:mod:`._stdout`): ragmeter's stdout (``--format json``) stays its own.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._errors import UsageError
+from ._stdout import user_code
 
 #: seconds one call of the user's code may take, unless the experiment file says otherwise
 DEFAULT_TIMEOUT = 300.0
@@ -126,7 +128,8 @@ class _Job:
 
     def run(self) -> None:
         try:
-            self.value = self.fn(*self.args)
+            with user_code():  # its prints go to stderr during a run (._stdout)
+                self.value = self.fn(*self.args)
         except BaseException as exc:  # every outcome goes back to the caller's thread
             self.error = exc
         finally:
@@ -179,7 +182,8 @@ class Caller:
     def __call__(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self.timeout is None:
             try:
-                return fn(*args)
+                with user_code():
+                    return fn(*args)
             except BaseException as exc:
                 settled = _settled(exc, self.label)
                 if settled is exc:

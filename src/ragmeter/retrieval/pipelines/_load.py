@@ -19,6 +19,7 @@ from typing import Any
 from ..._errors import UsageError
 from ._adapters import CallablePipeline, LangChainPipeline, LlamaIndexPipeline, Pipeline
 from ._calls import DEFAULT_TIMEOUT, check_timeout
+from ._stdout import user_code
 from ._target import check_signature, load_target, user_failure
 
 #: the NLTK data llama-index-core loads for its sentence splitter and stopwords, and downloads
@@ -30,6 +31,41 @@ def load_pipeline(spec: dict[str, Any], base_dir: str | os.PathLike[str] | None 
     """The :class:`Pipeline` of a normalised retriever spec of kind python, langchain or
     llamaindex; ``base_dir`` is where a relative target is looked up (the experiment's folder).
     """
+    kind, target, timeout, obj = _target_of(spec, base_dir)
+    if kind == "python":
+        return CallablePipeline(obj, name=target, timeout=timeout)
+    if _builder(kind, target, obj):
+        try:
+            with user_code():
+                obj = obj()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # building the user's retriever failed: nothing can run
+            base = Path(base_dir) if base_dir is not None else Path.cwd()
+            raise user_failure(target, exc, base, "building the retriever") from exc
+    if kind == "langchain":
+        return LangChainPipeline(
+            obj, doc_key=spec.get("doc_key", "source"), name=target, timeout=timeout
+        )
+    return LlamaIndexPipeline(obj, name=target, timeout=timeout)
+
+
+def check_pipeline(spec: dict[str, Any], base_dir: str | os.PathLike[str] | None = None) -> None:
+    """Import the module a pipeline spec names and check its target as :func:`load_pipeline`
+    will use it (its signature; a LangChain or LlamaIndex target is a retriever or a function
+    of no arguments), without calling it: ``run_experiment`` checks every pipeline this way
+    before any retrieval, so a broken module fails at once, not after the baseline's run.
+    Importing is done once: :func:`load_pipeline` finds the module already imported."""
+    kind, target, _timeout, obj = _target_of(spec, base_dir)
+    if kind != "python":
+        _builder(kind, target, obj)
+
+
+def _target_of(
+    spec: dict[str, Any], base_dir: str | os.PathLike[str] | None
+) -> tuple[str, str, float | None, Any]:
+    """(kind, target, timeout, the object the target names), the spec and the object checked
+    (a python target's signature)."""
     kind, target = spec.get("kind"), spec.get("target")
     if kind not in ("python", "langchain", "llamaindex") or not isinstance(target, str):
         raise UsageError(f"not a pipeline spec: {spec!r}")
@@ -40,26 +76,22 @@ def load_pipeline(spec: dict[str, Any], base_dir: str | os.PathLike[str] | None 
     obj = load_target(target, base)
     if kind == "python":
         check_signature(obj, target, ("question",), "question -> hits")
-        return CallablePipeline(obj, name=target, timeout=timeout)
+    return kind, target, timeout, obj
+
+
+def _builder(kind: str, target: str, obj: Any) -> bool:
+    """Whether ``obj`` is a function that builds the retriever (else it is the retriever);
+    a UsageError when it is neither."""
     method = "invoke" if kind == "langchain" else "retrieve"
-    if not callable(getattr(obj, method, None)):
-        if not callable(obj):
-            raise UsageError(
-                f"target {target!r} is a {type(obj).__name__}: give a {kind} retriever or a "
-                "function that returns one"
-            )
-        check_signature(obj, target, (), f"of no arguments that returns a {kind} retriever")
-        try:
-            obj = obj()
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # building the user's retriever failed: nothing can run
-            raise user_failure(target, exc, base, "building the retriever") from exc
-    if kind == "langchain":
-        return LangChainPipeline(
-            obj, doc_key=spec.get("doc_key", "source"), name=target, timeout=timeout
+    if callable(getattr(obj, method, None)):
+        return False
+    if not callable(obj):
+        raise UsageError(
+            f"target {target!r} is a {type(obj).__name__}: give a {kind} retriever or a "
+            "function that returns one"
         )
-    return LlamaIndexPipeline(obj, name=target, timeout=timeout)
+    check_signature(obj, target, (), f"of no arguments that returns a {kind} retriever")
+    return True
 
 
 def check_llamaindex_offline() -> None:

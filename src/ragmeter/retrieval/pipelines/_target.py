@@ -31,10 +31,17 @@ from typing import Any
 
 from ..._errors import UsageError
 from ._calls import describe, one_line
+from ._stdout import user_code
 
 
 def load_target(target: str, base_dir: str | os.PathLike[str] | None = None) -> Any:
-    """The object ``target`` names (see the module docstring)."""
+    """The object ``target`` names (see the module docstring). What the module prints while it
+    imports goes to stderr during a run (:mod:`._stdout`)."""
+    with user_code():
+        return _load_target(target, base_dir)
+
+
+def _load_target(target: str, base_dir: str | os.PathLike[str] | None) -> Any:
     module_name, sep, attr = target.rpartition(":")
     if not sep or not module_name or not attr:
         raise UsageError(
