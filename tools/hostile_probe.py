@@ -20,7 +20,7 @@ second world they run in. Outcomes:
   2 was due), a metric outside [0, 1] or NaN printed, an existing file overwritten, a file
   written or read outside the folder it must stay in, a credential sent across origins, a valid
   input refused, or a result that differs from the same input without the oddity;
-- hang: the 60 s wall limit or the 2 GB address-space limit was hit (MemoryError).
+- hang: the 60 s wall limit or the 4 GB address-space limit was hit (MemoryError).
 
 Usage::
 
@@ -52,7 +52,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WALL_S = 60
-MEM_BYTES = 2 * 1024**3
+#: address space, not memory in use: a full `ragmeter run` reserves about 2 GB of address space
+#: (pyarrow's allocator, numba, thread stacks) while keeping about 250 MB resident, so 2 GB
+#: (the limit until issue 22) failed valid runs as "hangs"; 4 GB still stops a runaway
+MEM_BYTES = 4 * 1024**3
 OUTCOMES = ("clean", "traceback", "wrong", "hang")
 
 # --------------------------------------------------------------------------------------------
@@ -3352,7 +3355,7 @@ def classify(case: Case, res: Result, d: Path) -> tuple[str, str]:
     # a shared library that cannot be mapped is the address-space limit too
     out_of_memory = ("MemoryError", "Unable to allocate", "failed to map segment")
     if any(m in text for m in out_of_memory) or (res.rc == 3 and case.code):
-        return "hang", "over the 2 GB memory limit"
+        return "hang", f"over the {MEM_BYTES // 1024**3} GB memory limit"
     if res.rc is not None and res.rc < 0:
         return "hang" if res.rc == -9 else "traceback", f"killed by signal {-res.rc}"
     if "Traceback (most recent call last)" in text:
