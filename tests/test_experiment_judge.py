@@ -194,11 +194,10 @@ def test_the_run_equals_answers_check_with_the_same_judge(fake_run) -> None:
 def test_judge_labels_are_stored_with_the_run(fake_run) -> None:
     path, _, stored = fake_run
     from ragmeter.store import Store
-    from ragmeter.store._results import stored_rows
 
     assert len(stored) == 2 and all(run_id is not None for run_id, _ in stored)
     with Store.open(f"sqlite:///{path.parent / 'store.db'}") as store:
-        rows = stored_rows(store, "answer_sets", "answers_blob", 1)
+        rows = store.answer_set(1).answers
     assert len(rows) == len(SLICE)
     for row in rows:
         assert set(row["judged"]) == {"faithfulness", "answer_relevance"}

@@ -60,9 +60,9 @@ def reference_ranking(rows: list[tuple[str, str, float]]) -> list[tuple[str, str
 
 # -- the fare-rules example ------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def fare_rules():
+def fare_rules(fare_rules_result):
     # conftest ran this experiment before the session: everything comes from its cache
-    return quiet(EXAMPLE / "experiment.toml", write=False)
+    return fare_rules_result
 
 
 def test_the_table_holds_what_run_trec_holds(fare_rules) -> None:

@@ -348,7 +348,7 @@ def test_a_lock_path_that_is_a_folder_is_a_clean_error(tmp_path: Path) -> None:
 
 def _writers() -> dict[str, Callable[[Path], Path]]:
     """Each writer of ragmeter, writing into ``folder``; returns the target it writes."""
-    from ragmeter.answers.judges._cache import DiskCache
+    from ragmeter.chat import DiskCache
     from ragmeter.chunking import chunk_corpus
     from ragmeter.experiments._outputs import write_cached_run, write_json, write_run
     from ragmeter.io._tables import Run

@@ -139,7 +139,7 @@ class Sources:
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> Sources:
-    from ragmeter.store._experiment import run_and_record
+    from ragmeter.workflows.experiment import run_and_record
 
     root = tmp_path_factory.mktemp("import-sources")
     origin = f"sqlite:///{root / 'origin.db'}"
@@ -682,7 +682,7 @@ def _tiny_record() -> dict[str, Any]:
 def test_every_file_the_writers_write_validates_against_its_schema(sources: Sources) -> None:
     from ragmeter.experiments._output_schema import ExperimentSummary, VariantConfig
     from ragmeter.paired._ledger_schema import LedgerEntry
-    from ragmeter.store._records import RunRecord
+    from ragmeter.store import RunRecord
     from ragmeter.store._run_file import RunFile
 
     for out in (sources.experiment, sources.documents):

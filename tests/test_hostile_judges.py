@@ -363,8 +363,8 @@ def test_refusal_with_empty_claims_is_a_failure_not_cached(tmp_path: Path) -> No
 
 
 def test_cached_reply_that_no_longer_fits_is_asked_again(tmp_path: Path) -> None:
-    from ragmeter.answers.judges._cache import DiskCache, cache_key
     from ragmeter.answers.judges._prompts import load_prompt
+    from ragmeter.chat import DiskCache, cache_key
 
     item = {"id": "c", "question": "<<c>> fee?", "answer": "It is $75.", "context": "Fee: $75."}
     with RawServer({"c": ok(CLAIMS_OK)}) as srv:

@@ -164,7 +164,7 @@ def sentinels(w: SimpleNamespace) -> list[Path]:
 
 def record(store_url: str, w: SimpleNamespace) -> Store:
     """The team's experiment run and recorded as ``ragmeter run`` records it (runs 1 and 2)."""
-    from ragmeter.store._experiment import run_and_record
+    from ragmeter.workflows.experiment import run_and_record
 
     store = Store.open(store_url, migrate=True)  # (a server database is migrated first)
     with warnings.catch_warnings():

@@ -580,7 +580,7 @@ def test_an_experiment_beside_the_store_still_runs(tmp_path: Path) -> None:
 def test_the_python_check_names_the_field_and_line(tmp_path: Path) -> None:
     from ragmeter.experiments import load_experiment
     from ragmeter.experiments._paths import check_store_writes
-    from ragmeter.store._protect import protected_paths
+    from ragmeter.store import protected_paths
 
     exp_path = toy_experiment(
         tmp_path, EXPERIMENT.format(top='output = "out"\ncache = "store/artifacts"', name="b")

@@ -456,14 +456,18 @@ def test_damaged_runs_are_left_out_of_listings_and_refused_by_name(world: World)
         refused(code, text, f"run {one}", "damaged")
     code, text = cli("compare", world.inline[0], bad["level"], "-m", "R@1", "--db", world.url)
     refused(code, text, f"run {bad['level']}", "damaged")
-    # the lab: the experiments page lists the others, a damaged run's page says what is wrong
+    # the lab: the experiments page lists the others, a damaged run's page says what is wrong;
+    # the pages that list runs skip each damaged one with a warning naming it
     client = lab_client(world)
-    page = client.get("/")
+    with pytest.warns(RagmeterWarning, match=r"run \d+ is damaged") as listed:
+        page = client.get("/")
+        sweeps = client.get("/sweeps", params={"runs": one})  # a page reading the run by its id
+        lab = client.get("/lab", params={"run": one})  # the lab picks among the listed runs
+    named = [str(w.message) for w in listed]
+    assert all(any(f"run {run} is damaged" in m for m in named) for run in bad.values()), named
     assert page.status_code == 200 and "run-1" in page.text and "files" in page.text
-    r = client.get("/sweeps", params={"runs": one})  # a page that reads the run by its id
-    assert r.status_code == 400 and f"run {one} is damaged" in r.text, r.text[-400:]
-    r = client.get("/lab", params={"run": one})  # the lab picks among the listed runs
-    assert r.status_code == 404 and f"no finished run {one}" in r.text, r.text[-400:]
+    assert sweeps.status_code == 400 and f"run {one} is damaged" in sweeps.text, sweeps.text[-400:]
+    assert lab.status_code == 404 and f"no finished run {one}" in lab.text, lab.text[-400:]
     # and a damaged run is deleted like any other
     code, text = cli("runs", "delete", *bad.values(), "--yes", "--db", world.url)
     assert code == 0 and "damaged (" in text, text

@@ -1,10 +1,13 @@
-"""The package reads as the RAG chain: no import cycles between modules, no import up a layer.
+"""The package reads as the RAG chain: no import cycles between modules, no import up a layer,
+no import of another package's private module beyond the short list that says why.
 
 The layers (tools/import_graph.py LAYERS, docs/architecture.md) let the experiment store and the
 web lab sit on top of the chain without pulling it apart. The graph is built statically with
 ``ast`` (every import statement, inside functions and under ``TYPE_CHECKING`` too); the first
 tests pin the graph builder on small hand-made packages so the gate itself cannot pass by
-seeing nothing.
+seeing nothing. A package's private modules (``ragmeter.io._tables``) are its own: other
+packages import what its ``__init__`` exports, so renaming an internal module breaks nothing
+far away; the command line and the lab import only workflows, ``__init__``s and public modules.
 """
 
 from __future__ import annotations
@@ -218,9 +221,9 @@ def test_top_package_and_main_are_exempt_but_importing_the_top_package_is_upward
     assert ig.cycles(graph) == []  # ragmeter -> io.x -> ragmeter is no cycle: the top is exempt
     up = ig.upward_edges(graph)
     assert [(e.importer, e.imported, a, b) for e, a, b in up] == [
-        ("ragmeter.io.x", "ragmeter", 1, 14)
+        ("ragmeter.io.x", "ragmeter", 1, 15)
     ]
-    assert "ragmeter.io.x (layer 1) -> ragmeter (layer 14)" in ig.format_upward(*up[0])
+    assert "ragmeter.io.x (layer 1) -> ragmeter (layer 15)" in ig.format_upward(*up[0])
 
 
 def test_unknown_modules_and_missing_targets_are_reported(tmp_path):
@@ -245,10 +248,94 @@ def test_layers_follow_the_chain():
     assert layer("ragmeter.explain") == layer("ragmeter.paired._gate") == 7
     assert layer("ragmeter.diagnosis") == 9 < layer("ragmeter.experiments._runner") == 10
     assert layer("ragmeter.store._store") == 11
-    assert layer("ragmeter.lab._app") == 12
-    assert layer("ragmeter.cli._app") == 13
-    assert layer("ragmeter") == 14
+    assert layer("ragmeter.workflows.compare") == 12
+    assert layer("ragmeter.lab._app") == 13
+    assert layer("ragmeter.cli._app") == 14
+    assert layer("ragmeter") == 15
     assert layer("ragmeter.iox") is None  # neither io's nor the top's: a new package needs a row
+
+
+def test_private_imports_across_packages_are_counted_and_nothing_else(tmp_path):
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "from .io._tables import Run\n",  # the top package: exempt
+            "_errors.py": "",
+            "io/__init__.py": "from ._tables import Run\n",  # its own private module
+            "io/_tables.py": "from .._errors import E\n",  # a shared top-level module
+            "io/_reading.py": "from ._tables import Run\n",  # inside the package
+            "io/trec.py": "",
+            "metrics/__init__.py": "",
+            "metrics/_engine.py": (
+                "from ..io._tables import Run\n"  # counted
+                "from ..io import Run\n"  # the package __init__: not counted
+                "from ..io import trec\n"  # a public module: not counted
+                "def f():\n"
+                "    from ragmeter.io._reading import x\n"  # lazy: counted
+                "    from ragmeter.io._tables import y\n"  # same pair again: one entry
+            ),
+            "retrieval/__init__.py": "",
+            "retrieval/pipelines/__init__.py": "",
+            "retrieval/pipelines/_calls.py": "from ...io._tables import Run\n",  # counted
+            "retrieval/bm25.py": "from .pipelines._calls import Caller\n",  # same package
+            "cli/__init__.py": "",
+            "cli/_eval.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n"
+                "    from ..metrics._engine import Missing\n"  # type-only: counted
+                "from ..retrieval.pipelines import _calls\n"  # a private submodule by name
+            ),
+        },
+    )
+    found = ig.private_imports(ig.build(src))
+    assert [(e.importer, e.imported, e.line, e.type_checking) for e in found] == [
+        ("ragmeter.cli._eval", "ragmeter.metrics._engine", 3, True),
+        ("ragmeter.cli._eval", "ragmeter.retrieval.pipelines._calls", 4, False),
+        ("ragmeter.metrics._engine", "ragmeter.io._tables", 1, False),
+        ("ragmeter.metrics._engine", "ragmeter.io._reading", 5, False),
+        ("ragmeter.retrieval.pipelines._calls", "ragmeter.io._tables", 1, False),
+    ]
+    assert found[0].where() == "src/ragmeter/cli/_eval.py:3 (TYPE_CHECKING)"
+
+
+def test_the_allow_list_must_match_the_private_imports_exactly(tmp_path):
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "io/__init__.py": "",
+            "io/_tables.py": "",
+            "io/_atomic.py": "",
+            "metrics/__init__.py": "",
+            "metrics/_engine.py": "from ..io._tables import Run\nfrom ..io._atomic import w\n",
+        },
+    )
+    graph = ig.build(src)
+    allowed = {
+        ("ragmeter.metrics._engine", "ragmeter.io._tables"): "a kernel only metrics needs",
+        ("ragmeter.labels._files", "ragmeter.io._tables"): "an import that is gone",
+    }
+    new, stale = ig.check_private(graph, allowed)
+    assert [(e.importer, e.imported, e.line) for e in new] == [
+        ("ragmeter.metrics._engine", "ragmeter.io._atomic", 2)
+    ]
+    assert stale == [("ragmeter.labels._files", "ragmeter.io._tables")]
+    text, problems = ig.private_report(graph, allowed)
+    assert problems == 2
+    assert (
+        "ragmeter.metrics._engine -> ragmeter.io._tables  (src/ragmeter/metrics/_engine.py:1): "
+        "a kernel only metrics needs" in text
+    )
+    assert "src/ragmeter/metrics/_engine.py:2)  NOT ALLOWED" in text
+    assert "stale ALLOWED_PRIVATE entry (no such import): ragmeter.labels._files" in text
+    assert ig.main([str(src), "--private"]) == 1  # the real list does not fit this package
+
+
+def test_every_allowed_private_import_says_why():
+    for (importer, imported), why in ig.ALLOWED_PRIVATE.items():
+        assert ig.package_of(importer) != ig.package_of(imported), (importer, imported)
+        assert len(why.split()) >= 4, (importer, imported)
+        assert ig.package_of(importer) not in ("ragmeter.cli", "ragmeter.lab"), importer
 
 
 # --- the gate on the real package -----------------------------------------------------------
@@ -302,3 +389,40 @@ def test_no_module_imports_from_a_higher_layer(graph):
             + "\n".join(ig.format_upward(*u) for u in up),
             pytrace=False,
         )
+
+
+def test_the_interfaces_import_no_private_module_of_another_package(graph):
+    # cli/ and lab/ parse input, call a workflow and render: they import workflows, package
+    # __init__s and public modules, never another package's internals
+    found = [
+        e
+        for e in ig.private_imports(graph)
+        if ig.package_of(e.importer) in ("ragmeter.cli", "ragmeter.lab")
+    ]
+    if found:
+        pytest.fail(
+            f"{len(found)} import(s) of another package's private module from cli/ or lab/ "
+            "(import the name from the package's __init__ or a workflow; export it there if "
+            "it is missing):\n"
+            + "\n".join(f"    {e.where()}: {e.importer} -> {e.imported}" for e in found),
+            pytrace=False,
+        )
+
+
+def test_private_imports_across_packages_are_exactly_the_allowed_ones(graph):
+    new, stale = ig.check_private(graph)
+    problems = []
+    if new:
+        problems.append(
+            f"{len(new)} new import(s) of another package's private module (import the name "
+            "from the package's __init__, exporting it there, or add the pair to "
+            "ALLOWED_PRIVATE in tools/import_graph.py with the reason):"
+        )
+        problems += [f"    {e.where()}: {e.importer} -> {e.imported}" for e in new]
+    if stale:
+        problems.append(
+            f"{len(stale)} ALLOWED_PRIVATE entr(y/ies) match no import any more (delete them):"
+        )
+        problems += [f"    {a} -> {b}" for a, b in stale]
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)

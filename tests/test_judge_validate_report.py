@@ -230,10 +230,10 @@ def test_fare_rules_human_labels_validate_the_fake_judge(tmp_path: Path) -> None
 
 # -- answers check --dry-run ----------------------------------------------------------------------
 def test_planning_judge_counts_cache_duplicates_and_cost(tmp_path: Path) -> None:
-    from ragmeter.answers.judges._cache import DiskCache, cache_key
     from ragmeter.answers.judges._plan import PlanningJudge
     from ragmeter.answers.judges._protocol import JudgeRequest
     from ragmeter.answers.judges.openai import OpenAIJudge
+    from ragmeter.chat import DiskCache, cache_key
 
     judge = OpenAIJudge(
         base_url="http://127.0.0.1:9/v1",
@@ -265,12 +265,12 @@ def test_planning_judge_counts_cache_duplicates_and_cost(tmp_path: Path) -> None
 
 
 def test_cli_dry_run_sends_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragmeter.answers.judges import _chat
+    from ragmeter.chat import ChatClient
 
     def no_network(self: object, payload: bytes) -> dict:
         raise AssertionError("a dry run sent a request")
 
-    monkeypatch.setattr(_chat.ChatClient, "_post", no_network)
+    monkeypatch.setattr(ChatClient, "_post", no_network)
     args = [
         "answers", "check", str(EXAMPLE / "answers" / "baseline.jsonl"),
         "--golden", str(EXAMPLE / "golden.jsonl"), "--corpus", str(EXAMPLE / "corpus.jsonl"),

@@ -13,7 +13,7 @@ pytest.importorskip("bm25s")  # justified: the example's retriever is an optiona
 
 from ragmeter.cli import app
 from ragmeter.store import Store
-from ragmeter.store._experiment import run_and_record
+from ragmeter.workflows.experiment import run_and_record
 
 runner = CliRunner()
 

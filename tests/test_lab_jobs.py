@@ -25,7 +25,7 @@ from ragmeter.lab._app import create_app
 from ragmeter.lab._job_plan import plan_job
 from ragmeter.lab._jobs import Job, JobProgress, one_line, run_job
 from ragmeter.store import Store
-from ragmeter.store._experiment import run_and_record
+from ragmeter.workflows.experiment import run_and_record
 
 EXPERIMENT = """\
 name = "fare rules, bm25"
@@ -372,8 +372,8 @@ def test_the_demo_ends_with_a_command_that_opens_the_lab_on_its_runs(
 
     from typer.testing import CliRunner
 
+    import ragmeter.lab as _listen  # the names the lab and the demo serve through
     from ragmeter.cli import app
-    from ragmeter.lab import _listen
 
     runner = CliRunner()
     cache = tmp_path / "demo cache"

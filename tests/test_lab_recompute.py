@@ -26,7 +26,7 @@ from ragmeter.lab._context import load_experiment_files, run_context
 from ragmeter.lab._paths import LabCache
 from ragmeter.lab._prepared import prepared_run
 from ragmeter.lab._ranked_list import Piece, excerpt, pieces, question_list
-from ragmeter.lab._recompute import Cutoff, movements, scores
+from ragmeter.lab._recompute import PromptCutoff, movements, scores
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fare-rules"
 KS = (1, 3, 7, 12)
@@ -44,7 +44,7 @@ def cli_json(*args: Any) -> dict[str, Any]:
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The example recorded into a fresh store by ``ragmeter run``'s recorder (from a copy of
     its files, so a test may move them), with the chunk files the CLI needs."""
-    from ragmeter.store._experiment import run_and_record
+    from ragmeter.workflows.experiment import run_and_record
 
     root = tmp_path_factory.mktemp("lab-recompute")
     for name in ("golden.jsonl", "corpus.jsonl", "experiment.toml"):
@@ -106,7 +106,7 @@ def test_every_k_and_budget_gives_the_numbers_the_cli_prints(lab: Any, variant: 
     p = prepared(lab, variant)
     folder = variant.replace(" ", "-")
     for k in KS:
-        sc = scores(p, Cutoff(k=k))
+        sc = scores(p, PromptCutoff(k=k))
         printed = cli_eval(lab, folder, size, f"R@{k},AllR@{k},RR@{k},R@20")
         for key, name in (("R", f"R@{k}"), ("AllR", f"AllR@{k}"), ("RR", f"RR@{k}"),
                           ("headroom", "R@20")):  # fmt: skip
@@ -121,7 +121,7 @@ def test_every_k_and_budget_gives_the_numbers_the_cli_prints(lab: Any, variant: 
             q: v[f"nDCG@{k}"] for q, v in ndcg["per_query"].items()
         }
     for b in BUDGETS:
-        sc = scores(p, Cutoff(budget=b))
+        sc = scores(p, PromptCutoff(budget=b))
         names = f"R@budget={b},AllR@budget={b},RR@budget={b}"
         printed = cli_eval(lab, folder, size, names)
         for key in ("R", "AllR", "RR"):
@@ -139,13 +139,13 @@ def test_at_the_experiments_own_k_and_budget_the_numbers_are_the_stored_ones(lab
         p = prepared(lab, variant)
         run = store.run(run_id)
         s = run.config["settings"]
-        for cutoff in (Cutoff(k=s["k"]), Cutoff(budget=s["budget"])):
+        for cutoff in (PromptCutoff(k=s["k"]), PromptCutoff(budget=s["budget"])):
             sc = scores(p, cutoff)
             for key in ("R", "AllR", "RR", "headroom", "nDCG"):
                 if sc.means[key] is not None:
                     assert sc.means[key] == run.metrics[sc.names[key]], (variant, key)
         stored = store.evaluation(run_id, "span")
-        sc = scores(p, Cutoff(k=s["k"]))
+        sc = scores(p, PromptCutoff(k=s["k"]))
         assert sc.qids == stored.query_ids
         assert np.array_equal(sc.values["R"], stored.values[:, stored.metrics.index(
             next(m for m in stored.metrics if str(m) == f"R@{s['k']}"))])  # fmt: skip
@@ -153,9 +153,9 @@ def test_at_the_experiments_own_k_and_budget_the_numbers_are_the_stored_ones(lab
 
 def test_gained_lost_fixed_and_broken_follow_ragmeter_compare(lab: Any):
     store, ids = lab["store"], lab["ids"]
-    base = scores(prepared(lab, "baseline"), Cutoff(k=4))
+    base = scores(prepared(lab, "baseline"), PromptCutoff(k=4))
     for variant in ("hybrid", "reranker"):
-        moved = movements(base, scores(prepared(lab, variant), Cutoff(k=4)))
+        moved = movements(base, scores(prepared(lab, variant), PromptCutoff(k=4)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             b, c = store.evaluation(ids["baseline"]), store.evaluation(ids[variant])
@@ -167,7 +167,7 @@ def test_gained_lost_fixed_and_broken_follow_ragmeter_compare(lab: Any):
                 assert m.mean_delta == pytest.approx(cmp.mean_delta, abs=1e-15)
     assert moved["AllR"].binary and moved["R"].fixed is None  # fixed/broken: yes/no metrics only
     # hand-checked on the example: the hybrid fixes 12 questions at AllR@4 and breaks none
-    hybrid = movements(base, scores(prepared(lab, "hybrid"), Cutoff(k=4)))["AllR"]
+    hybrid = movements(base, scores(prepared(lab, "hybrid"), PromptCutoff(k=4)))["AllR"]
     assert (len(hybrid.fixed or ()), len(hybrid.broken or ())) == (12, 0)
 
 
@@ -178,7 +178,7 @@ def test_marked_segments_are_the_labelled_characters(lab: Any):
     for q in p.ctx.golden:
         if not q.evidence:
             continue
-        ql = question_list(p, Cutoff(k=4), q.id)
+        ql = question_list(p, PromptCutoff(k=4), q.id)
         for it in ql.items:
             assert it.text == corpus[it.doc].text[it.start : it.end]
             assert "".join(x.text for x in it.pieces) == it.text
@@ -202,27 +202,27 @@ def test_marked_segments_are_the_labelled_characters(lab: Any):
 
 def test_the_prompt_cutoff_is_k_or_where_the_budget_fills(lab: Any):
     p = prepared(lab, "smaller chunks")
-    ql = question_list(p, Cutoff(budget=450), "24h-rule-basic")
+    ql = question_list(p, PromptCutoff(budget=450), "24h-rule-basic")
     tokens = [it.n_tokens for it in ql.items]
     fill = ql.prompt_size
     assert fill is not None and sum(tokens[:fill]) <= 450 < sum(tokens[: fill + 1])
     assert [it.in_prompt for it in ql.items] == [i < fill for i in range(len(ql.items))]
     assert f"{fill} chunk(s) fill the 450-token budget" in ql.cutoff_label
-    q4 = question_list(p, Cutoff(k=4), "24h-rule-basic", limit=6)
-    full = question_list(p, Cutoff(k=4), "24h-rule-basic")
+    q4 = question_list(p, PromptCutoff(k=4), "24h-rule-basic", limit=6)
+    full = question_list(p, PromptCutoff(k=4), "24h-rule-basic")
     last_marked = max(it.rank for it in full.items if it.segments)
     assert last_marked > 6  # the example's second span is found deep in the list
     # a short list still shows the prompt, the chunk after it and every chunk with evidence
     assert q4.cutoff_label == "prompt ends here: k = 4" and len(q4.items) == last_marked
     assert q4.items == full.items[:last_marked]
     assert [it.in_prompt for it in q4.items] == [True] * 4 + [False] * (last_marked - 4)
-    assert len(question_list(p, Cutoff(k=30), "24h-rule-basic", limit=6).items) == 31
+    assert len(question_list(p, PromptCutoff(k=30), "24h-rule-basic", limit=6).items) == 31
 
 
 def test_a_moved_experiment_falls_back_to_the_stored_golden_set_and_offsets(
     lab: Any, tmp_path: Path
 ) -> None:
-    from ragmeter.store._experiment import run_and_record
+    from ragmeter.workflows.experiment import run_and_record
 
     root = tmp_path / "moved"
     root.mkdir()
@@ -234,18 +234,18 @@ def test_a_moved_experiment_falls_back_to_the_stored_golden_set_and_offsets(
             _, ids = run_and_record(
                 store, root / "experiment.toml", cache_dir=EXAMPLE / ".ragmeter-cache"
             )
-        before = scores(prepared_run(store, ids["baseline"], LabCache(tmp_path)), Cutoff(k=7))
+        before = scores(prepared_run(store, ids["baseline"], LabCache(tmp_path)), PromptCutoff(k=7))
         shutil.move(root, tmp_path / "elsewhere")
         p = prepared_run(store, ids["baseline"], LabCache(tmp_path))
         assert p.problem is not None and "is not there any more" in p.problem
         assert "stored golden set" in p.problem and not p.has_chunking
-        after = scores(p, Cutoff(k=7))
+        after = scores(p, PromptCutoff(k=7))
         for key in ("R", "AllR", "RR", "headroom"):
             assert np.array_equal(after.values[key], before.values[key])
         assert after.means["nDCG"] is None and "chunking" in after.unavailable["nDCG"]
         with pytest.raises(Exception, match="token budget"):
-            scores(p, Cutoff(budget=1200))
-        ql = question_list(p, Cutoff(k=4), "24h-rule-basic")
+            scores(p, PromptCutoff(budget=1200))
+        ql = question_list(p, PromptCutoff(k=4), "24h-rule-basic")
         assert ql.items[0].text is None and ql.items[0].segments  # offsets, no text
         assert ql.items[0].doc == "refunds" and ql.items[0].segments[0][2] == 2
 
@@ -267,13 +267,13 @@ def test_an_edited_experiment_file_is_read_again(lab: Any, tmp_path: Path) -> No
 
 def test_cutoffs_are_checked() -> None:
     with pytest.raises(Exception, match="one of them"):
-        Cutoff()
+        PromptCutoff()
     with pytest.raises(Exception, match="one of them"):
-        Cutoff(k=3, budget=100)
+        PromptCutoff(k=3, budget=100)
     with pytest.raises(Exception, match="k must be"):
-        Cutoff(k=0)
-    assert Cutoff(budget=1200).label == "budget = 1,200 tokens"
-    assert Cutoff.of_settings({"k": None, "budget": 900}) == Cutoff(budget=900)
+        PromptCutoff(k=0)
+    assert PromptCutoff(budget=1200).label == "budget = 1,200 tokens"
+    assert PromptCutoff.of_settings({"k": None, "budget": 900}) == PromptCutoff(budget=900)
 
 
 segments_st = st.lists(

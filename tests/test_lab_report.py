@@ -359,7 +359,7 @@ def test_hostile_text_is_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_selectors(fare_store: Store, tmp_path: Path) -> None:
     from ragmeter._errors import NotFoundError, UsageError
-    from ragmeter.lab._report_data import resolve_runs
+    from ragmeter.workflows.report import resolve_runs
 
     name = fare_store.run(1).experiment
     assert [r.id for r in resolve_runs(fare_store, [name])] == [1, 2, 3, 4]

@@ -42,7 +42,7 @@ def cli_json(*args: Any) -> dict[str, Any]:
 
 
 def record(root: Path, url: str, cache: Path | None = None) -> dict[str, int]:
-    from ragmeter.store._experiment import run_and_record
+    from ragmeter.workflows.experiment import run_and_record
 
     with Store.open(url) as store, warnings.catch_warnings():
         warnings.simplefilter("ignore")

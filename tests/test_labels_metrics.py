@@ -152,13 +152,15 @@ def test_unanswerable_missing_and_skip():
         Question(id="unanswerable", question="?", answerable=False, slices=["unanswerable"]),
     ]
     r = run({"q1": ["d#0-20"], "unanswerable": ["d#0-20"], "not-golden": ["d#0-20"]})
-    ev = evaluate_spans(golden, c, r, "R@1")
+    with pytest.warns(RagmeterWarning, match=r"1 of the run's 3 query id\(s\) are not queries"):
+        ev = evaluate_spans(golden, c, r, "R@1")
     assert ev.query_ids == ("gone", "q1")
     assert ev.missing_ids == ("gone",) and ev.no_relevant_ids == ("unanswerable",)
     assert ev.aggregate == {"R@1": 0.5}
     assert ev.details["gone"] == {"first_rank": None, "n_retrieved": 0}
     assert ev.slices["unanswerable"] == ("unanswerable",)
-    skipped = evaluate_spans(golden, c, r, "R@1", missing="skip")
+    with pytest.warns(RagmeterWarning, match="not queries of the golden set"):
+        skipped = evaluate_spans(golden, c, r, "R@1", missing="skip")
     assert skipped.query_ids == ("q1",) and skipped.aggregate == {"R@1": 1.0}
 
 

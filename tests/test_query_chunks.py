@@ -175,3 +175,43 @@ def test_cli_query_chunks(tmp_path: Path) -> None:
     assert json.loads(one.stdout) == json.loads(chunked.stdout)
     bad = runner.invoke(app, [*args, "--query-chunks", "0"])
     assert bad.exit_code == 2 and "query-chunks" in bad.output
+
+
+@pytest.mark.parametrize("chunks", [None, 2])
+def test_evaluate_takes_the_duplicates_rule_streamed_or_not(
+    tmp_path: Path, chunks: int | None
+) -> None:
+    # one call, one dispatch: evaluate() hands its duplicates rule to the reader or the chunked
+    # scorer alike (ragmeter eval --duplicates, with or without --query-chunks)
+    (tmp_path / "q").write_text("q1 0 d1 1\nq2 0 d1 1\n")
+    (tmp_path / "r").write_text("q2 Q0 d1 1 2 t\nq1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq1 Q0 d1 3 0 t\n")
+    with pytest.raises(InputError) as e:
+        ragmeter.evaluate(
+            tmp_path / "q", tmp_path / "r", "RR", query_chunks=chunks, duplicates="error"
+        )
+    assert (e.value.line, e.value.field) == (4, "doc") and "also at line 2" in str(e.value)
+    with pytest.warns(ragmeter.RagmeterWarning, match=":4"):
+        got = ragmeter.evaluate(tmp_path / "q", tmp_path / "r", "RR", query_chunks=chunks)
+    assert got.values.tolist() == [[1.0], [1.0]]
+    with pytest.raises(UsageError, match="duplicates must be 'best' or 'error'"):
+        ragmeter.evaluate(tmp_path / "q", tmp_path / "r", "RR", query_chunks=chunks, duplicates="x")
+
+
+@pytest.mark.parametrize("chunks", [None, 2])
+def test_an_in_memory_table_with_duplicates_follows_the_rule_streamed_or_not(
+    chunks: int | None,
+) -> None:
+    # the chunked scorer once read an in-memory table with the default rule, so
+    # duplicates="error" raised without query_chunks and was ignored with it
+    import pyarrow as pa
+
+    qrels = {"q1": {"d1": 1}, "q2": {"d1": 1}}
+    table = pa.table(
+        {
+            "qid": ["q1", "q1", "q2"],
+            "docno": ["d1", "d1", "d1"],
+            "score": [2.0, 1.0, 1.0],
+        }
+    )
+    with pytest.raises(InputError):
+        ragmeter.evaluate(qrels, table, "RR", query_chunks=chunks, duplicates="error")

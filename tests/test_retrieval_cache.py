@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from _retrieval_fakes import HashingEncoder
 
+from ragmeter import RagmeterWarning
 from ragmeter.io._atomic import atomic_path
 from ragmeter.retrieval import Cache, encode_cached
 from ragmeter.retrieval._cache import MAX_SHARDS, digest, texts_digest
@@ -79,7 +80,8 @@ def test_a_damaged_shard_is_ignored_and_its_texts_encoded_again(tmp_path) -> Non
     assert len(shards) == 2
     shards[0].write_bytes(b"not an npz file")
     enc = HashingEncoder()
-    out = encode_cached(enc, TEXTS, role="passage", cache=Cache(tmp_path))
+    with pytest.warns(RagmeterWarning, match=rf"{shards[0].name}"):
+        out = encode_cached(enc, TEXTS, role="passage", cache=Cache(tmp_path))
     assert enc.texts_encoded == 25
     assert np.array_equal(out, HashingEncoder().encode(TEXTS))
 

@@ -4,7 +4,7 @@ without rows), a re-run finishes every variant from the cache, and two processes
 experiments into one store at once both finish with every row (no "database is locked").
 
 Each child runs a small BM25-only experiment over copies of the fare-rules golden set and corpus
-through ``ragmeter.store._experiment.run_and_record`` (what ``ragmeter run`` records through),
+through ``ragmeter.workflows.experiment.run_and_record`` (what ``ragmeter run`` records through),
 with large blobs forced into artifact files so a kill also lands between a file and its row."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from _experiment_files import fare_rules_experiment
 
@@ -29,12 +30,12 @@ CHILD = """
 import json, sys, warnings
 warnings.simplefilter("ignore")
 from ragmeter.store import Store, _blobs
-from ragmeter.store._experiment import run_and_record
+from ragmeter.workflows.experiment import run_and_record
 url, toml, cache, inline_max = sys.argv[1:5]
 _blobs.INLINE_MAX = int(inline_max)
 if len(sys.argv) > 5:  # hold: record two variants, then say so and wait inside the third
     import os, time
-    from ragmeter.store import _experiment
+    from ragmeter.workflows import experiment as _experiment
     real, held = _experiment.record_variant, sys.argv[5]
     def record_variant(*args, **kwargs):
         if len(record_variant.done) == 2:
@@ -138,6 +139,10 @@ def referenced_files_exist(store: Store) -> None:
     assert all((root / p).is_file() for p in paths)
 
 
+# slow: eleven child processes, each starting Python and running the experiment on a cold
+# cache, killed at spread-out moments (a crash-consistency stress check, 1-2 min of CPU); CI
+# runs it in `make test-slow`. The two-writer checks below stay in the everyday suite.
+@pytest.mark.slow
 def test_a_killed_experiment_leaves_finished_or_interrupted_runs(
     store_url: str, tmp_path: Path
 ) -> None:

@@ -1,4 +1,4 @@
-"""The module import graph of ragmeter: cycles between modules and imports that go up a layer.
+"""The module import graph of ragmeter: cycles, imports that go up a layer, private imports.
 
 ragmeter is laid out as the RAG chain, each package a layer that may import only from its own
 layer or lower ones, so that the experiment store and the web lab can sit on top without pulling
@@ -8,6 +8,8 @@ script to see the figures (also on an older checkout, for before/after numbers):
     .venv/bin/python tools/import_graph.py                # this checkout's src/
     mkdir -p /tmp/before && git archive 67bc5d9 src | tar -x -C /tmp/before   # older tree
     .venv/bin/python tools/import_graph.py /tmp/before/src --old-layout
+    .venv/bin/python tools/import_graph.py --private         # imports of another package's
+                                                             # private modules, with the reasons
 
 How the graph is built (static, from ``ast``; nothing is imported):
 - every ``import``/``from ... import`` anywhere in a file is an edge: at module level and
@@ -21,11 +23,18 @@ How the graph is built (static, from ``ast``; nothing is imported):
   to ``pkg`` itself (its ``__init__``); ``import pkg`` is an edge to ``pkg``'s ``__init__``;
 - only the module named is an edge: the parent packages Python runs on the way are not (they
   would tie every module to its own ``__init__`` and to ``ragmeter/__init__``);
-- imports built from strings (``importlib.import_module``) are not seen; the CLI's
-  ``COMMAND_MODULES`` stays inside ``cli``;
+- imports built from strings (``importlib.import_module``) are not seen; only the lazy top-level
+  surface (exempt, below) builds its imports so: the CLI's command modules and the lab's
+  routers are imported explicitly;
 - ``ragmeter/__init__.py`` (the lazy public surface) and ``__main__.py`` are exempt as
   importers; importing the top package from inside it is an upward edge. A subpackage
   ``__init__`` that re-exports its own modules is a normal module.
+
+Private imports: a package's private modules (``ragmeter.io._tables``) are its own; another
+package imports the names its ``__init__`` exports (``from ragmeter.io import Run``), so an
+internal module can be renamed without breaking distant packages. :func:`private_imports`
+finds the imports that do not; each one kept has a reason in :data:`ALLOWED_PRIVATE`, and the
+test fails on one that is new (file and line) or on an entry that no longer matches an import.
 """
 
 from __future__ import annotations
@@ -58,6 +67,9 @@ LAYERS: dict[str, int] = {
     "ragmeter.retrieval": 6,
     "ragmeter.paired": 7,
     "ragmeter.explain": 7,
+    # the OpenAI-compatible chat transport and its reply cache, below answers' judges (8) and
+    # generation (9), so making answers does not depend on checking them
+    "ragmeter.chat": 7,
     "ragmeter.answers": 8,
     "ragmeter.diagnosis": 9,
     "ragmeter.generation": 9,
@@ -66,11 +78,14 @@ LAYERS: dict[str, int] = {
     # generation's generators and answers' judges; the runner (same layer) hands them on
     "ragmeter.engines": 10,
     "ragmeter.store": 11,
-    "ragmeter.lab": 12,
-    "ragmeter.cli": 13,  # the demo included (cli/_demo/)
+    # the user's jobs written once (score, compare, diagnose, run and record, report): above the
+    # store, below the interfaces that only parse input, call one workflow and render
+    "ragmeter.workflows": 12,
+    "ragmeter.lab": 13,
+    "ragmeter.cli": 14,  # the demo included (cli/_demo/)
     # The lazy public surface (this entry names the top __init__ only, not the modules under
     # it): above everything, so importing it from inside the package is an upward edge.
-    "ragmeter": 14,
+    "ragmeter": 15,
 }
 
 #: Modules of the layout before commit 55310c0 ("Layers that read as the chain"), each placed at
@@ -227,6 +242,146 @@ def unlayered(graph: Graph, layers: dict[str, int] = LAYERS) -> list[str]:
     return [m for m in graph.modules if m not in EXEMPT and layer_of(m, layers) is None]
 
 
+def package_of(module: str) -> str:
+    """The subpackage a module belongs to (``ragmeter.store._blobs`` -> ``ragmeter.store``);
+    a top-level module (``ragmeter._errors``) is its own."""
+    return ".".join(module.split(".")[:2])
+
+
+def private_imports(graph: Graph) -> list[Edge]:
+    """Imports of ANOTHER subpackage's private module (a part after the package that starts
+    with ``_``): ``ragmeter.cli._eval`` importing ``ragmeter.store._blobs``. One edge per
+    (importer, imported) pair, the first by line; imports inside a package, of a package's
+    ``__init__``, of a public module (``ragmeter.workflows.compare``) and of the top-level
+    modules every layer shares (``ragmeter._errors``) are not private imports."""
+    packages = {m for m, f in graph.modules.items() if f.name == "__init__.py"}
+    out: dict[tuple[str, str], Edge] = {}
+    for e in sorted(graph.edges, key=lambda e: (e.importer, e.line)):
+        home, target = package_of(e.importer), package_of(e.imported)
+        if target == home or target not in packages or target == PACKAGE:
+            continue
+        if any(part.startswith("_") for part in e.imported.split(".")[2:]):
+            out.setdefault((e.importer, e.imported), e)
+    return list(out.values())
+
+
+#: The private cross-package imports that stay, each with why its names are not exported by
+#: the package's ``__init__``: (importer, imported module) -> reason. tests/test_import_graph.py
+#: requires the private imports to be exactly these: a new one fails (export the name instead),
+#: and so does an entry no import matches any more (delete it).
+_PYDANTIC = "pydantic field types: exporting them would make `import ragmeter.{}` load pydantic"
+ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
+    ("ragmeter.answers._schema", "ragmeter.data._schema"): (
+        "lone_surrogate_field: the golden records' text check, applied to answer records; a "
+        "validation helper, not API"
+    ),
+    ("ragmeter.answers.contexts", "ragmeter.labels._span_metrics"): (
+        "_to_run (a private name): the span scorer's run coercion, so a context is ranked "
+        "exactly as the same run is scored"
+    ),
+    ("ragmeter.chunking._id_lookup", "ragmeter.io._duplicates"): (
+        "padded_words, word_hashes, mix: the id hashing kernels of io's duplicate check, not API"
+    ),
+    ("ragmeter.chunking._id_lookup", "ragmeter.io._trec_arrays"): (
+        "string_offsets: an Arrow buffer kernel of the TREC reader, not API"
+    ),
+    ("ragmeter.experiments._output_schema", "ragmeter.io._json_fields"): _PYDANTIC.format("io"),
+    ("ragmeter.experiments._output_schema", "ragmeter.metrics._name_field"): _PYDANTIC.format(
+        "metrics"
+    ),
+    ("ragmeter.experiments._outputs", "ragmeter.io._writing"): (
+        "write_lines: the run writers' numpy line kernel, shared with the experiment outputs only"
+    ),
+    ("ragmeter.experiments._schema", "ragmeter.io._schema_problems"): _PYDANTIC.format("io"),
+    ("ragmeter.experiments._schema", "ragmeter.retrieval._spec_schema"): (
+        "the retriever spec models: pydantic, and their Retriever/Reranker are spec tables, "
+        "not the Retriever protocol ragmeter.retrieval exports"
+    ),
+    ("ragmeter.generation._callable", "ragmeter.retrieval.pipelines._calls"): (
+        "Caller, describe, one_line: the user-code call machinery (threads, timeouts, messages) "
+        "the callable generator shares with pipelines; not API"
+    ),
+    ("ragmeter.labels._span_metrics", "ragmeter.metrics._kernels"): (
+        "SpanInputs, per_group_min: the span kernels' inputs; labels is their only caller"
+    ),
+    ("ragmeter.metrics._chunked", "ragmeter.io._duplicates"): (
+        "check_policy, dedupe_run, Table: the readers' duplicate rule applied to a chunked run, "
+        "not API"
+    ),
+    ("ragmeter.metrics._chunked", "ragmeter.io._trec_chunks"): (
+        "run_blocks: the TREC run reader's checked blocks, read by the chunked scorer only"
+    ),
+    ("ragmeter.metrics._join", "ragmeter.io._duplicates"): (
+        "string_hashes: the id hashing kernel of io's duplicate check, not API"
+    ),
+    ("ragmeter.metrics._join", "ragmeter.io._trec_arrays"): (
+        "string_offsets: an Arrow buffer kernel of the TREC reader, not API"
+    ),
+    ("ragmeter.metrics._name_field", "ragmeter.io._json_fields"): _PYDANTIC.format("io"),
+    ("ragmeter.metrics._score", "ragmeter.io._tables"): (
+        "doc_hashes_of, qid_starts_of: the hashes a reader keeps on a Qrels/Run, handed to the "
+        "scorer; a handshake between io's readers and scoring, not API"
+    ),
+    ("ragmeter.paired._ledger_schema", "ragmeter.io._json_fields"): _PYDANTIC.format("io"),
+    ("ragmeter.retrieval._spec_schema", "ragmeter.io._schema_problems"): _PYDANTIC.format("io"),
+    ("ragmeter.store._import_plan", "ragmeter.experiments._output_schema"): (
+        "ExperimentSummary, VariantConfig: the output files' pydantic models, which runs import "
+        "validates with; exporting them would make `import ragmeter.experiments` load pydantic"
+    ),
+    ("ragmeter.store._import_plan", "ragmeter.io._schema_problems"): _PYDANTIC.format("io"),
+    ("ragmeter.store._import_plan", "ragmeter.metrics._evaluation_file"): (
+        "read_records, pick_record, _json_type: an evaluation file's raw records and the words "
+        "of its messages, which runs import checks beyond Evaluation.from_dict; the file "
+        "format's internals, not API"
+    ),
+    ("ragmeter.store._import_plan", "ragmeter.paired._ledger_schema"): (
+        "LedgerEntry: the ledger line's pydantic model, which runs import validates with; "
+        "exporting it would make `import ragmeter.paired` load pydantic"
+    ),
+    ("ragmeter.store._run_file", "ragmeter.io._json_fields"): _PYDANTIC.format("io"),
+    ("ragmeter.store._run_file", "ragmeter.io._schema_problems"): _PYDANTIC.format("io"),
+    ("ragmeter.store._run_file", "ragmeter.metrics._name_field"): _PYDANTIC.format("metrics"),
+}
+
+
+def check_private(
+    graph: Graph, allowed: dict[tuple[str, str], str] = ALLOWED_PRIVATE
+) -> tuple[list[Edge], list[tuple[str, str]]]:
+    """The private imports not in ``allowed`` (first edge of each pair) and the entries of
+    ``allowed`` that match no private import (stale)."""
+    found = private_imports(graph)
+    pairs = {(e.importer, e.imported) for e in found}
+    new = [e for e in found if (e.importer, e.imported) not in allowed]
+    stale = sorted(k for k in allowed if k not in pairs)
+    return new, stale
+
+
+def format_private(edge: Edge, allowed: dict[tuple[str, str], str] = ALLOWED_PRIVATE) -> str:
+    reason = allowed.get((edge.importer, edge.imported))
+    why = f": {reason}" if reason else "  NOT ALLOWED (import the name from the package)"
+    return f"{edge.importer} -> {edge.imported}  ({edge.where()}){why}"
+
+
+def private_report(
+    graph: Graph, allowed: dict[tuple[str, str], str] = ALLOWED_PRIVATE
+) -> tuple[str, int]:
+    """Each private import with its reason, the stale entries, counts per importing package;
+    and the number of problems (private imports not allowed plus stale entries)."""
+    found = private_imports(graph)
+    new, stale = check_private(graph, allowed)
+    out = [format_private(e, allowed) for e in found]
+    out += [f"stale ALLOWED_PRIVATE entry (no such import): {a} -> {b}" for a, b in stale]
+    per: dict[str, int] = {}
+    for e in found:
+        per[package_of(e.importer)] = per.get(package_of(e.importer), 0) + 1
+    counts = ", ".join(f"{p} {n}" for p, n in sorted(per.items(), key=lambda x: (-x[1], x[0])))
+    out.append(
+        f"{len(found)} private cross-package imports ({counts or 'none'}); "
+        f"{len(new)} not allowed, {len(stale)} stale allow-list entries"
+    )
+    return "\n".join(out), len(new) + len(stale)
+
+
 def strongly_connected(adj: dict[str, dict[str, Edge]]) -> list[list[str]]:
     """Tarjan's algorithm (iterative); components of two or more modules, sorted."""
     index: dict[str, int] = {}
@@ -381,6 +536,12 @@ def main(argv: list[str] | None = None) -> int:
         help="collapse modules to their packages (cycles between packages)",
     )
     ap.add_argument(
+        "--private",
+        action="store_true",
+        help="list the imports of another package's private modules, each with its reason in "
+        "ALLOWED_PRIVATE (exit 1 on one not listed or on a stale entry)",
+    )
+    ap.add_argument(
         "--type-checking-cycles",
         action="store_true",
         help="count imports under TYPE_CHECKING when looking for cycles too",
@@ -404,6 +565,10 @@ def main(argv: list[str] | None = None) -> int:
         name, _, value = item.partition("=")
         layers[name] = int(value)
     graph = build(Path(args.src))
+    if args.private:
+        text, problems = private_report(graph)
+        print(text)
+        return 1 if problems else 0
     if args.packages:
         graph = package_graph(graph, layers)
     text, n_cycles, n_up = report(

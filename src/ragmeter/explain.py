@@ -138,7 +138,7 @@ def rank_curve(
     ``others_at`` is None, not retrieved. ``gain`` is nDCG's gain: ``"exp"`` (2^g - 1, the
     lesson's form, default) or ``"linear"`` (g, trec_eval's); it appears in the metric's name.
     """
-    from .metrics._engine import evaluate
+    from .metrics import evaluate
 
     k, depth, grades_t, others = _check(k, depth, grades, others_at, gain)
     ndcg = f"nDCG(gain={gain})@{k}" if gain == "exp" else f"nDCG@{k}"

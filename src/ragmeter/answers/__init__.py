@@ -1,7 +1,14 @@
 """Answer-level evaluation: answers files, correctness, abstention, deterministic faithfulness,
 judges and their validation, prompt contexts."""
 
-from ._schema import Answer, AnswerSet, Citation, answers_from_records, load_answers
+from ._schema import (
+    Answer,
+    AnswerSet,
+    Citation,
+    answers_from_records,
+    load_answers,
+    require_same_questions,
+)
 from .abstention import AbstentionSummary, abstention_verdict
 from .correctness import (
     CORRECT_RULE,
@@ -46,6 +53,7 @@ __all__ = [
     "load_answers",
     "normalize_answer",
     "require_one_config",
+    "require_same_questions",
     "score_correctness",
     "token_f1",
     "validate_judge",

@@ -16,8 +16,8 @@ from ._schema import AnswerSet, Citation
 
 
 @dataclass(frozen=True)
-class Passage:
-    """Text an answer cites or saw, with where it lives."""
+class CitedText:
+    """Text an answer cites or saw (a citation or a context id, resolved), with where it lives."""
 
     label: str  # "doc:12-80", "chunk#3"
     doc: str | None
@@ -70,22 +70,22 @@ class PassageIndex:
             return f"citation end {c.end} is past the end of chunk '{c.chunk}'"
         return None
 
-    def cited(self, c: Citation) -> Passage:
+    def cited(self, c: Citation) -> CitedText:
         """The cited text (call :meth:`problem` first)."""
         if c.doc is not None:
             text = self.docs[c.doc].text
             if c.start is None:
-                return Passage(c.label, c.doc, text, 0, len(text))
-            return Passage(c.label, c.doc, text[c.start : c.end], c.start, c.end)
+                return CitedText(c.label, c.doc, text, 0, len(text))
+            return CitedText(c.label, c.doc, text[c.start : c.end], c.start, c.end)
         chunk = self.chunks[str(c.chunk)]
         text = chunk.text if c.start is None else chunk.text[c.start : c.end]
         base = getattr(chunk, "start", None)
         if base is None:
-            return Passage(c.label, str(chunk.doc), text)
+            return CitedText(c.label, str(chunk.doc), text)
         lo = int(base) + (c.start or 0)
-        return Passage(c.label, str(chunk.doc), text, lo, lo + len(text))
+        return CitedText(c.label, str(chunk.doc), text, lo, lo + len(text))
 
-    def context(self, ids: Iterable[str]) -> list[Passage]:
+    def context(self, ids: Iterable[str]) -> list[CitedText]:
         """Chunks of a prompt context in order; unknown ids are skipped (see :meth:`check`)."""
         out = []
         for cid in ids:
@@ -93,7 +93,7 @@ class PassageIndex:
             if chunk is not None:
                 start = getattr(chunk, "start", None)
                 out.append(
-                    Passage(
+                    CitedText(
                         cid,
                         str(chunk.doc),
                         chunk.text,

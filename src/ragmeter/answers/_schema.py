@@ -29,7 +29,7 @@ from pydantic import ValidationError as PydanticError
 
 from .._errors import Problem, UsageError, ValidationError
 from ..data._schema import lone_surrogate_field
-from ..io._reading import iter_jsonl
+from ..io import iter_jsonl
 
 
 class Citation(BaseModel):

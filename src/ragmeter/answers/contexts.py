@@ -37,9 +37,9 @@ def prompt_contexts(
     ``{qid: {chunk_id: score}}``); ``chunking`` the Chunking whose ids it ranks (its token counts
     fill the budget). Exactly one of ``k`` and ``budget``.
     """
-    from ..labels._budget import assemble
+    from ..labels import assemble
     from ..labels._span_metrics import _to_run
-    from ..metrics._ranking import rank_run
+    from ..metrics import rank_run
 
     if (k is None) == (budget is None):
         raise UsageError("give the prompt's k or its token budget (exactly one)")
@@ -47,7 +47,7 @@ def prompt_contexts(
         raise UsageError(f"the prompt k must be >= 1, got {k}")
     import pyarrow as pa
 
-    from ..io._tables import flat
+    from ..io import flat
 
     r = _to_run(run)
     ranked = rank_run(r, ties=ties)  # type: ignore[arg-type]

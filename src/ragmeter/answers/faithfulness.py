@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._passages import Passage, PassageIndex
+from ._passages import CitedText, PassageIndex
 from ._schema import Answer, is_abstention
 from ._values import Value, describe, extract_values
 
@@ -164,7 +164,7 @@ class _Finder:
             self._docs = {d: normalize_quote(doc.text) for d, doc in self.index.docs.items()}
         return self._docs
 
-    def elsewhere(self, needle: str, context: list[Passage], skip: set[str]) -> tuple[str, ...]:
+    def elsewhere(self, needle: str, context: list[CitedText], skip: set[str]) -> tuple[str, ...]:
         hits = [
             f"context:{p.label}"
             for p in context
@@ -174,7 +174,7 @@ class _Finder:
         return tuple(hits)
 
     def value_elsewhere(
-        self, value: Value, context: list[Passage], skip: set[str]
+        self, value: Value, context: list[CitedText], skip: set[str]
     ) -> tuple[str, ...]:
         hits = [
             f"context:{p.label}"

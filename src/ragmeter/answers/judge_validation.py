@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import Problem, UsageError, ValidationError
-from ..io._reading import iter_jsonl
+from ..io import iter_jsonl
 
 #: label word (trimmed, lower-cased) -> canonical label. JSON ``true``/``false`` read as
 #: ``"true"``/``"false"``. One scale per comparison (:data:`LABEL_SCALES`).
@@ -425,7 +425,7 @@ def _report_document(path: str | PathLike[str]) -> Any:
     """The file's JSON document when it is ``answers check --format json`` output (an object
     with ``answers``, or a non-empty list of them); None for anything else (JSON Lines)."""
     from .._errors import InputError
-    from ..io._reading import read_json
+    from ..io import read_json
 
     try:
         doc = read_json(path)

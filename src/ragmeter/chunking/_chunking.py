@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, UsageError
-from ..data._schema import Document
+from ..data import Document
 from ._chunkers import Chunker, make_chunker
 from ._tokenizer import Encoded, Tokenizer, get_tokenizer
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import UsageError
-from ..io._atomic import atomic_path, write_text_lines
+from ..io import atomic_path, write_text_lines
 
 if TYPE_CHECKING:  # type only: Chunking imports this module when it saves
     import pyarrow as pa

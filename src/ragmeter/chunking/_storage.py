@@ -118,7 +118,7 @@ def _read_jsonl(
     path: Path, problems: list[Problem]
 ) -> tuple[dict[str, list[Any]], list[int], dict[str, Any]]:
     """The well-formed rows of a JSONL chunk file; problems with the others go to ``problems``."""
-    from ..io._reading import iter_jsonl
+    from ..io import iter_jsonl
 
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     lines: list[int] = []

@@ -5,13 +5,16 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from .._errors import UsageError
 from ._common import Format, console, err_console, handle_errors, print_json
 from ._store_options import db_option, no_store_option, open_store
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..answers import AnswerReport
+    from ..answers.judges import Judge
 
 answers_app = typer.Typer(
     help="Check generated answers: correctness, abstention, quotes, judges.", no_args_is_help=True
@@ -22,20 +25,6 @@ judge_app = typer.Typer(help="Validate a model judge against human labels.", no_
 def register(app: typer.Typer) -> None:
     app.add_typer(answers_app, name="answers")
     app.add_typer(judge_app, name="judge")
-
-
-def _load_inputs(golden: Path, corpus: Path | None, chunks: Path | None) -> tuple[Any, Any, Any]:
-    from ..data.corpus import load_corpus
-    from ..data.golden import load_golden
-
-    corp = load_corpus(corpus) if corpus is not None else None
-    gold = load_golden(golden, corp)
-    chk = None
-    if chunks is not None:
-        from ..chunking import load_chunking
-
-        chk = load_chunking(chunks, corpus=corp)
-    return gold, corp, chk
 
 
 def _make_judge(
@@ -49,24 +38,29 @@ def _make_judge(
     concurrency: int,
     price_prompt: float | None,
     price_completion: float | None,
-) -> Any:
-    """The judge of the ``--judge*`` options (built by :mod:`ragmeter.answers.judges._build`,
-    as an experiment's ``[judge]`` table is); None for ``--judge none``."""
-    from ..answers.judges._build import JUDGE_KINDS, JudgeOptions, make_judge
+) -> Judge | None:
+    """The judge of the ``--judge*`` options; None for ``--judge none``. A fake judge is said
+    so on stderr."""
+    from ..workflows.answers import JudgeSettings, make_judge
 
-    if kind == "none":
-        return None
-    if kind not in JUDGE_KINDS:
-        raise UsageError(f"--judge must be none, fake or openai, got '{kind}'")
+    settings = JudgeSettings(
+        kind,
+        url,
+        model,
+        key_env,
+        cache,
+        timeout,
+        retries,
+        concurrency,
+        price_prompt,
+        price_completion,
+    )
     if kind == "fake":
         err_console.print(
             "[yellow]FAKE JUDGE: rule-based stand-in, not a model; its scores are "
             "not evidence[/yellow]"
         )
-    options = JudgeOptions(
-        kind, url, model, key_env, timeout, retries, concurrency, price_prompt, price_completion
-    )
-    return make_judge(options, cache_dir=cache)
+    return make_judge(settings)
 
 
 @answers_app.command("check")
@@ -127,9 +121,14 @@ def check_cmd(
 
     Exit code 1 when a judge was used and any judgement failed (the failures are listed).
     With --dry-run nothing is sent, scored or recorded: only the judge's work is counted."""
-    from ..answers._schema import load_answers
-    from ..answers.judges._usage import usage_between, usage_reading
-    from ..answers.report import check_answers
+    from ..workflows.answers import (
+        check_answer_sets,
+        judge_usage,
+        load_answer_sets,
+        load_inputs,
+        plan_judge_calls,
+        run_contexts,
+    )
     from ._outputs import check_folder
     from ._render_answers import print_report
     from ._render_usage import judge_usage_table
@@ -139,7 +138,7 @@ def check_cmd(
         inputs = [*answers, golden, corpus, chunks, run, judge_prompts]
         check_folder(judge_cache, option="--judge-cache", inputs=inputs, db=db)
     store = open_store(db, no_store)
-    gold, corp, chk = _load_inputs(golden, corpus, chunks)
+    loaded = load_inputs(golden, corpus, chunks)
     j = _make_judge(
         judge,
         judge_url,
@@ -153,91 +152,47 @@ def check_cmd(
         price_completion,
     )
     metrics = [m.strip() for m in judge_metrics.split(",") if m.strip()] if j is not None else []
-    contexts = None
-    if run is not None:
-        if chk is None:
-            raise UsageError("--run needs --chunks: the run ranks chunk ids")
-        from ..answers.contexts import prompt_contexts
-
-        contexts = prompt_contexts(str(run), chk, k=k, budget=budget)
-    elif k is not None or budget is not None:
-        raise UsageError("--k and --budget cut a retrieval run: pass --run too")
-    sets = [load_answers(p, golden=gold) for p in answers]
+    contexts = run_contexts(run, loaded.chunking, k, budget)
+    sets = load_answer_sets(answers, loaded.golden)
     if dry_run:
-        _dry_run(j, sets, gold, corp, chk, metrics, contexts, judge_prompts, fmt)
-        return
-    reports, usages = [], []
-    for s in sets:
-        # one judge serves every file: each file's usage is what judging its answers added
-        before = usage_reading(j)
-        reports.append(
-            check_answers(
-                s,
-                gold,
-                corpus=corp,
-                chunks=chk,
-                judge=j,
-                judge_metrics=metrics,
-                contexts=contexts,
-                judge_prompts=judge_prompts,
-            )
+        plan = plan_judge_calls(
+            sets,
+            loaded,
+            judge=j,
+            judge_metrics=metrics,
+            contexts=contexts,
+            judge_prompts=judge_prompts,
         )
-        usages.append(usage_between(before, usage_reading(j)))
+        if fmt == Format.json:
+            print_json(plan.to_dict())
+        else:
+            for text in plan.lines():
+                console.print(text, markup=False, highlight=False)
+        return
+    checked = check_answer_sets(
+        sets, loaded, judge=j, judge_metrics=metrics, contexts=contexts, judge_prompts=judge_prompts
+    )
+    reports = [c.report for c in checked]
     failed = sum(1 for r in reports for c in r.checks for s in c.judged.values() if not s.ok)
     if fmt == Format.json:
-        objs = [r.to_dict() for r in reports]
-        for o, u in zip(objs, usages, strict=True):
-            if u is not None:
-                o["judge_usage"] = u
+        objs = [c.report.to_dict() for c in checked]
+        for o, c in zip(objs, checked, strict=True):
+            if c.usage is not None:
+                o["judge_usage"] = c.usage
         print_json(objs[0] if len(objs) == 1 else objs)
     elif fmt == Format.csv:
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(
-            [
-                "variant",
-                "id",
-                "answerable",
-                "abstained",
-                "correct",
-                "supported",
-                "ok",
-                "exact",
-                "f1",
-                "value_match",
-                "quotes_failed",
-                "reason",
-            ]
-        )
-        for r in reports:
-            for c in r.checks:
-                cr = c.correctness
-                w.writerow(
-                    [
-                        r.variant,
-                        c.id,
-                        c.answerable,
-                        c.abstained,
-                        c.correct,
-                        c.supported,
-                        c.ok,
-                        cr.exact if cr else "",
-                        f"{cr.f1:.4f}" if cr else "",
-                        cr.value_match if cr else "",
-                        len(c.faithfulness.failed_quotes),
-                        c.reason,
-                    ]
-                )
+        _write_csv(reports)
     else:
         for r in reports:
             print_report(console, r, per_answer=per_answer)
         table = judge_usage_table(
-            [(r.variant, u) for r, u in zip(reports, usages, strict=True)],
+            [(c.report.variant, c.usage) for c in checked],
             "--price-prompt and --price-completion",
-            priced=(usage_reading(j) or {}).get("cost") is not None,
+            priced=(judge_usage(j) or {}).get("cost") is not None,
         )
         if table is not None:
             console.print(table)
-    record_answer_sets(store, sets, reports, contexts, gold)
+    record_answer_sets(store, checked, contexts, loaded.golden)
     if failed:
         err_console.print(
             f"[red]{failed} judgement(s) failed[/red]; they are recorded as failed, not as passes"
@@ -245,41 +200,44 @@ def check_cmd(
         raise typer.Exit(1)
 
 
-def _dry_run(
-    judge: Any,
-    sets: list[Any],
-    gold: Any,
-    corp: Any,
-    chk: Any,
-    metrics: list[str],
-    contexts: Any,
-    prompts: Path | None,
-    fmt: Format,
-) -> None:
-    """``answers check --dry-run``: the real check with a judge that records its requests and
-    sends none (:mod:`ragmeter.answers.judges._plan`); only the plan is printed."""
-    from ..answers.judges._plan import PlanningJudge
-    from ..answers.report import check_answers
-
-    if judge is None or not metrics:
-        raise UsageError("--dry-run counts a judge's calls: give --judge fake or --judge openai")
-    planner = PlanningJudge(judge)
-    for s in sets:
-        check_answers(
-            s,
-            gold,
-            corpus=corp,
-            chunks=chk,
-            judge=planner,
-            judge_metrics=metrics,
-            contexts=contexts,
-            judge_prompts=prompts,
-        )
-    if fmt == Format.json:
-        print_json(planner.plan.to_dict())
-    else:
-        for text in planner.plan.lines():
-            console.print(text, markup=False, highlight=False)
+def _write_csv(reports: list[AnswerReport]) -> None:
+    """One row per answer of every report."""
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(
+        [
+            "variant",
+            "id",
+            "answerable",
+            "abstained",
+            "correct",
+            "supported",
+            "ok",
+            "exact",
+            "f1",
+            "value_match",
+            "quotes_failed",
+            "reason",
+        ]
+    )
+    for r in reports:
+        for c in r.checks:
+            cr = c.correctness
+            w.writerow(
+                [
+                    r.variant,
+                    c.id,
+                    c.answerable,
+                    c.abstained,
+                    c.correct,
+                    c.supported,
+                    c.ok,
+                    cr.exact if cr else "",
+                    f"{cr.f1:.4f}" if cr else "",
+                    cr.value_match if cr else "",
+                    len(c.faithfulness.failed_quotes),
+                    c.reason,
+                ]
+            )
 
 
 @answers_app.command("compare")
@@ -298,16 +256,11 @@ def compare_cmd(
     ),
 ) -> None:
     """Paired comparison of two answer variants on 'answer correct and supported'."""
-    from ..answers._schema import load_answers, require_same_questions
-    from ..answers.paired import compare_answers
-    from ..answers.report import check_answers
+    from ..workflows.answers import compare_answer_files, load_inputs
 
-    gold, corp, chk = _load_inputs(golden, corpus, chunks)
-    a, b = load_answers(baseline, golden=gold), load_answers(candidate, golden=gold)
-    require_same_questions(a, b)
-    ra = check_answers(a, gold, corpus=corp, chunks=chk)
-    rb = check_answers(b, gold, corpus=corp, chunks=chk)
-    comp = compare_answers(ra, rb, split=split, seed=seed)
+    comp = compare_answer_files(
+        baseline, candidate, load_inputs(golden, corpus, chunks), split=split, seed=seed
+    )
     if fmt == Format.json:
         print_json(comp.to_dict())
     else:
@@ -343,16 +296,14 @@ def validate_cmd(
 
     The judge file is JSON Lines of labels or the JSON written by 'ragmeter answers check
     --judge ... --format json' (its judgements under answers[i].judged)."""
-    from ..answers.judge_validation import load_human_labels, load_judge_labels, validate_judge
+    from ..workflows.answers import validate_judge_files
     from ._render_answers import print_validation
     from ._store_answers import record_judge_validation
 
     store = open_store(db, no_store)
-    labels, info = load_judge_labels(judged, metric=metric, variant=variant)
-    humans = load_human_labels(human)
-    v = validate_judge(humans, labels, judge=info)
+    validated = validate_judge_files(human, judged, metric=metric, variant=variant)
     if fmt == Format.json:
-        print_json(v.to_dict())
+        print_json(validated.validation.to_dict())
     else:
-        print_validation(console, v)
-    record_judge_validation(store, labels, humans, info, v.to_dict(), judged)
+        print_validation(console, validated.validation)
+    record_judge_validation(store, validated, judged)

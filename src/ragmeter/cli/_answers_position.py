@@ -10,15 +10,19 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .._errors import UsageError
 from ._common import Format, console, handle_errors, print_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
+    from ..diagnosis import PositionGroup, PositionReport
 
 
 def register(app: typer.Typer) -> None:
@@ -59,41 +63,19 @@ def position_cmd(
     """Answer correctness by where the evidence sits in the context: first, middle, last.
 
     Lost in the middle on your answers; small bins give a direction, not proof."""
-    from ..answers._schema import load_answers
-    from ..answers.report import check_answers
-    from ..diagnosis._position import EVIDENCE, contexts_run, lost_in_the_middle
-    from ._answers import _load_inputs
+    from ..workflows.answers import answer_positions
 
-    # argument errors first, before any file is read
-    if k is not None and budget is not None:
-        raise UsageError("give the prompt's --k or its --budget, not both")
-    if run is not None and k is None and budget is None:
-        raise UsageError("give the prompt's --k or its --budget (exactly one) with --run")
-    if evidence not in EVIDENCE:
-        raise UsageError(f"--evidence must be first or best, got '{evidence}'")
-    gold, corp, chk = _load_inputs(golden, corpus, chunks)
-    ans = load_answers(answers, golden=gold)
-    contexts = None
-    if run is not None:
-        from ..answers.contexts import prompt_contexts
-
-        source: Any = str(run)
-        # the same prompt contexts the positions come from: a citation outside them is
-        # unsupported (an answer's own `context` still wins)
-        contexts = prompt_contexts(source, chk, k=k, budget=budget)
-    else:
-        source = contexts_run(ans)
-        if not source:
-            raise UsageError(
-                f"{answers} carries no 'context' chunk ids: give the --run that "
-                "built the prompts and its --k or --budget"
-            )
-    report = check_answers(ans, gold, corpus=corp, chunks=chk, contexts=contexts)
-    rep = lost_in_the_middle(
-        gold, chk, source, report, k=k, budget=budget, evidence=evidence, cover=cover
+    rep = answer_positions(
+        golden=golden,
+        answers=answers,
+        chunks=chunks,
+        corpus=corpus,
+        run=run,
+        k=k,
+        budget=budget,
+        evidence=evidence,
+        cover=cover,
     )
-    if run is None and k is None and budget is None:
-        rep = _with_context(rep, "the answers' context ids")
     if fmt == Format.json:
         print_json(rep.to_dict())
     elif fmt == Format.csv:
@@ -102,13 +84,7 @@ def position_cmd(
         print_positions(console, rep, per_question=per_question)
 
 
-def _with_context(rep: Any, text: str) -> Any:
-    from dataclasses import replace
-
-    return replace(rep, context=text)
-
-
-def _write_csv(rep: Any, per_question: bool) -> None:
+def _write_csv(rep: PositionReport, per_question: bool) -> None:
     w = csv.writer(sys.stdout, lineterminator="\n")
     if per_question:
         w.writerow(["id", "position", "context_len", "bin", "grade", "correct", "ok"])
@@ -150,7 +126,7 @@ def _rate(k: int, n: int) -> str:
     return f"{k}/{n} ({k / n:.0%})" if n else "-"
 
 
-def _table(title: str, key: str, groups: Any) -> Table:
+def _table(title: str, key: str, groups: Sequence[PositionGroup]) -> Table:
     t = Table(title=title)
     t.add_column(key)
     t.add_column("n", justify="right")
@@ -171,9 +147,9 @@ def _table(title: str, key: str, groups: Any) -> Table:
     return t
 
 
-def print_positions(out: Console, rep: Any, *, per_question: bool = False) -> None:
+def print_positions(out: Console, rep: PositionReport, *, per_question: bool = False) -> None:
     """The bins, the raw positions, what was left out, and how far to trust it."""
-    from ..diagnosis._position import MIN_BIN, SMALL_NOTE
+    from ..diagnosis import MIN_BIN, SMALL_BIN_NOTE
 
     who = escape(rep.variant or "answers")
     version = f", golden {escape(rep.golden_version)}" if rep.golden_version else ""
@@ -195,7 +171,7 @@ def print_positions(out: Console, rep: Any, *, per_question: bool = False) -> No
     if any(g.small and g.n for g in (*rep.bins, *rep.positions)):
         out.print(f"* under {MIN_BIN} known verdicts: a direction, not proof.")
     for note in rep.notes:
-        if note != SMALL_NOTE:
+        if note != SMALL_BIN_NOTE:
             out.print(f"Note: {escape(note)}.")
     if per_question:
         t = Table(title="placed questions")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -31,38 +33,13 @@ def chunk_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Chunk every document; one row per chunk: id, doc, start, end, text, n_tokens."""
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TaskProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    from ..chunking import chunk_corpus, get_tokenizer, make_chunker
-    from ..chunking._format import suffix_of
-    from ..data.corpus import load_corpus
+    from ..workflows.labels import chunk_files, plan_chunking
     from ._outputs import check_output
 
-    spec = make_chunker(chunker)  # a bad name fails before any work
-    tok = get_tokenizer(tokenizer)
+    plan = plan_chunking(chunker, tokenizer)  # a bad name fails before any work
     check_output(output, force=force, inputs=[corpus])  # first: it names the store it protects
-    suffix_of(output)  # the library's rule for chunk file names, checked before any work
-    docs = load_corpus(corpus)
-    # markup=False: the chunker name (tokens:100:0) is printed as written, never as markup/emoji
-    columns = (
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        TaskProgressColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task(f"chunking {spec.name}", total=len(docs))
-        chunking = chunk_corpus(
-            docs, spec, tokenizer=tok, progress=lambda done, _: bar.update(task, completed=done)
-        )
-    chunking.save(output)
-    stats = dict(chunking.stats(), path=str(output))
+    done = chunk_files(corpus, plan, output, progress=_progress_bar)
+    stats = done.stats()
     if fmt == Format.json:
         print_json(stats)
     elif fmt == Format.csv:
@@ -70,7 +47,7 @@ def chunk_cmd(
         w.writerow(list(stats))
         w.writerow(list(stats.values()))
     else:
-        t = Table(title=lit(f"{chunking.name} -> {output}", TITLE))
+        t = Table(title=lit(f"{done.chunking.name} -> {output}", TITLE))
         for col in ("chunks", "documents", "tokens min", "median", "max", "tokenizer"):
             t.add_column(col, justify="right")
         t.add_row(
@@ -82,3 +59,26 @@ def chunk_cmd(
             lit(stats["tokenizer"]),
         )
         console.print(t)
+
+
+@contextmanager
+def _progress_bar(description: str, total: int) -> Iterator[Callable[[int, int], None]]:
+    """A transient progress bar on stderr for one long step; yields its ``update(done, total)``."""
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    # markup=False: the chunker name (tokens:100:0) is printed as written, never as markup/emoji
+    columns = (
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done, _: bar.update(task, completed=done)

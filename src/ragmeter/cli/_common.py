@@ -128,16 +128,9 @@ def exit_process(code: object) -> NoReturn:
 
 
 def _close_databases() -> None:
-    """Dispose of every SQLAlchemy engine still open, as the finalization skipped would have."""
-    if "sqlalchemy" not in sys.modules:
-        return
-    import gc
+    """Dispose of every SQLAlchemy engine still open, as the finalization skipped would have
+    (:func:`ragmeter.store.dispose_engines`); a process that opened no store imports none."""
+    if "ragmeter.store" in sys.modules:
+        from ..store import dispose_engines
 
-    from sqlalchemy.engine import Engine
-
-    for obj in gc.get_objects():
-        if isinstance(obj, Engine):
-            try:
-                obj.dispose()
-            except Exception:  # closing at exit: a failure here changes nothing already written
-                pass
+        dispose_engines()

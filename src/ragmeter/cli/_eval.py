@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import csv
-import functools
 import sys
-import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from .._errors import UsageError
-from ..metrics._evaluation import NO_MEAN, Evaluation
 from ._common import (
     CAPTION,
     TITLE,
@@ -29,35 +24,19 @@ from ._common import (
 from ._metric_notes import note_trec_eval_names
 from ._store_options import db_option, no_store_option
 
-if TYPE_CHECKING:
-    from ..metrics._engine import Missing
-    from ..metrics._ranking import Ties
+if TYPE_CHECKING:  # pragma: no cover
+    from ..metrics import Evaluation
 
+#: the metrics scored on qrels when none are named (``workflows.evaluate.DEFAULT_METRICS``,
+#: spelled here too so that ``--help`` imports no scoring code; a test holds them equal)
 DEFAULT_METRICS = "nDCG@10,RR@10,R@100,P@5,AP"
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_cmd)
 
 
-def _duplicates_spelled(fn: F) -> F:
-    """The library's duplicate-row error suggests ``duplicates='best'``; here, the option."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ..io._duplicates import DuplicateRowsError
-
-        try:
-            return fn(*args, **kwargs)
-        except DuplicateRowsError as e:
-            raise e.spelled("give --duplicates best") from None
-
-    return cast("F", wrapper)
-
-
 @handle_errors
-@_duplicates_spelled
 def eval_cmd(
     paths: list[Path] = typer.Argument(
         ..., help="QRELS RUN [RUN ...]; with --golden, only runs (of chunk ids)."
@@ -103,96 +82,35 @@ def eval_cmd(
     no_store: bool = no_store_option(),
 ) -> None:
     """Score runs. Metric keys in every output are canonical metric strings."""
+    from ..workflows.evaluate import record, score_runs
     from ._store_options import open_store, say_stored, store_errors
 
     store = open_store(db, no_store)
     if metrics:
         note_trec_eval_names(metrics)
-    if golden is not None or chunks is not None:
-        evals = _span_evals(
-            paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates
-        )
-    else:
-        if k is not None or budget is not None:
-            raise UsageError("--k and --budget apply to span labels; give --golden and --chunks")
-        if query_chunks is not None:
-            from ..metrics._chunked import evaluate_chunked
-            from ..metrics._spec import parse_list
-
-            ms = parse_list(metrics or DEFAULT_METRICS)
-        if len(paths) < 2:
-            raise UsageError("give QRELS and at least one RUN (or --golden G --chunks C RUN ...)")
-        from ..io import to_qrels, to_run
-        from ..metrics._engine import evaluate
-
-        # a spinner on stderr while large files are read and scored (silent when not a terminal);
-        # the library picks the reader (TREC or JSON Lines) from the file, as ragmeter.evaluate does
-        with err_console.status(lit(f"reading {paths[0]}")):
-            qrels = to_qrels(paths[0])
-        evals = []
-        for p in paths[1:]:
-            with err_console.status(lit(f"reading and scoring {p}")), warnings.catch_warnings():
-                # an id-space mismatch is kept in the Evaluation and printed after the results
-                warnings.filterwarnings("ignore", message=ID_SPACE_WARNING)
-                if query_chunks is not None:  # the run is streamed, never read whole
-                    chunked = evaluate_chunked(
-                        qrels,
-                        p,
-                        ms,
-                        query_chunks=query_chunks,
-                        duplicates=duplicates,
-                        missing=missing,
-                        ties=ties,
-                        run_name=str(p),
-                        config={"qrels": str(paths[0])},
-                    )
-                    evals.append(chunked)
-                    continue
-                run = to_run(p, duplicates=duplicates)
-                evals.append(
-                    evaluate(
-                        qrels,
-                        run,
-                        metrics or DEFAULT_METRICS,
-                        # the strings as typed: evaluate() refuses any other value (UsageError)
-                        missing=cast("Missing", missing),
-                        ties=cast("Ties", ties),
-                        run_name=str(p),
-                        config={"qrels": str(paths[0])},
-                    )
-                )
-    output(evals, fmt, per_query)
-    print_warnings(evals)
-    if store is not None:
-        run_files = paths if golden is not None or chunks is not None else paths[1:]
-        with store_errors(store.url):
-            ids = [
-                store.record_evaluation(e, source=str(p))
-                for e, p in zip(evals, run_files, strict=True)
-            ]
-        say_stored(store, "run", ids, "ragmeter runs list")
-
-
-def _span_evals(
-    paths, metrics, golden, chunks, corpus, k, budget, cover, missing, ties, duplicates
-):
-    if golden is None or chunks is None:
-        raise UsageError("span-level scoring needs both --golden and --chunks")
-    from ..labels import evaluate_spans_files
-
-    return evaluate_spans_files(
+    scored = score_runs(
         paths,
         metrics=metrics,
+        missing=missing,
+        ties=ties,
+        duplicates=duplicates,
         golden=golden,
         chunks=chunks,
         corpus=corpus,
         k=k,
         budget=budget,
         cover=cover,
-        missing=missing,
-        ties=ties,
-        duplicates=duplicates,
+        query_chunks=query_chunks,
+        # a spinner on stderr while large files are read and scored (silent when not a terminal)
+        status=lambda text: err_console.status(lit(text)),
+        duplicates_fix="give --duplicates best",  # the library's hint, as this command's option
     )
+    output(scored.evaluations, fmt, per_query)
+    print_warnings(scored.evaluations)
+    if store is not None:
+        with store_errors(store.url):
+            ids = record(store, scored)
+        say_stored(store, "run", ids, "ragmeter runs list")
 
 
 def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
@@ -216,10 +134,6 @@ def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
                 console.print(per_query_table(e))
 
 
-#: the start of the id-space warning's text (ragmeter.io._id_spaces.check_item_ids)
-ID_SPACE_WARNING = r".*: none of the \d+ item id\(s\) the run retrieves is judged"
-
-
 def print_warnings(evals: list[Evaluation]) -> None:
     """Each evaluation's warnings on stderr, after the results (stdout stays the table, JSON or
     CSV), so the last thing read is why the numbers are suspect."""
@@ -234,6 +148,8 @@ def _fmt(v: float | None) -> str:
 
 
 def _cell(v: float | None) -> str:
+    from ..workflows.evaluate import NO_MEAN
+
     return NO_MEAN if v is None else f"{v:.4f}"
 
 

@@ -13,15 +13,12 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from .._errors import Problem, UsageError
+from .._errors import UsageError
 from ._common import TITLE, console, err_console, handle_errors, lit, print_json
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..data.corpus import Corpus
 
 golden_app = typer.Typer(
     help="Span-labelled golden sets: import BEIR/SQuAD, validate, freeze a version, relocate "
@@ -31,7 +28,7 @@ golden_app = typer.Typer(
 )
 
 
-class Source(StrEnum):
+class GoldenFormat(StrEnum):
     beir = "beir"
     squad = "squad"
 
@@ -58,10 +55,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(golden_app, name="golden")
 
 
-def _problem_dict(p: Problem) -> dict[str, Any]:
-    return {"path": p.path, "line": p.line, "field": p.field, "message": p.message}
-
-
 def _out(line: str) -> None:
     """Write one plain line to stdout (never wrapped, so each problem stays one grep-able line)."""
     sys.stdout.write(line + "\n")
@@ -70,7 +63,7 @@ def _out(line: str) -> None:
 @golden_app.command("import")
 @handle_errors
 def import_(
-    kind: Annotated[Source, typer.Argument(help="Source format.")],
+    kind: Annotated[GoldenFormat, typer.Argument(help="Source format.")],
     src: Annotated[Path, typer.Argument(help="BEIR folder or SQuAD JSON file.")],
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Folder for corpus.jsonl and golden.jsonl.")
@@ -79,26 +72,20 @@ def import_(
     force: ForceOpt = False,
 ) -> None:
     """Convert a BEIR folder or a SQuAD file into DIR/corpus.jsonl and DIR/golden.jsonl."""
-    from ..data.beir import load_beir
-    from ..data.corpus import write_corpus
-    from ..data.golden import write_golden
-    from ..data.squad import load_squad
+    from ..workflows.golden import import_files, import_golden
     from ._outputs import check_output, check_store
 
-    corpus_file, golden_file = out / "corpus.jsonl", out / "golden.jsonl"
     check_store(out, option="--out")  # first: the message names what it would destroy
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file; name the folder to write into")
-    for file in (corpus_file, golden_file):
+    for file in import_files(out):
         check_output(file, force=force, option="--out", inputs=[src])
-    with err_console.status(lit(f"reading {src}")):
-        corpus, golden = load_beir(src, split) if kind is Source.beir else load_squad(src)
-    write_corpus(corpus, corpus_file)
-    write_golden(golden, golden_file)
-    stats = golden.stats()
+    done = import_golden(
+        kind.value, src, out, split=split, status=lambda text: err_console.status(lit(text))
+    )
     _out(
-        f"wrote {len(corpus)} documents to {corpus_file} and {len(golden)} questions "
-        f"({stats['spans']} spans) to {golden_file}; version {stats['version']}"
+        f"wrote {done.documents} documents to {done.corpus_file} and {done.questions} questions "
+        f"({done.spans} spans) to {done.golden_file}; version {done.version}"
     )
 
 
@@ -117,39 +104,23 @@ def validate(
     format: FormatOpt = Output.table,
 ) -> None:
     """Check every label; list every problem with line and field (exit 2), or summarise (0)."""
-    from ..data.corpus import load_corpus
-    from ..data.golden import load_golden, validate_golden
+    from ..workflows.golden import validate as run_validate
 
-    docs = load_corpus(corpus) if corpus is not None else None
-    problems = validate_golden(golden, docs)
-    if problems:
+    result = run_validate(golden, corpus)
+    stats, frozen = result.stats, result.frozen
+    if stats is None:  # problems: every one listed
         if format is Output.json:
-            print_json({"ok": False, "problems": [_problem_dict(p) for p in problems]})
+            print_json(result.to_dict())
         else:
-            for p in problems:
+            for p in result.problems:
                 _out(str(p))
             sys.stdout.flush()
-            err_console.print(lit(f"{len(problems)} problem(s) in {golden}"))
+            err_console.print(lit(f"{len(result.problems)} problem(s) in {golden}"))
         raise typer.Exit(2)
-    gold = load_golden(golden, docs)
-    stats = gold.stats()
-    frozen = _frozen_note(golden, docs) if docs is not None else None
     if format is Output.json:
-        print_json(
-            {
-                "ok": True,
-                "problems": [],
-                "questions": stats["questions"],
-                "answerable": stats["answerable"],
-                "unanswerable": stats["unanswerable"],
-                "spans": stats["spans"],
-                "documents_referenced": stats["documents_referenced"],
-                "version": stats["version"],
-                "frozen": frozen,
-            }
-        )
+        print_json(result.to_dict())
         return
-    checked = "" if docs is not None else " (no --corpus: document checks skipped)"
+    checked = "" if result.corpus_checked else " (no --corpus: document checks skipped)"
     _out(
         f"ok: {golden}: {stats['questions']} questions ({stats['answerable']} answerable, "
         f"{stats['unanswerable']} unanswerable), {stats['spans']} spans over "
@@ -157,26 +128,13 @@ def validate(
     )
     if stats["version"]:
         _out(f"version: {stats['version']}")
-    if frozen is not None and not frozen["ok"]:
+    if frozen is not None and not frozen.ok:
         err_console.print(
-            lit(f"warning: changed since frozen ({frozen['lock']}): {'; '.join(frozen['changes'])}")
+            lit(
+                f"warning: changed since frozen ({frozen.lock_path}): "
+                f"{'; '.join(frozen.describe())}"
+            )
         )
-
-
-def _frozen_note(golden: Path, corpus: Corpus) -> dict[str, Any] | None:
-    from ..data._freeze import check_frozen
-    from ..data._version import lock_path_for
-
-    if not lock_path_for(golden).exists():
-        return None
-    check = check_frozen(golden, corpus)
-    return {
-        "lock": str(check.lock_path),
-        "locked_version": check.locked_version,
-        "current_version": check.current_version,
-        "ok": check.ok,
-        "changes": check.describe(),
-    }
 
 
 @golden_app.command("freeze")
@@ -196,26 +154,14 @@ def freeze(
     format: FormatOpt = Output.table,
 ) -> None:
     """Record the golden set's version in GOLDEN.lock.json (never replaced silently)."""
-    from ..data._freeze import check_frozen, freeze
-    from ..data._version import lock_path_for, read_lock
-    from ..data.corpus import load_corpus
+    from ..data import lock_path_for
+    from ..workflows.golden import check_dict, check_golden, freeze_dict, freeze_golden
     from ._outputs import check_store
 
-    if not check:  # the lock is written beside GOLDEN: never over the store
-        check_store(lock_path_for(golden), option="the lock file")
-    docs = load_corpus(corpus)
     if check:
-        result = check_frozen(golden, docs)
+        result = check_golden(golden, corpus)
         if format is Output.json:
-            print_json(
-                {
-                    "lock": str(result.lock_path),
-                    "ok": result.ok,
-                    "locked_version": result.locked_version,
-                    "current_version": result.current_version,
-                    "changes": result.describe(),
-                }
-            )
+            print_json(check_dict(result))
         else:
             if result.ok:
                 _out(f"unchanged since frozen: {result.locked_version} ({result.lock_path})")
@@ -224,26 +170,19 @@ def freeze(
         if not result.ok:
             raise typer.Exit(1)
         return
-    lock_file = lock_path_for(golden)
-    try:
-        done = freeze(golden, docs, force=force)
-    except UsageError:
-        if force or not sys.stdin.isatty() or format is Output.json:
-            raise
-        old = read_lock(lock_file)["version"]
-        if not typer.confirm(f"{lock_file} records version {old}; replace it?", err=True):
-            raise typer.Exit(2) from None
-        done = freeze(golden, docs, force=True)
+    check_store(lock_path_for(golden), option="the lock file")  # never write over the store
+
+    def confirm(lock_file: Path, old: str) -> bool:
+        return typer.confirm(f"{lock_file} records version {old}; replace it?", err=True)
+
+    # a terminal is asked before a lock recording another version is replaced
+    ask = not force and sys.stdin.isatty() and format is not Output.json
+    done = freeze_golden(golden, corpus, force=force, confirm=confirm if ask else None)
+    if done is None:
+        raise typer.Exit(2)
     lock = done.lock
     if format is Output.json:
-        print_json(
-            {
-                "lock": str(done.lock_path),
-                "written": done.written,
-                "previous_version": done.previous_version,
-                **{k: lock[k] for k in ("version", "counts", "corpus", "frozen_at")},
-            }
-        )
+        print_json(freeze_dict(done))
         return
     if not done.written:
         _out(f"already frozen at {lock['version']} ({done.lock_path}); nothing to do")
@@ -268,49 +207,17 @@ def relocate(
     format: FormatOpt = Output.table,
 ) -> None:
     """Re-anchor spans whose text moved in an edited corpus; list what could not be (exit 1)."""
-    from ..data.corpus import load_corpus
-    from ..data.golden import load_golden, write_golden
-    from ..data.relocate import relocate as run_relocate
+    from ..workflows.golden import relocate_golden
     from ._outputs import check_output
 
     # never in place, --force or not: the golden set holds people's labels, and an unresolved
     # span must stay where the labeller can see what it was (issue 22: no command writes over
     # one of its inputs)
     check_output(out, force=force, option="--out", inputs=[corpus, golden])
-    docs = load_corpus(corpus)
-    report = run_relocate(load_golden(golden), docs)
-    write_golden(report.golden, out)
+    relocated = relocate_golden(golden, corpus, out)
+    report = relocated.report
     if format is Output.json:
-        print_json(
-            {
-                "output": str(out),
-                "ok": report.ok,
-                "unchanged": report.unchanged,
-                "unchecked": report.unchecked,
-                "moved": [
-                    {
-                        "question": m.question,
-                        "evidence": m.index,
-                        "doc": m.doc,
-                        "old": list(m.old),
-                        "new": list(m.new),
-                        "method": m.method,
-                    }
-                    for m in report.moved
-                ],
-                "unresolved": [
-                    {
-                        "question": u.question,
-                        "evidence": u.index,
-                        "doc": u.doc,
-                        "span": list(u.span),
-                        "reason": u.reason,
-                    }
-                    for u in report.unresolved
-                ],
-                "problems": [_problem_dict(p) for p in report.problems],
-            }
-        )
+        print_json(relocated.to_dict())
     else:
         for m in report.moved:
             _out(f"moved: {m}")
@@ -333,10 +240,10 @@ def stats(
     format: FormatOpt = Output.table,
 ) -> None:
     """Questions, spans, grades, slices (warning under 10), splits, documents and version."""
-    from ..data.golden import SMALL_SLICE, load_golden
+    from ..data.golden import SMALL_SLICE
+    from ..workflows.golden import describe
 
-    gold = load_golden(golden, corpus)
-    s = gold.stats()
+    s = describe(golden, corpus)
     if format is Output.json:
         print_json(s)
     else:

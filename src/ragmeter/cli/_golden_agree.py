@@ -18,8 +18,7 @@ from ._common import TITLE, Format, console, err_console, handle_errors, lit, pr
 if TYPE_CHECKING:  # pragma: no cover
     from rich.text import Text
 
-    from ..data.agreement import LabelAgreement, QuestionAgreement
-    from ..data.corpus import Corpus
+    from ..data import Corpus, LabelAgreement, QuestionAgreement
 
 #: characters of a span's text shown in the table output (JSON has the whole text).
 SNIPPET = 70
@@ -71,14 +70,12 @@ def agree(
     ] = Format.table,
 ) -> None:
     """Two labellers' span overlap (A is the reference), kappa on grades, worst disagreements."""
-    from ..data.agreement import label_agreement
-    from ..data.corpus import load_corpus
-    from ..data.golden import load_golden
+    from ..workflows.golden import agree as run_agree
 
-    docs = load_corpus(corpus) if corpus is not None else None
-    result = label_agreement(load_golden(a, docs), load_golden(b, docs))
+    agreement = run_agree(a, b, corpus)
+    result, docs = agreement.result, agreement.corpus
     if fmt is Format.json:
-        print_json(result.to_dict(docs, worst))
+        print_json(agreement.to_dict(worst))
     elif fmt is Format.csv:
         _write_csv(result)
     else:

@@ -17,7 +17,7 @@ import typer
 from ._common import CAPTION, TITLE, Format, console, err_console, handle_errors, lit, print_json
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..data.traffic import TrafficComparison, TrafficSample
+    from ..data import TrafficComparison, TrafficSample
 
 LogArg = Annotated[
     Path,
@@ -69,19 +69,16 @@ def sample(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
 ) -> None:
     """Seeded sample of distinct logged questions to label, stratified (proportional)."""
-    from ..data.corpus import write_lines
-    from ..data.traffic import read_log, sample_log
+    from ..workflows.golden import sample_traffic
     from ._outputs import check_output
 
     if out is not None:
         check_output(out, force=force, inputs=[logs])
-    result = sample_log(read_log(logs), n, by=by, seed=seed)
+    result = sample_traffic(logs, n, by=by, seed=seed, out=out)
     if out is None:
         for line in result.to_jsonl():
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
-    else:
-        write_lines(out, result.to_jsonl())
     _print_summary(result, logs, out)
 
 
@@ -152,11 +149,9 @@ def compare_traffic(
     ] = Format.table,
 ) -> None:
     """Per slice: golden share vs traffic share; flags over-, under- and unrepresented slices."""
-    from ..data.golden import load_golden
-    from ..data.traffic import compare_traffic as run_compare
-    from ..data.traffic import read_log
+    from ..workflows.golden import compare_traffic as run_compare
 
-    result = run_compare(load_golden(golden), read_log(logs), field=field, factor=factor)
+    result = run_compare(golden, logs, field=field, factor=factor)
     if fmt is Format.json:
         print_json({"golden": str(golden), "log": str(logs), **result.to_dict()})
     elif fmt is Format.csv:

@@ -1,5 +1,5 @@
-"""``ragmeter lab``: the lab in the browser over the experiment store; ``ragmeter report``: the
-same views as one self-contained HTML file."""
+"""``ragmeter lab``: the lab in the browser over the experiment store (``ragmeter report``, the
+same views as one self-contained HTML file, is in ``_report.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def register(app: typer.Typer) -> None:
     app.command("lab")(lab_cmd)
-    app.command("report")(report_cmd)
 
 
 @handle_errors
@@ -40,8 +39,7 @@ def lab_cmd(
 
     whole("--port", port, low=1, high=65535)
     require("uvicorn", "the lab (ragmeter lab)")
-    from ..lab._app import create_app
-    from ..lab._listen import listen, serve, where
+    from ..lab import create_app, listen, serve, where
     from ._store_options import store_errors
 
     with store_errors(db):
@@ -70,38 +68,3 @@ def lab_cmd(
 
         threading.Timer(0.8, lambda: webbrowser.open(url)).start()
     serve(app, sock, host, port)
-
-
-@handle_errors
-def report_cmd(
-    selectors: list[str] = typer.Argument(
-        ...,
-        metavar="RUN_OR_EXPERIMENT...",
-        help="Stored run ids (12, run:12) or experiment names; the first run is the baseline.",
-    ),
-    output: Path = typer.Option(..., "--output", "-o", help="The HTML file to write."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing file."),
-    db: str | None = db_option(),
-    root: Path | None = typer.Option(
-        None,
-        "--root",
-        help="The experiments folder (default: the current one): the experiment and chunk "
-        "files stored runs name are read only inside it.",
-    ),
-) -> None:
-    """Write one self-contained HTML report (CSS, JS and data inline; opens from file:// with
-    no network): the runs' metrics, per-question ranked lists with evidence marked, the
-    comparison against the baseline, sweeps and diagnosis."""
-    from ..lab._paths import lab_root
-    from ..lab._report import write_report
-    from ..store import Store
-    from ._outputs import check_output
-    from ._store_options import store_errors
-
-    # before the store is read: never over the store itself, a folder, or a file without --force
-    check_output(output, force=force, option="--output", db=db)
-    folder = lab_root(root)
-    with store_errors(db):
-        store = Store.open(db)
-        path = write_report(store, selectors, output, root=folder)
-    err_console.print(lit(f"report written to {path} (open it in a browser; no network needed)"))

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import csv
 import sys
-import warnings
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from .._errors import RagmeterWarning
 from ._common import Format, console, err_console, handle_errors, line, lit, print_json
 
 labels_app = typer.Typer(
@@ -43,29 +41,19 @@ def export_cmd(
     Use them for P@k / nDCG@k between variants of THIS chunking only; compare chunkings with
     span-level recall at an equal token budget (ragmeter eval --golden --chunks --budget).
     """
-    from ..chunking import load_chunking
-    from ..data.corpus import load_corpus
-    from ..data.golden import load_golden
-    from ..labels import chunk_qrels, write_chunk_qrels
-    from ..labels._span_metrics import check_cover
+    from ..labels import check_cover
+    from ..workflows.labels import export_chunk_qrels
     from ._outputs import check_output
 
     check_cover(cover)
     check_output(output, force=force, inputs=[golden, chunks, corpus])
-    corpus_obj = load_corpus(corpus) if corpus is not None else None
-    golden_set = load_golden(golden, corpus=corpus_obj)
-    chunking = load_chunking(chunks, corpus=corpus_obj)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", RagmeterWarning)
-        qrels = chunk_qrels(golden_set, chunking, cover=cover)
-    for w in caught:
-        err_console.print(line(("warning:", "yellow"), f" {w.message}"))
-    write_chunk_qrels(qrels, output)
-    n_q = len(set(qrels.qid.to_pylist()))
+    done = export_chunk_qrels(golden, chunks, output, cover=cover, corpus=corpus)
+    for message in done.warnings:
+        err_console.print(line(("warning:", "yellow"), f" {message}"))
     err_console.print(
         lit(
-            f"wrote {len(qrels):,} chunk judgements for {n_q:,} questions "
-            f"(chunking {chunking.name}, cover {cover:g}) to {output}"
+            f"wrote {done.judgements:,} chunk judgements for {done.questions:,} questions "
+            f"(chunking {done.chunking}, cover {done.cover:g}) to {done.output}"
         )
     )
 

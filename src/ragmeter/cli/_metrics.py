@@ -24,8 +24,7 @@ def metrics_cmd(
 ) -> None:
     """List every metric: how it is written, what it means, its options with their defaults,
     the labels it is computed on, and trec_eval's name for it."""
-    from ..metrics._doc import metric_rows, option_text
-    from ..metrics._registry import REGISTRY
+    from ..metrics import REGISTRY, metric_rows, option_text
 
     rows = metric_rows(names)
     if fmt == Format.json:

@@ -5,7 +5,7 @@ Checked before any work is done, so a mistake costs nothing:
 
 - the path may never be the experiment store's database (or its ``-wal``/``-shm``/``-journal``/
   ``.migrate-lock`` companion) nor lie in its artifacts folder, ``--force`` or not, also with
-  ``--no-store`` (:mod:`ragmeter.store._protect`: which stores, and why);
+  ``--no-store`` (:func:`ragmeter.store.protected_paths`: which stores, and why);
 - the path must not be a folder (``-o .``): a file is written, never a folder replaced;
 - the path must not be one of the command's own inputs (``-o corpus.jsonl`` while reading that
   corpus, or an existing file inside an input folder such as a BEIR folder), even with
@@ -47,7 +47,7 @@ def _same(path: Path, other: Path) -> bool:
 def check_store(path: Path, *, option: str, db: str | None = None) -> None:
     """Refuse ``path`` when it is the store's database, a companion of it, or lies in its
     artifacts folder (the store of ``--db`` ``db``, the environment's and the default's)."""
-    from ..store._protect import protected_paths
+    from ..store import protected_paths
 
     protected_paths(db).refuse(path, option)
 
@@ -85,7 +85,7 @@ def check_folder(
 ) -> None:
     """A folder the command writes ``files`` (names of its own choosing) into: not a store's
     place, not an input, none of ``files`` an input, and not a file."""
-    from ..store._protect import protected_paths
+    from ..store import protected_paths
 
     names = list(files)
     protected_paths(db).refuse_folder(folder, option, names)

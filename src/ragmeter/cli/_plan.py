@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import csv
 import sys
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
-from .._errors import RagmeterWarning, UsageError
+from .._errors import UsageError
 from ._common import Format, console, err_console, handle_errors, print_json
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
-    from ..paired import SizePlan
+    from ..paired import Comparison, SizePlan
 
 
 def register(app: typer.Typer) -> None:
@@ -74,7 +73,7 @@ def _spread_source(
             raise UsageError("give two evaluations: BASE and CAND")
         return {"comparison": _compare_evaluations(base, cand, metric, intersect, confidence)}
     if source is not None:
-        from ..paired._plan_io import read_comparison
+        from ..paired import read_comparison
 
         return {"comparison": read_comparison(source)}
     if rates["baseline_rate"] is None:
@@ -92,22 +91,18 @@ def _spread_source(
 
 def _compare_evaluations(
     base: str, cand: str, metric: str | None, intersect: bool, confidence: float | None
-) -> Any:
-    """The two evaluations compared as 'ragmeter compare' would (5,000 resamples, seed 0)."""
-    from ..paired import compare
-    from ._compare import load_pair
+) -> Comparison:
+    """The two evaluations compared as 'ragmeter compare' would (5,000 resamples, seed 0), with
+    no ledger; the comparison's warnings are not shown (the plan needs only the spread)."""
+    from ..workflows.compare import CompareOptions, compare_pair
+    from ..workflows.refs import load_pair
 
-    a, b = load_pair(base, cand, metric, None, None, None, 0.5)
-    with warnings.catch_warnings(), err_console.status("resampling questions..."):
-        warnings.simplefilter("ignore", RagmeterWarning)  # the plan needs only the spread
-        return compare(
-            a,
-            b,
-            metric,
-            intersect=intersect,
-            ledger=None,
-            confidence=0.95 if confidence is None else confidence,
-        )
+    pair = load_pair(base, cand, store=None)
+    options = CompareOptions(
+        intersect=intersect, confidence=0.95 if confidence is None else confidence
+    )
+    with err_console.status("resampling questions..."):
+        return compare_pair(pair, metric, options=options).comparison
 
 
 # -- rendering -------------------------------------------------------------------------------------

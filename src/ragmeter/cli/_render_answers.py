@@ -5,16 +5,17 @@ comparison of two answer variants and a judge validation. The numbers come from
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
 from .._literal import CAPTION, TITLE, lit
 from .._pvalue import p_is
-from ..answers.judge_validation import JudgeValidation
-from ..answers.paired import METRIC_LABEL, AnswerComparison
-from ..answers.report import AnswerReport
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..answers import AnswerReport, JudgeValidation
+    from ..answers.paired import AnswerComparison
 
 
 def _pct(x: float | None) -> str:
@@ -186,6 +187,8 @@ def print_answer_comparison(
     console: Console, ac: AnswerComparison, *, show_all: bool = False
 ) -> None:
     """Means, fixed/broken/net, the paired bootstrap interval, the sign test and the verdict."""
+    from ..answers.paired import METRIC_LABEL
+
     c = ac.comparison
     lo, hi = c.ci
     where = f" ({ac.split} split)" if ac.split else ""

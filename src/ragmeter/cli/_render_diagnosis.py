@@ -5,18 +5,23 @@ demo; the numbers come from :mod:`ragmeter.diagnosis`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
 from .._literal import CAPTION, TITLE, line, lit
-from ..diagnosis._diagnose import Diagnosis
-from ..diagnosis._table import CELLS, OTHER, RetrievalAnswerTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..diagnosis import Diagnosis, RetrievalAnswerTable
 
 
 def print_answer_table(
     console: Console, table: RetrievalAnswerTable, title: str | None = None
 ) -> None:
     """The 2x2 of evidence in context by answer correct and supported, and what each cell means."""
+    from ..workflows.diagnose import categories, largest_bad_line
+
     t = Table(title=lit(title or "retrieval-by-answer table", TITLE))
     t.add_column(lit(table.evidence_label))
     t.add_column("answer correct and supported", justify="right")
@@ -37,16 +42,8 @@ def print_answer_table(
     t.add_row(
         "cites a passage outside its context", "-", str(table.count("cites_outside_context")), "-"
     )
-    lb = table.largest_bad
-    lines = [f"{c.title} ({table.count(c.key)}): {c.reading}" for c in (*CELLS, *OTHER)]
-    ties = "".join(
-        f", tied with {c.title} (ties go down the chain)" for c in table.tied_with_largest
-    )
-    lines.append(
-        f"largest bad cell: {lb.title} ({table.count(lb.key)} of {table.n}){ties}"
-        if lb
-        else "no bad cell has any question"
-    )
+    lines = [f"{c.title} ({table.count(c.key)}): {c.reading}" for c in categories()]
+    lines.append(largest_bad_line(table))
     if table.excluded:
         lines.append(
             f"{len(table.excluded)} question(s) not in the table (unanswerable or unscored)"

@@ -8,26 +8,29 @@ Three narrow tables rather than one wide one, so an 80-column terminal shows the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
 from .._literal import CAPTION, TITLE, lit
 from .._pvalue import format_p
-from ..experiments._runner import ExperimentResult
-from ..experiments._table import (
-    HEADROOM_NOTE,
-    column_groups,
-    comparison_rows,
-    headroom_header,
-    table_rows,
-)
 from ._render_usage import judge_usage_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..experiments import ExperimentResult
 
 
 def render_experiment(result: ExperimentResult) -> list[Any]:
     """rich renderables: the setup table, the metric table(s) and the comparison table."""
+    from ..experiments import (
+        HEADROOM_NOTE,
+        column_groups,
+        comparison_rows,
+        headroom_header,
+        table_rows,
+    )
+
     # exact values: the tables format each number once (rounding twice turns 0.66253 into
     # 0.6625 and then into "0.662")
     rows = table_rows(result, digits=None)
@@ -134,7 +137,7 @@ def render_answers(result: ExperimentResult) -> list[Any]:
     """The answer tables of a generating experiment (empty list when nothing generated): the
     answers per variant, the paired comparison on "correct and supported", the
     retrieval-by-answer cells per variant and, when the order varies, the evidence positions."""
-    from ..diagnosis._table import CELLS, OTHER
+    from ..workflows.diagnose import categories
 
     done = [v for v in result.variants if v.answers is not None]
     if not done:
@@ -219,7 +222,7 @@ def render_answers(result: ExperimentResult) -> list[Any]:
     for v in done:
         t3.add_column(lit(v.name), justify="right", overflow="fold")
     tables = [v.answers.table for v in done]
-    for c in (*CELLS, *OTHER):
+    for c in categories():
         t3.add_row(lit(c.title), *(str(tb.count(c.key)) for tb in tables))
     t3.add_row(
         "largest bad cell",
@@ -293,6 +296,6 @@ def _judge_table(done: list[Any], width: int) -> Any:
 
 
 def _min_bin() -> int:
-    from ..diagnosis._position import MIN_BIN
+    from ..diagnosis import MIN_BIN
 
     return MIN_BIN

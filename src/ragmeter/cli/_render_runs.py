@@ -7,7 +7,8 @@ the golden version; when even that does not fit, each run is a block of lines.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.table import Table
@@ -16,6 +17,8 @@ from rich.text import Text
 from ._common import TITLE, console, lit
 
 if TYPE_CHECKING:  # pragma: no cover
+    import datetime as dt
+
     from rich.console import RenderableType
 
     from ..store import RunRecord
@@ -25,12 +28,12 @@ WIDE = 120
 HEADLINE = 3
 
 
-def local_minute(value: Any) -> str:
+def local_minute(value: dt.datetime | None) -> str:
     """A stored UTC time in the local time zone, to the minute ('' when absent)."""
     return "" if value is None else value.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def headline(metrics: dict[str, float | None], n: int = HEADLINE) -> list[tuple[str, str]]:
+def headline(metrics: Mapping[str, float | None], n: int = HEADLINE) -> list[tuple[str, str]]:
     """A run's first ``n`` metrics, those at the token budget first (variants are compared at an
     equal budget), as (canonical metric string, value)."""
     names = sorted(metrics, key=lambda k: "budget=" not in k)[:n]

@@ -3,7 +3,7 @@
 ``ragmeter answers check --judge`` (one row per answers file) and ``ragmeter run`` (one row per
 variant of an experiment with a ``[judge]``) print it through :func:`judge_usage_table`, so the
 two commands use the same columns, the same words and the same rule for token counts a server
-did not send (:func:`ragmeter.answers.judges._usage.tokens_unknown`): a reply without counts is
+did not send (:func:`ragmeter.answers.judges.tokens_unknown`): a reply without counts is
 counted under "unknown usage" (the tokens and cost are then a floor), and when no reply had
 counts the tokens and the cost print as "-", never as a measured "0+0".
 """
@@ -16,7 +16,6 @@ from typing import Any
 from rich.table import Table
 
 from .._literal import CAPTION, TITLE, lit
-from ..answers.judges._usage import tokens_unknown
 
 #: the widest the variant column asks for before it folds a long name
 MAX_NAME = 16
@@ -75,6 +74,8 @@ def judge_usage_table(
 def usage_cells(u: Mapping[str, Any], *, priced: bool, unknown: bool) -> list[str]:
     """One row's cells after the variant: counts, tokens ("-" when unknown, never "0+0"),
     the cost when ``priced`` ("-" without prices or tokens), unknown replies when ``unknown``."""
+    from ..answers.judges import tokens_unknown
+
     blind = tokens_unknown(u)
     cells = [
         str(u["http_requests"]),

@@ -81,7 +81,7 @@ def run_cmd(
         if store is None:
             result = run_experiment(experiment, allow_outside=allow_outside, **options)
         else:
-            from ..store._experiment import run_and_record
+            from ..workflows.experiment import run_and_record
 
             with store_errors(store.url):
                 result, ids = run_and_record(
@@ -114,8 +114,7 @@ def check_writes(
     ``cache`` may write over the experiment store (``--no-store`` or not) or an input
     (cli/_outputs.py, experiments/_paths.py)."""
     from ..experiments import load_experiment
-    from ..experiments._paths import check_store_writes
-    from ..store._protect import protected_paths
+    from ..workflows.experiment import check_store_writes
     from ._outputs import check_folder
 
     if cache_dir is not None:
@@ -125,7 +124,7 @@ def check_writes(
         check_folder(
             cache_dir, option="--cache-dir", inputs=[exp.golden, exp.corpus, exp.beir], db=db
         )
-    check_store_writes(exp, protected_paths(db), cache=cache_dir)
+    check_store_writes(exp, db=db, cache_dir=cache_dir)
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from ._render_runs import record_table, runs_tables
 from ._store_options import db_option, id_ranges, open_required, shown_url, store_errors
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..store import RunRecord, Store
+    from ..store import RunRecord
 
 runs_app = typer.Typer(
     help="The experiment store's runs: list, show, delete, export to files, import files.",
@@ -35,27 +35,6 @@ STATUSES = ("running", "finished", "interrupted", "failed")
 
 def register(app: typer.Typer) -> None:
     app.add_typer(runs_app, name="runs")
-
-
-def _count(store: Store, experiment: str | None, golden: str | None, status: str | None) -> int:
-    import sqlalchemy as sa
-
-    from ..store import _models as m
-    from ..store._engine import reading
-
-    q = (
-        sa.select(sa.func.count())
-        .select_from(m.runs)
-        .join(m.experiments, m.experiments.c.id == m.runs.c.experiment_id)
-    )
-    if experiment is not None:
-        q = q.where(m.experiments.c.name == experiment)
-    if golden is not None:
-        q = q.where(m.runs.c.golden_version == golden)
-    if status is not None:
-        q = q.where(m.runs.c.status == status)
-    with reading(store.engine) as conn:
-        return int(conn.execute(q).scalar_one())
 
 
 # -- list -----------------------------------------------------------------------------------------
@@ -76,20 +55,15 @@ def list_cmd(
     """Stored runs, newest first: experiment, variant, status, golden version, headline metrics."""
     if status is not None and status not in STATUSES:
         raise UsageError(f"--status must be one of {', '.join(STATUSES)}, got '{status}'")
-    from ..store._damage import skipped
-    from ..store._runs import select_runs
-
     store = open_required(db)
     with store_errors(store.url):
-        store.reap()  # as Store.runs(): runs of dead processes are marked interrupted first
-        found = select_runs(
-            store, experiment=experiment, golden_version=golden, status=status, limit=limit or None
+        # as Store.runs(): runs of dead processes are marked interrupted first; each damaged
+        # run is one warning naming it, and the rest are listed
+        page = store.runs_page(
+            experiment=experiment, golden_version=golden, status=status, limit=limit or None
         )
-        records = found.records
-        total = _count(store, experiment, golden, status) if limit else len(records)
-    for damaged in found.damaged:  # one warning each, naming the run; the rest are listed
-        skipped(damaged)
-    more = total - len(records) - (len(found.damaged) if limit else 0)
+    records = list(page.records)
+    more = page.total - len(records) - len(page.damaged)
     if fmt == Format.json:
         print_json([r.to_dict() for r in records])
     elif fmt == Format.csv:
@@ -182,7 +156,7 @@ def show_cmd(
         for k, v in e.aggregate.items():
             t.add_row(lit(k), "-" if v is None else f"{v:.4f}")
         console.print(t)
-    from ..paired._configdiff import flatten
+    from ..paired import flatten
 
     settings = flatten(dict(r.config))
     if settings:
@@ -212,7 +186,7 @@ def delete_cmd(
 
     Their evaluations and ranked lists go with them; comparisons that used them keep their
     numbers."""
-    from ..store._damage import DamagedRowError
+    from ..store import DamagedRowError
 
     store = open_required(db)
     ids = list(dict.fromkeys(run_ids))
@@ -255,8 +229,7 @@ def export_cmd(
 
     evaluation.json (and chunk_evaluation.json), config.json, run.trec when its ranked lists
     were stored, and run.json (the store's record)."""
-    from ..store._protect import export_names
-    from ..store._transfer import FILES
+    from ..store import export_files, export_names
     from ._outputs import check_folder
 
     # before the store is read: never into its artifacts folder, never over its database
@@ -264,9 +237,7 @@ def export_cmd(
     store = open_required(db)
     with store_errors(store.url):
         r = store.run(run_id)
-    names = [FILES[lvl] for lvl in r.levels] + ["config.json", "run.json"]
-    names += ["run.trec"] if r.has_ranked else []
-    there = [n for n in names if (out / n).exists()]
+    there = [n for n in export_files(r) if (out / n).exists()]
     if there and not force:
         raise UsageError(f"{out} already holds {', '.join(there)}; pass --force to replace them")
     with store_errors(store.url):

@@ -17,7 +17,6 @@ is refused before it does any work.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,11 +24,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .._errors import UsageError
-from ._common import err_console, line, lit
+from ._common import err_console, lit
 
-if TYPE_CHECKING:  # keeps `ragmeter --help` fast: sqlalchemy loads only when a store opens
-    from ..metrics._evaluation import Evaluation
-    from ..paired import Comparison
+if TYPE_CHECKING:  # keeps `ragmeter --help` fast: the store loads only when one opens
     from ..store import Store
 
 DEFAULT_SHOWN = "sqlite:///.ragmeter/ragmeter.db"
@@ -66,7 +63,7 @@ def _say_waiting(shown: str, timeout: int) -> None:
 
 
 def _shown(url: str | None) -> str:
-    from ..store._url import display_url, resolve_url
+    from ..store import display_url, resolve_url
 
     try:
         return display_url(resolve_url(url))
@@ -79,7 +76,7 @@ def store_errors(url: str | None = None) -> Iterator[None]:
     """A database that cannot be reached or refuses a statement: one line naming the store,
     never a SQLAlchemy traceback. Inside, a connection slower than a second says what it waits
     for on stderr."""
-    from ..store._engine import on_slow_connect
+    from ..store import on_slow_connect
 
     on_slow_connect(_say_waiting)
     try:
@@ -87,9 +84,9 @@ def store_errors(url: str | None = None) -> Iterator[None]:
     except ImportError:
         raise
     except Exception as exc:
-        import sqlalchemy.exc as sa_exc
+        from ..store import is_database_error
 
-        if not isinstance(exc, sa_exc.SQLAlchemyError):
+        if not is_database_error(exc):
             raise
         shown = _shown(url)
         orig = getattr(exc, "orig", None) or exc
@@ -107,8 +104,7 @@ def _store_failure(shown: str, url: str | None, orig: BaseException, first: str)
             "to it. Use --db with a store you can write (or --no-store to record nothing)"
         )
     if "timeout expired" in first.lower():
-        from ..store._engine import connect_timeout
-        from ..store._url import resolve_url
+        from ..store import connect_timeout, resolve_url
 
         try:
             seconds = f"{max(connect_timeout(resolve_url(url)), 2)} s"
@@ -155,7 +151,7 @@ def open_required(db: str | None) -> Store:
 def shown_url(store: Store) -> str:
     """The store's URL for messages: a SQLite file under the current folder is shown relative
     (``sqlite:///.ragmeter/ragmeter.db``), the password of a server URL hidden."""
-    from ..store._url import is_sqlite, sqlite_path
+    from ..store import is_sqlite, sqlite_path
 
     if is_sqlite(store.url):
         path = sqlite_path(store.url)
@@ -188,61 +184,3 @@ def say_stored(store: Store, what: str, ids: Sequence[int], hint: str | None = N
     err_console.print(
         lit(f"stored: {plural} {id_ranges(ids)} in {shown_url(store)}{tail}"), soft_wrap=True
     )
-
-
-# -- stored runs as inputs of compare and gate ---------------------------------------------------
-_RUN_REF = re.compile(r"run:(\d+)(?::([a-z]+))?")
-
-
-def run_ref(spec: str) -> tuple[int, str | None] | None:
-    """``12``, ``run:12`` or ``run:12:chunk`` (a stored run, optionally one evaluation level)
-    -> ``(12, level)``; anything else is a file (``None``). A bare number that is also a file
-    here is refused: the user says which one is meant."""
-    m = _RUN_REF.fullmatch(spec)
-    if m is not None:
-        return int(m[1]), m[2]
-    if spec.isascii() and spec.isdigit():
-        if Path(spec).exists():
-            raise UsageError(
-                f"'{spec}' is both a stored run id and a file here: write ./{spec} for the "
-                f"file or run:{spec} for the stored run"
-            )
-        return int(spec), None
-    if spec.startswith("run:"):
-        raise UsageError(
-            f"'{spec}' is not a stored run: write run:ID or run:ID:LEVEL (LEVEL: span, chunk, "
-            "document or eval), e.g. run:12 or run:12:chunk"
-        )
-    return None
-
-
-def read_stored(store: Store | None, spec: str, ref: tuple[int, str | None]) -> Evaluation:
-    """The evaluation of a stored run named on the command line."""
-    if store is None:
-        raise UsageError(f"'{spec}' names a stored run: drop --no-store to read it")
-    run_id, level = ref
-    with store_errors(store.url):
-        return store.evaluation(run_id, level)
-
-
-def record_comparison(
-    store: Store | None, comparison: Comparison, specs: Sequence[str], scored: bool
-) -> None:
-    """Record a comparison (with the stored runs it read, when it read any) and say so."""
-    if store is None:
-        return
-    if store.read_only:  # compared all the same: the user asked for the numbers
-        err_console.print(
-            line(
-                ("note:", "yellow"),
-                f" not recorded: the experiment store {shown_url(store)} is read-only here "
-                "(this comparison is neither stored nor counted in its selection ledger)",
-            ),
-            soft_wrap=True,
-        )
-        return
-    refs = [None if scored else run_ref(s) for s in specs]
-    base_id, cand_id = (None if r is None else r[0] for r in refs)
-    with store_errors(store.url):
-        cid = store.record_comparison(comparison, baseline_run=base_id, candidate_run=cand_id)
-    say_stored(store, "comparison", [cid])

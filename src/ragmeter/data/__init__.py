@@ -2,7 +2,7 @@
 
 from ._freeze import FreezeResult, FrozenCheck, check_frozen, freeze
 from ._schema import Document, Evidence, Question
-from ._version import lock_path_for
+from ._version import lock_path_for, read_lock
 from .agreement import LabelAgreement, QuestionAgreement, label_agreement, weighted_kappa
 from .beir import load_beir
 from .corpus import Corpus, load_corpus, write_corpus
@@ -50,6 +50,7 @@ __all__ = [
     "load_golden",
     "load_squad",
     "lock_path_for",
+    "read_lock",
     "read_log",
     "relocate",
     "sample_log",

@@ -31,7 +31,7 @@ from ._version import (
 from .corpus import Corpus, load_corpus, write_lines
 
 if TYPE_CHECKING:  # pragma: no cover - pyarrow loads only when qrels are asked for
-    from ..io._tables import Qrels
+    from ..io import Qrels
 
 __all__ = [
     "HELDOUT_SHARE",
@@ -228,7 +228,7 @@ class GoldenSet:
         import numpy as np
         import pyarrow as pa
 
-        from ..io._tables import Qrels
+        from ..io import Qrels
 
         best: dict[tuple[str, str], int] = {}
         for q in self.questions:

@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 import pydantic
 
 from .._errors import Problem
-from ..io._reading import iter_jsonl
+from ..io import iter_jsonl
 from ._schema import Document, Evidence, Question
 
 M = TypeVar("M", bound=pydantic.BaseModel)

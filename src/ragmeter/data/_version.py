@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from ..io._reading import read_json
+from ..io import read_json
 from ._schema import Question
 
 #: tag mixed into the version digest; bump when the definition changes.

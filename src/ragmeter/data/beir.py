@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path
 
 from .._errors import InputError, Problem, RagmeterWarning, ValidationError
-from ..io._reading import iter_jsonl
+from ..io import iter_jsonl
 from ._schema import Document, Evidence, Question
 from .corpus import Corpus
 from .golden import HELDOUT_SHARE, GoldenSet, assign_split

@@ -17,8 +17,7 @@ from pathlib import Path
 import pydantic
 
 from .._errors import InputError, NotFoundError, Problem, ValidationError
-from ..io._atomic import write_text_lines
-from ..io._reading import iter_jsonl
+from ..io import iter_jsonl, write_text_lines
 from ._schema import Document
 from ._validate import schema_problems
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError, Problem, ValidationError
-from ..io._reading import read_json
+from ..io import read_json
 from ._schema import Document, Evidence, Question
 from .corpus import Corpus
 from .golden import HELDOUT_SHARE, GoldenSet, assign_split

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import InputError, Problem, UsageError, ValidationError
 from .._numbers import seed as check_seed
 from .._numbers import whole
-from ..io._reading import iter_jsonl
+from ..io import iter_jsonl
 from ._validate import quote
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -12,29 +12,61 @@ from ._diagnose import (
     Step,
     Thresholds,
     diagnose,
+    evidence_from_evaluation,
     pick_recall,
+    recall_from_evaluation,
 )
-from ._position import PositionReport, evidence_positions, lost_in_the_middle, position_table
+from ._position import EVIDENCE as EVIDENCE_CHOICES
+from ._position import (
+    MIN_BIN,
+    PositionGroup,
+    PositionReport,
+    contexts_run,
+    evidence_positions,
+    lost_in_the_middle,
+    position_table,
+)
+from ._position import SMALL_NOTE as SMALL_BIN_NOTE
 from ._refutation import RuleCheck, Verdicts, apply_rule
-from ._table import RetrievalAnswerTable, build_table, table_from_counts, table_from_report
+from ._table import CELLS as TABLE_CELLS
+from ._table import OTHER as OTHER_CATEGORIES
+from ._table import Cell as TableCell
+from ._table import (
+    RetrievalAnswerTable,
+    build_table,
+    table_from_counts,
+    table_from_file,
+    table_from_report,
+)
 
 __all__ = [
+    "EVIDENCE_CHOICES",
+    "MIN_BIN",
+    "OTHER_CATEGORIES",
+    "SMALL_BIN_NOTE",
+    "TABLE_CELLS",
     "Diagnosis",
     "NextExperiment",
+    "PositionGroup",
     "PositionReport",
     "RecallAt",
     "RetrievalAnswerTable",
     "RuleCheck",
     "Step",
+    "TableCell",
     "Thresholds",
     "Verdicts",
     "apply_rule",
     "build_table",
+    "contexts_run",
     "diagnose",
+    "evidence_from_evaluation",
     "evidence_positions",
     "lost_in_the_middle",
     "pick_recall",
     "position_table",
+    "recall_from_evaluation",
     "table_from_counts",
+    "table_from_file",
     "table_from_report",
 ]

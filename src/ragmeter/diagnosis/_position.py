@@ -107,8 +107,7 @@ def evidence_positions(
     so "found" and the budget assembly are exactly the span metrics'. ``run`` is anything
     ``evaluate_spans`` accepts (a path, a Run, ``{qid: {chunk_id: score}}``).
     """
-    from ..labels import DEFAULT_COVER, evaluate_spans
-    from ..labels._mapping import questions_of
+    from ..labels import DEFAULT_COVER, evaluate_spans, questions_of
 
     if evidence not in EVIDENCE:
         raise UsageError(f"evidence must be 'first' or 'best', got '{evidence}'")

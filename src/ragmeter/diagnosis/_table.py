@@ -312,7 +312,7 @@ def table_from_file(
     "cites_outside_context"?: bool}`` (``answer_ok`` null: correct, support unknown). Every bad
     line is reported at once, naming the file, the line and the field; an id given twice is an
     error naming both lines (one question is one verdict, never the last of several)."""
-    from ..io._reading import iter_jsonl
+    from ..io import iter_jsonl
 
     path = Path(path)
     ev: dict[str, bool] = {}

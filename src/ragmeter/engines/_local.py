@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 
     from ..answers.judges import JudgeReply, JudgeRequest
     from ..generation import Generation, GenerationRequest
-    from ..retrieval._cache import Cache
-    from ..retrieval._protocol import Encoder
+    from ..retrieval import Cache, Encoder
 
 #: ``progress(done, total)``, as generators report it.
 Progress = Callable[[int, int], None]
@@ -67,7 +66,7 @@ def encoder_of(spec: Any) -> tuple[Encoder, Callable[[], Encoder]]:
     own copy is the factory's result: it must pickle)."""
     import functools
 
-    from ..retrieval._factory import EncoderPool, fresh_encoder
+    from ..retrieval import EncoderPool, fresh_encoder
 
     if isinstance(spec, dict):
         return EncoderPool().get(spec), functools.partial(fresh_encoder, None, dict(spec))
@@ -106,7 +105,7 @@ class LocalEngine:
         cache: Cache | None = None,
     ) -> np.ndarray:
         """Vectors of ``texts`` through the content cache (only unseen texts are encoded)."""
-        from ..retrieval._cache import encode_cached
+        from ..retrieval import encode_cached
 
         enc, factory = encoder_of(encoder)
         if not hasattr(enc, "encode_batches"):  # not already an engine's encoder

@@ -42,7 +42,7 @@ from ._pool import ActorPool
 if TYPE_CHECKING:
     from ..answers.judges import JudgeReply, JudgeRequest
     from ..generation import Generation, GenerationRequest
-    from ..retrieval._protocol import Encoder
+    from ..retrieval import Encoder
 
 
 class RayEngine(LocalEngine):
@@ -190,7 +190,7 @@ class RayEngine(LocalEngine):
     ) -> list[Generation]:
         """Answers in request order. Through a cached generator, the cache is read and written
         on the driver and only the misses travel, ``slice_size`` to a batch."""
-        from ..generation._cache import CachedGenerator
+        from ..generation import CachedGenerator
 
         if isinstance(generator, CachedGenerator):
             return generator.generate(requests, progress, map_slices=self._answer_slices)

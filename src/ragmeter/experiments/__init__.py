@@ -12,16 +12,56 @@ from ._config import (
     load_experiment,
     settings_config,
 )
-from ._runner import ExperimentResult, VariantResult, run_experiment
+from ._config import _build as build_experiment
+from ._config import _warnings as change_warnings
+from ._outputs import slug, write_json
+from ._paths import check_store_writes
+from ._provenance import provenance
+from ._ranked import first_with_space, ranked_table
+from ._runner import (
+    ExperimentResult,
+    VariantResult,
+    config_record_of,
+    load_user_code,
+    run_experiment,
+    variant_chunking,
+)
+from ._table import (
+    HEADROOM_NOTE,
+    NO_SHARED_CUTOFF,
+    column_groups,
+    comparison_rows,
+    headroom_header,
+    shared_metric,
+    table_rows,
+)
 
 __all__ = [
+    "HEADROOM_NOTE",
+    "NO_SHARED_CUTOFF",
     "Experiment",
     "ExperimentResult",
     "Settings",
     "Variant",
     "VariantResult",
+    "build_experiment",
+    "change_warnings",
+    "check_store_writes",
+    "column_groups",
+    "comparison_rows",
+    "config_record_of",
     "effective_changes",
+    "first_with_space",
+    "headroom_header",
     "load_experiment",
+    "load_user_code",
+    "provenance",
+    "ranked_table",
     "run_experiment",
     "settings_config",
+    "shared_metric",
+    "slug",
+    "table_rows",
+    "variant_chunking",
+    "write_json",
 ]

@@ -79,6 +79,6 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> None:
     """One JSON object a line, written atomically (a killed run leaves the old file or none)."""
     import json
 
-    from ..io._atomic import write_text_lines
+    from ..io import write_text_lines
 
     write_text_lines(path, (json.dumps(r, ensure_ascii=False) for r in records))

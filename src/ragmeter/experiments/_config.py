@@ -68,10 +68,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, Problem, RagmeterWarning, ValidationError
 from ..metrics import Metric, parse
-from ..paired._changes import changes as _logical_changes
-from ..paired._changes import chunk_size as _chunk_size
-from ..paired._changes import context_budget, same_budget
-from ..retrieval._specs import describe, is_pipeline, spec_dict
+from ..paired import changes as _logical_changes
+from ..paired import chunk_size as _chunk_size
+from ..paired import context_budget, same_budget
+from ..retrieval import describe, is_pipeline, spec_dict
 from ._generation_settings import (
     DEFAULT_CONTEXT,
     generation_updates,
@@ -130,7 +130,7 @@ class Settings:
         """The :class:`~ragmeter.generation._assemble.ContextSpec` of the prompt: the prompt k
         when set, else the token budget (the cut ``ragmeter diagnose`` and the answers checks
         apply), with the file's order, duplicate removal and headers."""
-        from ..generation._assemble import ContextSpec
+        from ..generation import ContextSpec
 
         ctx = {**DEFAULT_CONTEXT, **(self.context or {})}
         return ContextSpec(

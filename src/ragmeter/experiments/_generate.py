@@ -119,11 +119,9 @@ class Answering:
     def answer(self, v: Variant, run: Any, chunking: Any, write: bool) -> VariantAnswers:
         """Assemble, generate, write, check and compare the answers of variant ``v``."""
         from ..answers import answers_from_records, check_answers, compare_answers
-        from ..answers.judges._usage import usage_between, usage_reading
-        from ..diagnosis._position import contexts_run, evidence_positions, position_table
-        from ..diagnosis._table import table_from_report
-        from ..generation import assemble, load_prompt, make_request
-        from ..generation._checked import checked
+        from ..answers.judges import usage_between, usage_reading
+        from ..diagnosis import contexts_run, evidence_positions, position_table, table_from_report
+        from ..generation import assemble, checked, load_prompt, make_request
 
         s = v.settings
         t0 = time.perf_counter()

@@ -122,7 +122,7 @@ def with_generation_defaults(
     elif "kind" not in s.generator:
         ck.add('the generator needs a kind: "openai", "local" or "python"', f"{table}.kind")
     else:
-        from ..generation._factory import parse_generator
+        from ..generation import parse_generator
 
         try:  # the backend's own options (base_url, gguf, target, ...), one problem per table
             parse_generator(s.generator, table=table)

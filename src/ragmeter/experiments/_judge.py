@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._errors import RagmeterError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..answers.judges._build import JudgeOptions
+    from ..answers.judges import JudgeOptions
 
 #: the folder under the experiment's cache root that holds the judge's replies
 JUDGE_CACHE = "judge"
@@ -75,7 +75,7 @@ class JudgeSettings:
 
     def build(self, cache_root: Path | None) -> Any:
         """The judge (replies cached in ``cache_root/judge``; None caches nothing)."""
-        from ..answers.judges._build import make_judge
+        from ..answers.judges import make_judge
 
         return make_judge(
             self.options,
@@ -104,14 +104,14 @@ def read_judge(table: Any, base: Path, ck: _Reports) -> JudgeSettings | None:
                 )
     prompt = None if table.prompt is None else base / table.prompt
     if prompt is not None:
-        from ..answers.judges._prompts import load_prompt
+        from ..answers.judges import load_prompt
 
         for metric in table.metrics:
             try:
                 load_prompt(metric, folder=prompt)
             except RagmeterError as exc:
                 ck.add(f"judge prompt for {metric}: {exc}", "judge.prompt")
-    from ..answers.judges._build import JudgeOptions
+    from ..answers.judges import JudgeOptions
 
     options = JudgeOptions(
         kind=table.kind,

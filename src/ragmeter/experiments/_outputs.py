@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ..io._atomic import atomic_path, atomic_write
-from ..io._tables import Run
+from ..io import Run, atomic_path, atomic_write
 from ._ranked import RankedRows, first_with_space, ranked_rows, repr_strings
 
 __all__ = [

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..io._tables import Run, flat
+from ..io import Run, flat
 
 #: the ranked table's columns and types (``VariantResult.ranked_table``, the store's ranked lists)
 RANKED_SCHEMA = pa.schema(
@@ -44,7 +44,7 @@ class RankedRows(NamedTuple):
 
 def ranked_rows(run: Run) -> RankedRows:
     """The run ranked exactly as the metric engine ranks it (see the module docstring)."""
-    from ..metrics._ranking import rank_run
+    from ..metrics import rank_run
 
     ranked = rank_run(run, ties="trec")
     rows = ranked.rows.astype(np.int64, copy=False)

@@ -32,13 +32,20 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._errors import InputError, UsageError
-from ..io._tables import Run
-from ..metrics import Metric
-from ..metrics._evaluation import Evaluation
-from ..retrieval._cache import Cache, digest, texts_digest
-from ..retrieval._factory import EncoderPool, build_reranked, build_retriever
-from ..retrieval._progress import ProgressSink, progress_for
-from ..retrieval._specs import describe, is_pipeline
+from ..io import Run
+from ..metrics import Evaluation, Metric
+from ..retrieval import (
+    Cache,
+    EncoderPool,
+    ProgressSink,
+    build_reranked,
+    build_retriever,
+    describe,
+    digest,
+    is_pipeline,
+    progress_for,
+    texts_digest,
+)
 from ._config import Experiment, Settings, Variant, effective_changes, load_experiment
 from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
 from ._provenance import versions as _versions
@@ -254,7 +261,7 @@ def run_experiment(
     close, e.g. ``RayEngine(address=...)``); results are the same on every engine.
     """
     from ..engines import resolve_engine
-    from ..retrieval.pipelines._stdout import routed
+    from ..retrieval.pipelines import routed
 
     if isinstance(engine, str) and engine != "local":  # named here, so stopped here
         owned = resolve_engine(engine)
@@ -290,6 +297,16 @@ def run_experiment(
         )  # fmt: skip
 
 
+def variant_chunking(exp: Experiment, corpus: Any, golden: Any, settings: Settings) -> Any:
+    """The chunking a variant with these ``settings`` is scored on, from the runner's cache
+    when it holds it, else built and cached exactly as ``ragmeter run`` builds it (the lab's
+    recomputation of a stored run uses it); nothing is run or written besides that cache."""
+    root = exp.cache or exp.path.parent / ".ragmeter-cache"
+    pool = EncoderPool(base_dir=exp.path.parent)
+    ctx = _Context(exp, corpus, golden, Cache(root), pool, progress_for(None), False)
+    return ctx.chunking(settings)[0]
+
+
 def load_user_code(exp: Experiment) -> None:
     """Import every module of the user's the experiment names and check what it names (each
     pipeline's target and its signature, each python generator's function), as the variants
@@ -298,8 +315,8 @@ def load_user_code(exp: Experiment) -> None:
     a LangChain or LlamaIndex retriever is built only when its variant runs."""
     import json
 
-    from ..generation._factory import check_generator
-    from ..retrieval.pipelines._load import check_pipeline
+    from ..generation import check_generator
+    from ..retrieval.pipelines import check_pipeline
 
     base = exp.path.parent
     seen: set[str] = set()
@@ -594,7 +611,7 @@ class _Context:
         self, v: Variant, chunking: Any, run: Run, shape: str
     ) -> tuple[Evaluation, Evaluation | None, list[str]]:
         from ..labels import chunk_qrels, evaluate_spans
-        from ..metrics._engine import evaluate
+        from ..metrics import evaluate
 
         exp = self.exp
         prompt = exp.prompt_metrics(v.settings)
@@ -674,7 +691,7 @@ class _Context:
         by the engine with trec_eval's rules, so a one-chunk-per-document run scores exactly as
         trec_eval scores the same document run on the collection's qrels."""
         from ..labels import document_qrels, rollup_run
-        from ..metrics._engine import evaluate
+        from ..metrics import evaluate
 
         return evaluate(
             document_qrels(self.golden),
@@ -744,7 +761,7 @@ def _golden_version(golden: Any) -> str | None:
 
 def _context_tokens(run: Run, chunking: Any, s: Settings) -> float:
     """Mean tokens the generator would receive: the top-k chunks (or the budget's fill)."""
-    from ..labels._budget import effective_k
+    from ..labels import effective_k
 
     r = ranked_rows(run)
     if not len(r.rows):

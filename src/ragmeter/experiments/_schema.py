@@ -22,7 +22,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic import ValidationError as PydanticError
 
 from .._errors import RagmeterError
-from ..chunking._chunkers import make_chunker
+from ..chunking import make_chunker
 from ..io._schema_problems import Keys, Positive, must, rule, schema_errors
 from ..metrics import Metric, parse
 from ..retrieval._spec_schema import Reranker, Retriever, unknown_option

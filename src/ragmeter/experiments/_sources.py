@@ -33,7 +33,7 @@ class _Checker(Protocol):
 
 
 @dataclass(frozen=True)
-class Source:
+class DataFiles:
     """The experiment's labels and corpus: paths resolved against the experiment file."""
 
     golden: Path
@@ -42,7 +42,7 @@ class Source:
     beir_split: str = DEFAULT_BEIR_SPLIT
 
 
-def read_source(f: ExperimentFile, given: set[str], base: Path, ck: _Checker) -> Source:
+def read_source(f: ExperimentFile, given: set[str], base: Path, ck: _Checker) -> DataFiles:
     """``golden`` + ``corpus``, or ``beir`` (+ ``beir_split``); problems go to ``ck``.
 
     ``f`` holds the values the schema accepted; ``given`` the keys the file sets (a key given
@@ -57,7 +57,7 @@ def read_source(f: ExperimentFile, given: set[str], base: Path, ck: _Checker) ->
                     key,
                 )
         folder = base / (f.beir or ".")
-        return Source(folder / "qrels" / f"{split}.tsv", folder / "corpus.jsonl", folder, split)
+        return DataFiles(folder / "qrels" / f"{split}.tsv", folder / "corpus.jsonl", folder, split)
     if "beir_split" in given:
         ck.add("'beir_split' applies only with beir = \"path/to/folder\"", "beir_split")
     paths = []
@@ -70,7 +70,7 @@ def read_source(f: ExperimentFile, given: set[str], base: Path, ck: _Checker) ->
                 key,
             )
         paths.append(base / (val or "."))
-    return Source(paths[0], paths[1])
+    return DataFiles(paths[0], paths[1])
 
 
 def read_level(level: str, metrics: tuple[Metric, ...], ck: _Checker) -> str:

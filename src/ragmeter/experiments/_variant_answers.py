@@ -18,8 +18,7 @@ from ._generation_usage import generation_usage
 if TYPE_CHECKING:  # pragma: no cover
     from ..answers.paired import AnswerComparison
     from ..answers.report import AnswerReport
-    from ..diagnosis._position import PositionReport
-    from ..diagnosis._table import RetrievalAnswerTable
+    from ..diagnosis import PositionReport, RetrievalAnswerTable
     from ..generation import AssembledContext, Generation
 
 __all__ = ["SHOWN_ERRORS", "VariantAnswers"]

@@ -19,8 +19,15 @@ from ._assemble import (
 )
 from ._cache import CachedGenerator, CacheStats, answer_key
 from ._callable import CallableGenerator
+from ._checked import checked
 from ._citations import Citations, find_citations, parse_citations
-from ._factory import GENERATOR_KINDS, GeneratorConfig, make_generator, parse_generator
+from ._factory import (
+    GENERATOR_KINDS,
+    GeneratorConfig,
+    check_generator,
+    make_generator,
+    parse_generator,
+)
 from ._openai import OpenAIGenerator
 from ._prompts import (
     ABSTAIN_PHRASE,
@@ -56,6 +63,8 @@ __all__ = [
     "answer_key",
     "arrange",
     "assemble",
+    "check_generator",
+    "checked",
     "dedupe",
     "find_citations",
     "load_prompt",

@@ -37,7 +37,7 @@ from os import PathLike
 from typing import Any
 
 from .._errors import InputError, UsageError
-from ..labels._budget import assemble as _effective_k
+from ..labels import assemble as _effective_k
 
 #: The context orders, in the order docs list them.
 ORDERS: tuple[str, ...] = ("rank", "reverse", "sandwich")

@@ -25,7 +25,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ..answers.judges._cache import DiskCache
+from ..chat import DiskCache
 from ._checked import checked, generation_problem
 from ._protocol import Generation, GenerationRequest, Generator, Progress
 

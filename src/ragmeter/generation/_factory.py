@@ -261,7 +261,7 @@ def _build(config: GeneratorConfig, base_dir: Path | None) -> Generator:
 
 def _function(target: str, base_dir: Path | None) -> Any:
     """The user's generator function, imported and its signature checked."""
-    from ..retrieval.pipelines._target import check_signature, load_target
+    from ..retrieval.pipelines import check_signature, load_target
 
     # the pipelines' loader: a syntax error, an exception or sys.exit() at import, a missing
     # name or a wrong signature is one UsageError naming the file and line, never a traceback

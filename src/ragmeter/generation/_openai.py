@@ -1,6 +1,6 @@
 """Answers from any OpenAI-compatible chat endpoint (vLLM, llama.cpp's server, Ollama, OpenAI).
 
-The transport is the judge's (:class:`ragmeter.answers.judges._chat.ChatClient`): retries on 429,
+The transport is the judges' too (:class:`ragmeter.chat.ChatClient`): retries on 429,
 5xx, timeouts, connection faults and malformed replies (a body that is not JSON, no
 ``choices[0].message.content``), each with exponential backoff; ``timeout`` seconds for the whole
 of one attempt, so a server that drips its reply cannot hold a question longer; a reply cap;
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from .._errors import UsageError
-from ..answers.judges._chat import MAX_REPLY_BYTES, ChatClient, ChatReply, ChatUsage
+from ..chat import MAX_REPLY_BYTES, ChatClient, ChatReply, ChatUsage
 from ._citations import find_citations
 from ._protocol import Generation, GenerationRequest, Progress
 

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .._extras import require
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from starlette.responses import Response
+
+    from ..store import Store
 
 
 def create_app(
     store_url: str | None = None,
     *,
     host: str = "127.0.0.1",
-    store: Any = None,
+    store: Store | None = None,
     root: str | Path | None = None,
-) -> Any:
+) -> FastAPI:
     """The lab over the store at ``store_url`` (default: as every command, see docs/store.md).
 
     ``host`` is the address the server binds: requests must name it (or a loopback name) in
@@ -39,7 +46,8 @@ def create_app(
     contexts = LabCache(root)  # a --root that is no folder fails before the store is opened
     app = FastAPI(title="ragmeter lab", docs_url=None, redoc_url=None, openapi_url=None)
     # a query parameter of the wrong type (/slider?k=abc) is the lab's 400 page, not JSON
-    app.add_exception_handler(RequestValidationError, bad_parameters)
+    # (starlette types every handler as taking Exception; this one gets only its own class)
+    app.add_exception_handler(RequestValidationError, bad_parameters)  # type: ignore[arg-type]
     app.state.lab = LabState(
         store=store if store is not None else Store.open(store_url), contexts=contexts
     )
@@ -53,7 +61,7 @@ def create_app(
     return app
 
 
-async def bad_parameters(request: Any, exc: Any) -> Any:
+async def bad_parameters(request: Request, exc: RequestValidationError) -> Response:
     """The lab's 400 page for a request whose parameters do not fit its route: one line per
     parameter, in words (never FastAPI's 422 JSON)."""
     from ._paths import shown

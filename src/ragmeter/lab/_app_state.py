@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._paths import LabCache
 
@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from starlette.requests import Request
 
     from ..store import Store
+    from ._jobs import Job
 
 
 @dataclass
@@ -23,7 +24,7 @@ class LabState:
     #: it carries the lab's root folder, the only place paths read from the store are opened
     contexts: LabCache = field(default_factory=LabCache)
     #: background jobs by id (see ``_jobs.py``)
-    jobs: dict[str, Any] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -33,4 +34,5 @@ class LabState:
 
 
 def state_of(request: Request) -> LabState:
-    return request.app.state.lab
+    state: LabState = request.app.state.lab
+    return state

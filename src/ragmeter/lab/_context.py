@@ -29,10 +29,9 @@ from ._paths import OutsideRoot, root_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..chunking import Chunking
-    from ..data._golden_set import GoldenSet
-    from ..experiments._config import Experiment
-    from ..store import Store
-    from ..store._records import RunRecord
+    from ..data import Corpus, GoldenSet
+    from ..experiments import Experiment
+    from ..store import RunRecord, Store
 
 #: default cover and headroom when the experiment file cannot be read (the experiment
 #: schema's defaults)
@@ -44,19 +43,19 @@ class LoadedExperiment:
     """An experiment file read with its corpus and golden set; chunkings built on demand."""
 
     experiment: Experiment
-    corpus: Any
+    corpus: Corpus
     golden: GoldenSet
     _chunkings: dict[str, Chunking] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def chunking(
-        self, settings: Mapping[str, Any], root: Path, run_id: Any = None
+        self, settings: Mapping[str, Any], root: Path, run_id: int | None = None
     ) -> Chunking | None:
         """The chunking a variant with these stored ``settings`` was scored on (from the runner's
         cache when it holds it, else built and cached exactly as ``ragmeter run`` does); None
         for a run imported as spans (no chunker, no chunk file). A chunk file the settings name
         is read only inside ``root`` (:class:`~._paths.OutsideRoot` otherwise)."""
-        from ..experiments._config import Settings
+        from ..experiments import Settings
         from ._paths import CHUNKS, contained
 
         chunker = settings.get("chunker")
@@ -68,21 +67,12 @@ class LoadedExperiment:
         with self._lock:
             if key not in self._chunkings:
                 s = Settings(chunker=str(chunker) if chunker else None, chunks=path)
-                self._chunkings[key] = _runner_context(self).chunking(s)[0]
+                from ..experiments import variant_chunking
+
+                exp, corpus, golden = self.experiment, self.corpus, self.golden
+                chunking: Chunking = variant_chunking(exp, corpus, golden, s)
+                self._chunkings[key] = chunking
             return self._chunkings[key]
-
-
-def _runner_context(loaded: LoadedExperiment) -> Any:
-    """The runner's per-experiment context (chunking cache and all) without running anything."""
-    from ..experiments._runner import _Context
-    from ..retrieval._cache import Cache
-    from ..retrieval._factory import EncoderPool
-    from ..retrieval._progress import SILENT
-
-    exp = loaded.experiment
-    root = exp.cache or exp.path.parent / ".ragmeter-cache"
-    pool = EncoderPool(base_dir=exp.path.parent)
-    return _Context(exp, loaded.corpus, loaded.golden, Cache(root), pool, SILENT, False)
 
 
 @dataclass(frozen=True)
@@ -96,7 +86,7 @@ class RunContext:
     run: RunRecord
     golden: GoldenSet
     chunking: Chunking | None
-    corpus: Any
+    corpus: Corpus | None
     cover: float
     headroom_k: int
     level: str
@@ -144,7 +134,7 @@ def experiment_file_of(run: RunRecord, root: Path) -> Path | None:
     # an imported variant folder: its config.json names the file; else the experiment's
     # summary.json one folder up. Only a folder inside the root is looked into (a source
     # elsewhere, such as an evaluation file's, names no experiment the lab could open)
-    from ..io._reading import read_json
+    from ..io import read_json
 
     try:
         source = contained(run.source, root, RECORD, run.id, folder=True)
@@ -188,15 +178,16 @@ def load_experiment_files(
     for the process) under the file's path with the modification times of the experiment,
     golden and corpus files: while none of them changes, the loaded copy is reused."""
     from ..data import load_corpus, load_golden
-    from ..experiments._config import load_experiment
+    from ..experiments import load_experiment
 
     cache = _DEFAULT_CACHE if cache is None else cache
     key = ("experiment", str(exp_path))
     found = cache.get(key)
     if found is not None:
-        stamp, loaded = found
-        if _mtime(exp_path) == stamp[0][1] and _stamp(loaded.experiment) == stamp:
-            return loaded
+        was: tuple[tuple[str, int | None], ...] = found[0]
+        cached: LoadedExperiment = found[1]
+        if _mtime(exp_path) == was[0][1] and _stamp(cached.experiment) == was:
+            return cached
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the one-change warnings were shown when it ran
         exp = load_experiment(exp_path, warn=False, allow_outside=True)
@@ -322,7 +313,7 @@ def _stored_cover(run: RunRecord) -> float:
 
 def _stored_headroom(run: RunRecord) -> int:
     """The headroom k the run recorded (``resolved.headroom`` = ``R@20``), else the default."""
-    from ..metrics._spec import parse
+    from ..metrics import parse
 
     resolved = (run.config or {}).get("resolved") or {}
     try:

@@ -1,26 +1,27 @@
 """The comparison view's model: a :class:`~ragmeter.paired.Comparison` (stored, or computed now
-with :func:`ragmeter.compare` on the stored evaluations, the numbers ``ragmeter compare``
-prints) laid out for the page, with the bootstrap distribution its interval came from."""
+by :func:`ragmeter.workflows.compare.compare_runs` on the stored evaluations, the numbers
+``ragmeter compare`` prints) laid out for the page, with the bootstrap distribution its interval
+came from (the workflow's: the lab draws no bootstrap of its own)."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import numpy as np
-
 from .._errors import UsageError
-from .._pvalue import format_p, p_is
+from .._pvalue import format_p
+from ._charts import bootstrap_histogram_spec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..metrics import Evaluation, Metric
+    from ..paired import Comparison
+    from ..store import RunRecord, Store
+    from ..workflows.compare import BootstrapDistribution, CompareOutcome
 
 #: the bootstrap histogram: at most this many bars (pre-binned here, not in the browser)
 MAX_BINS = 40
-
-
-def _fmt_ci(ci: tuple[float, float]) -> str:
-    return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
 def question_url(golden: str | None, qid: str) -> str | None:
@@ -93,7 +94,7 @@ class _StoredCutoffs:
     budget: int | None
 
 
-def _cutoffs(run: Any) -> _StoredCutoffs | None:
+def _cutoffs(run: RunRecord) -> _StoredCutoffs | None:
     """A stored run's prompt cutoffs as ``ragmeter run`` recorded them; None for a run that
     names neither (not an experiment's variant: the rule does not apply)."""
     from ._context import settings_of
@@ -115,7 +116,7 @@ def cutoff_text(cut: _StoredCutoffs) -> str:
     return ", ".join(parts)
 
 
-def _experiment_metrics(names: list[str], cut: _StoredCutoffs, documents: bool) -> list[Any]:
+def _experiment_metrics(names: list[str], cut: _StoredCutoffs, documents: bool) -> list[Metric]:
     """The experiment's metrics as ``ragmeter run`` lists them, from what a run recorded (its
     prompt metrics, see ``Experiment.prompt_metrics``): a metric at the run's own k or budget
     is that metric without its cutoff when the run has it at each of its cutoffs; any other
@@ -130,7 +131,7 @@ def _experiment_metrics(names: list[str], cut: _StoredCutoffs, documents: bool) 
         except UsageError:
             continue
     have = set(parsed)
-    out: list[Any] = []
+    out: list[Metric] = []
     for m in parsed:
         if (m.k is not None and m.k == cut.k) or (m.budget is not None and m.budget == cut.budget):
             bare = m.at()
@@ -144,7 +145,7 @@ def _experiment_metrics(names: list[str], cut: _StoredCutoffs, documents: bool) 
     return out
 
 
-def _resolved(run: Any) -> Mapping[str, Any]:
+def _resolved(run: RunRecord) -> Mapping[str, Any]:
     """``config["resolved"]`` of a run ``ragmeter run`` recorded (empty for any other)."""
     config = run.config if isinstance(run.config, Mapping) else {}
     found = config.get("resolved")
@@ -161,7 +162,9 @@ def _cutoff_of(name: str | None) -> tuple[int | None, int | None] | None:
     return None if m is None else (m.k, m.budget)
 
 
-def pair_choice(store: Any, base: int, cand: int, a: Any, b: Any, level: str | None) -> PairChoice:
+def pair_choice(
+    store: Store, base: int, cand: int, a: Evaluation, b: Evaluation, level: str | None
+) -> PairChoice:
     """The default metric for stored runs ``base`` and ``cand`` (evaluations ``a`` and ``b``).
 
     Runs ``ragmeter run`` recorded follow its rule: the first span metric at the budget, else
@@ -169,7 +172,7 @@ def pair_choice(store: Any, base: int, cand: int, a: Any, b: Any, level: str | N
     table's words). Where run compares at the budget, the lab keeps its preference for AllR
     there (:func:`compare_metric`). Runs without recorded cutoffs are compared on
     :func:`compare_metric`'s choice when both carry it."""
-    from ..experiments._table import NO_SHARED_CUTOFF, shared_metric
+    from ..experiments import NO_SHARED_CUTOFF, shared_metric
     from ._data_experiments import compare_metric
 
     rb, rc = store.run(int(base)), store.run(int(cand))
@@ -211,7 +214,7 @@ def pair_choice(store: Any, base: int, cand: int, a: Any, b: Any, level: str | N
 
 
 def compute(
-    store: Any,
+    store: Store,
     base: int,
     cand: int,
     metric: str | None,
@@ -220,121 +223,45 @@ def compute(
     n_resamples: int = 5000,
     seed: int = 0,
     intersect: bool = False,
-) -> tuple[Any, str | None, PairChoice]:
-    """``ragmeter compare BASE CAND -m METRIC`` on stored runs, without counting it in the
-    ledger (a page view changes nothing); the ledger's current count gives the selection
-    estimate, as ``compare`` attaches it. Without a metric, :func:`pair_choice` picks it and
-    raises :class:`NoSharedMetric` when there is none. Returns (comparison, metric used, the
-    pair's choice)."""
-    from ..paired import compare
-    from ..paired._selection import optimism_from_pair
+) -> tuple[CompareOutcome, PairChoice]:
+    """``ragmeter compare BASE CAND -m METRIC`` on stored runs, through the compare workflow,
+    without counting it in the ledger (a page view changes nothing); the ledger's current count
+    gives the selection estimate. Without a metric, :func:`pair_choice` picks it and raises
+    :class:`NoSharedMetric` when there is none. Returns the workflow's outcome (the comparison,
+    the metric used, the bootstrap distribution) and the pair's choice."""
+    from ..workflows.compare import CompareOptions, LedgerUse, compare_runs
+    from ..workflows.refs import RunRef
 
-    a = store.evaluation(int(base), level)
-    b = store.evaluation(int(cand), level)
-    choice = pair_choice(store, base, cand, a, b, level)
-    if metric is None:
+    choices: list[PairChoice] = []
+
+    def choose(a: Evaluation, b: Evaluation) -> str:
+        choice = pair_choice(store, base, cand, a, b, level)
+        choices.append(choice)
+        if metric is not None:
+            return metric
         if choice.metric is None:
             raise NoSharedMetric(choice)
-        metric = choice.metric
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # kept in Comparison.warnings and shown on the page
-        c = compare(a, b, metric, n_resamples=n_resamples, seed=seed, intersect=intersect)
-    n = store.ledger.summary(c.golden_version).n_variants
-    if n > 1:
-        sel = optimism_from_pair(c.baseline_values, c.candidate_values, n, seed=seed)
-        c = replace(c, selection=sel, n_variants_tried=n)
-    return c, metric, choice
+        return choice.metric
 
-
-def histogram(c: Any) -> dict[str, Any]:
-    """The resampled means the interval is the percentiles of (same seed, resamples and
-    method), binned: a few distinct values become one bar each."""
-    from ..paired._bootstrap import bootstrap_means
-
-    if c.n == 0:
-        return {"bins": [], "percentile_ci": None}
-    means, method = bootstrap_means(
-        c.deltas, n_resamples=c.n_resamples, seed=c.seed, method=c.bootstrap_method
+    out = compare_runs(
+        RunRef.stored(int(base), level),
+        RunRef.stored(int(cand), level),
+        choose,
+        store=store,
+        options=CompareOptions(n_resamples=n_resamples, seed=seed, intersect=intersect),
+        ledger=LedgerUse(estimate_from=store.ledger),
+        distribution=True,
     )
-    tail = round((1.0 - c.confidence) / 2.0 * 100.0, 10)
-    lo, hi = (float(x) for x in np.percentile(means, [tail, 100.0 - tail]))
-    values, counts = np.unique(np.round(means, 12), return_counts=True)
-    if len(values) <= MAX_BINS:
-        step = float(np.min(np.diff(values))) if len(values) > 1 else 0.01
-        bins = [
-            {"x0": float(v) - step / 2, "x1": float(v) + step / 2, "count": int(n)}
-            for v, n in zip(values, counts, strict=True)
-        ]
-    else:
-        cnt, edges = np.histogram(means, bins=MAX_BINS)
-        bins = [
-            {"x0": float(edges[i]), "x1": float(edges[i + 1]), "count": int(cnt[i])}
-            for i in range(len(cnt))
-        ]
-    return {"bins": bins, "percentile_ci": (lo, hi), "method": method}
+    return out, choices[0]
 
 
-def histogram_spec(c: Any, hist: dict[str, Any]) -> dict[str, Any]:
-    """Vega-Lite: the bars, the interval (shaded, its ends as rules), zero and the mean."""
-    lo, hi = c.ci
-    marks = [
-        {"x": 0.0, "what": "zero"},
-        {"x": float(c.mean_delta), "what": "observed difference"},
-    ]
-    return {
-        "width": "container",
-        "height": 220,
-        "layer": [
-            {
-                "data": {"values": [{"lo": lo, "hi": hi}]},
-                "mark": {"type": "rect", "color": "#0b5cad", "opacity": 0.08},
-                "encoding": {
-                    "x": {"field": "lo", "type": "quantitative"},
-                    "x2": {"field": "hi"},
-                },
-            },
-            {
-                "data": {"values": hist["bins"]},
-                "mark": {"type": "rect", "color": "#6e7781"},
-                "encoding": {
-                    "x": {
-                        "field": "x0",
-                        "type": "quantitative",
-                        "title": f"resampled mean difference in {c.label} (candidate - baseline)",
-                        "axis": {"format": "+.2f", "tickCount": 8, "labelFlush": True},
-                    },
-                    "x2": {"field": "x1"},
-                    "y": {"field": "count", "type": "quantitative", "title": "resamples"},
-                    "tooltip": [
-                        {"field": "x0", "type": "quantitative", "format": "+.3f", "title": "from"},
-                        {"field": "x1", "type": "quantitative", "format": "+.3f", "title": "to"},
-                        {"field": "count", "type": "quantitative", "title": "resamples"},
-                    ],
-                },
-            },
-            {
-                "data": {"values": [{"x": lo, "what": "interval"}, {"x": hi, "what": "interval"}]},
-                "mark": {"type": "rule", "color": "#0b5cad", "strokeWidth": 2},
-                "encoding": {"x": {"field": "x", "type": "quantitative"}},
-            },
-            {
-                "data": {"values": marks},
-                "mark": {"type": "rule", "strokeDash": [4, 3], "strokeWidth": 2},
-                "encoding": {
-                    "x": {"field": "x", "type": "quantitative"},
-                    "color": {
-                        "field": "what",
-                        "type": "nominal",
-                        "scale": {
-                            "domain": ["zero", "observed difference"],
-                            "range": ["#cf222e", "#1f2328"],
-                        },
-                        "legend": {"orient": "top", "title": None},
-                    },
-                },
-            },
-        ],
-    }
+def histogram(dist: BootstrapDistribution | None) -> dict[str, Any]:
+    """The resampled means the interval is the percentiles of (the workflow's distribution),
+    binned: a few distinct values become one bar each."""
+    if dist is None:
+        return {"bins": [], "percentile_ci": None}
+    bins = [{"x0": b.x0, "x1": b.x1, "count": b.count} for b in dist.bins(MAX_BINS)]
+    return {"bins": bins, "percentile_ci": dist.interval(), "method": dist.method}
 
 
 def _row(label: str, s: Any, holm: float | None = None, small: bool = False) -> dict[str, Any]:
@@ -344,7 +271,7 @@ def _row(label: str, s: Any, holm: float | None = None, small: bool = False) -> 
         "base": s.baseline_mean,
         "cand": s.candidate_mean,
         "delta": s.mean_delta,
-        "ci": _fmt_ci(s.ci),
+        "ci": s.ci_text,
         "wlt": f"{s.wins}/{s.losses}/{s.ties}",
         "fixed_broken": None if s.fixed is None else f"{s.fixed}/{s.broken}",
         "p": format_p(s.sign_test_p),
@@ -354,15 +281,15 @@ def _row(label: str, s: Any, holm: float | None = None, small: bool = False) -> 
 
 
 def comparison_context(
-    c: Any,
+    c: Comparison,
+    dist: BootstrapDistribution | None,
     *,
     stored_id: int | None = None,
     base_run: int | None = None,
     cand_run: int | None = None,
 ) -> dict[str, Any]:
-    """Everything the comparison page shows, from a Comparison alone."""
-    hist = histogram(c)
-    lo, hi = c.ci
+    """Everything the comparison page shows, from a Comparison and its bootstrap distribution."""
+    hist = histogram(dist)
     rows = [_row("all", c.overall)]
     for name, sr in c.splits.items():
         rows.append(_row(f"split {name}" + (" (held out)" if name == "heldout" else ""), sr.stats))
@@ -379,14 +306,13 @@ def comparison_context(
         {
             "qid": m.qid,
             "url": question_url(v, m.qid),
-            "change": ("fixed" if m.delta > 0 else "broken") if c.binary else f"{m.delta:+.4f}",
+            "change": m.change_text(c.binary),
             "baseline": f"{m.baseline:.4f}",
             "candidate": f"{m.candidate:.4f}",
-            "ranks": f"{'-' if m.rank_before is None else m.rank_before} -> "
-            f"{'-' if m.rank_after is None else m.rank_after}",
+            "ranks": m.ranks_text,
             "slices": ", ".join(m.slices),
         }
-        for m in (*c.improved, *c.worsened)
+        for m in c.movers
     ]
     n_changes = len(c.changes)
     return {
@@ -401,8 +327,8 @@ def comparison_context(
         "n": c.n,
         "mean_delta": c.mean_delta,
         "delta_text": f"{c.mean_delta:+.4f}",
-        "ci": (lo, hi),
-        "ci_text": _fmt_ci(c.ci),
+        "ci": c.ci,
+        "ci_text": c.overall.ci_text,
         "confidence": f"{c.confidence:.0%}",
         "wins": c.wins,
         "losses": c.losses,
@@ -414,19 +340,13 @@ def comparison_context(
         "sign_p": format_p(c.sign_test_p),
         "sign_p_2": format_p(c.sign_test_p),
         "verdict": c.verdict,
-        "verdict_line": f"Verdict: {c.verdict}. Difference {c.mean_delta:+.4f}, "
-        f"{c.confidence:.0%} interval [{lo:+.3f}, {hi:+.3f}], sign test p "
-        f"{p_is(c.sign_test_p)}.",
-        "bootstrap": f"paired percentile bootstrap, {c.n_resamples} resamples, seed {c.seed} "
-        f"({c.bootstrap_method}); exact two-sided sign test, ties dropped",
+        "verdict_line": c.verdict_line,
+        "bootstrap": c.method_line,
         "rows": rows,
         "slice_note": c.slice_note,
         "any_small": any(sr.small for sr in c.slices.values()),
         "movers": movers,
-        "has_ranks": any(
-            m.rank_before is not None or m.rank_after is not None
-            for m in (*c.improved, *c.worsened)
-        ),
+        "has_ranks": c.movers_have_ranks,
         "changes": [str(ch) for ch in c.changes],
         "one_change": {
             "ok": n_changes == 1,
@@ -447,33 +367,35 @@ def comparison_context(
             for d in c.config_diff
         ],
         "warnings": list(c.warnings),
-        "selection": None
-        if c.n_variants_tried is None
-        else f"Selection: {c.n_variants_tried} variant(s) tried on golden set "
-        f"{v or '(unversioned)'}" + (f"; {c.selection.describe()}." if c.selection else "."),
+        "selection": c.selection_line,
         "histogram": hist,
-        "histogram_spec": histogram_spec(c, hist) if hist["bins"] else None,
-        "histogram_matches": hist["percentile_ci"] is not None
-        and np.allclose(hist["percentile_ci"], c.ci, rtol=0, atol=1e-12),
+        "histogram_spec": (
+            bootstrap_histogram_spec(hist["bins"], ci=c.ci, mean_delta=c.mean_delta, label=c.label)
+            if hist["bins"]
+            else None
+        ),
+        "histogram_matches": dist is not None and dist.matches(c.ci),
         # set by live_comparison_context for runs that share no k or budget
         "cutoff_note": None,
     }
 
 
-def stored_comparison_context(store: Any, comparison_id: int) -> dict[str, Any]:
+def stored_comparison_context(store: Store, comparison_id: int) -> dict[str, Any]:
     """A stored comparison (``ragmeter compare`` recorded it) as the page shows it."""
-    c = store.comparison(int(comparison_id))
-    row = next((r for r in store.comparisons() if r["id"] == int(comparison_id)), None)
+    from ..workflows.compare import stored_comparison
+
+    found = stored_comparison(store, int(comparison_id))
     return comparison_context(
-        c,
-        stored_id=int(comparison_id),
-        base_run=None if row is None else row.get("baseline_run_id"),
-        cand_run=None if row is None else row.get("candidate_run_id"),
+        found.comparison,
+        found.distribution,
+        stored_id=found.comparison_id,
+        base_run=found.baseline_run,
+        cand_run=found.candidate_run,
     )
 
 
 def live_comparison_context(
-    store: Any,
+    store: Store,
     base: int,
     cand: int,
     metric: str | None,
@@ -486,13 +408,15 @@ def live_comparison_context(
     that share no k or budget (on a metric asked for) carries ``ragmeter run``'s note."""
     if int(base) == int(cand):
         raise UsageError("pick two different runs to compare")
-    c, _, choice = compute(store, base, cand, metric, level=level, **options)
-    out = comparison_context(c, base_run=int(base), cand_run=int(cand))
+    found, choice = compute(store, base, cand, metric, level=level, **options)
+    out = comparison_context(
+        found.comparison, found.distribution, base_run=int(base), cand_run=int(cand)
+    )
     out["cutoff_note"] = choice.note if choice.no_shared_cutoff else None
     return out
 
 
-def choices(store: Any) -> dict[str, Any]:
+def choices(store: Store) -> dict[str, Any]:
     """What the comparison form offers: finished runs and their metrics."""
     runs = [r for r in store.runs() if r.status == "finished"]
     metrics = list(dict.fromkeys(m for r in runs for m in r.metrics))

@@ -5,64 +5,38 @@ scores the run file), and the answers are checked against the same prompt contex
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-from typing import Any
+from collections.abc import Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any
 
 from .._errors import NotFoundError, UsageError
 from ._data_comparison import question_url
 
+if TYPE_CHECKING:
+    from ..store import RunRecord, Store
 
-def pick_run(store: Any, answers: dict[str, Any], run_id: int | None) -> Any | None:
-    """The retrieval run the answers came from: ``run_id``; else the answer set's run; else the
-    finished run of its golden version whose name matches the answer set's variant (exactly,
-    then as a prefix either way: ``rerank`` -> ``reranker``); else that version's baseline."""
-    if run_id is not None:
-        return store.run(int(run_id))
-    if answers.get("run_id"):
-        return store.run(int(answers["run_id"]))
-    runs = [
-        r
-        for r in store.runs(golden_version=answers.get("golden_version"), status="finished")
-        if r.has_ranked
-    ]
-    name = str(answers.get("name") or "").lower()
-    for test in (
-        lambda r: r.name.lower() == name,
-        lambda r: (
-            bool(name) and (r.name.lower().startswith(name) or name.startswith(r.name.lower()))
-        ),
-        lambda r: r.is_baseline,
-    ):
-        found = [r for r in runs if test(r)]
-        if found:
-            return found[0]
-    return None
+
+def pick_run(store: Store, answers: Mapping[str, Any], run_id: int | None) -> RunRecord | None:
+    """The retrieval run a stored answer set came from
+    (:func:`ragmeter.workflows.diagnose.run_for_answers`)."""
+    from ..workflows.diagnose import run_for_answers
+
+    return run_for_answers(store, answers, run_id)
 
 
 def diagnosis_context(
-    store: Any,
+    store: Store,
     answers_id: int,
     *,
     run_id: int | None = None,
     large_k: int | None = None,
     cache: MutableMapping[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    from ..answers._schema import Answer, AnswerSet
-    from ..answers.contexts import prompt_contexts
-    from ..answers.report import check_answers
-    from ..diagnosis import pick_recall
-    from ..diagnosis._diagnose import (
-        diagnose,
-        evidence_from_evaluation,
-        recall_from_evaluation,
-    )
-    from ..diagnosis._table import CELLS, OTHER, table_from_report
-    from ..labels import evaluate_spans
-    from ..metrics import Metric
+    from ..workflows.answers import stored_answer_set
+    from ..workflows.diagnose import PromptRun, categories, diagnose, largest_bad_line
     from ._context import settings_of
     from ._data_stored import answer_set
     from ._prepared import prepared_run
-    from ._recompute import Cutoff
+    from ._recompute import PromptCutoff
 
     aset = answer_set(store, answers_id)
     run = pick_run(store, aset, run_id)
@@ -77,39 +51,21 @@ def diagnosis_context(
             f"run {run.id}'s chunking cannot be rebuilt here ({prepared.problem or 'no chunker'}):"
             " the answers' chunk citations and contexts need it"
         )
-    golden, chunking, corpus = prepared.ctx.golden, prepared.chunking, prepared.ctx.corpus
-    cut0 = Cutoff.of_settings(settings_of(run))
-    k, budget = cut0.k, cut0.budget
+    cut = PromptCutoff.of_settings(settings_of(run))
+    k, budget = cut.k, cut.budget
     big = int(large_k) if large_k else int(prepared.ctx.headroom_k)
-    answers = AnswerSet(
-        tuple(Answer.model_validate(a) for a in aset["answers"]),
-        str(aset["name"]),
-        aset.get("source"),
+    # the prompt cut as `diagnose --k` / `--budget` takes it (k when the run has one, as the
+    # answers' contexts), and recall read at that cut, as the command reads it
+    result = diagnose(
+        golden=prepared.ctx.golden,
+        corpus=prepared.ctx.corpus,
+        chunking=prepared.chunking,
+        answers=stored_answer_set(aset),
+        run=PromptRun(prepared.run, run.name, k, budget, big),
+        golden_version=aset.get("golden_version"),
     )
-    scores = prepared.run
-    allr = Metric("AllR")
-    # the prompt cut as `diagnose --k` takes it (k when the run has one, as the answers' contexts)
-    cut = allr.at(k=k) if k is not None else allr.at(budget=budget)
-    ev = evaluate_spans(golden, chunking, scores, [cut, allr.at(k=big)], run_name=run.name)
-    contexts = prompt_contexts(scores, chunking, k=k, budget=None if k else budget)
-    report = check_answers(answers, golden, corpus=corpus, chunks=chunking, contexts=contexts)
-    prompt = pick_recall([ev], None, "prompt")
-    headroom = pick_recall([ev], None, "headroom")
-    assert prompt is not None
-    table = table_from_report(
-        evidence_from_evaluation(*prompt),
-        report,
-        evidence_label=f"evidence in the prompt context ({prompt[1]} = 1)",
-    )
-    d = diagnose(
-        table=table,
-        prompt_recall=recall_from_evaluation(*prompt),
-        headroom_recall=recall_from_evaluation(*headroom) if headroom else None,
-        report=report,
-        golden_version=aset.get("golden_version") or report.golden_version,
-        split="tune",
-    )
-    version = aset.get("golden_version") or report.golden_version
+    d, table, report, version = result.diagnosis, result.table, result.report, result.golden_version
+    assert table is not None and report is not None  # a run and answers always give both
 
     def cell(c: Any) -> dict[str, Any]:
         ids = list(table.ids[c.key])
@@ -123,11 +79,7 @@ def diagnosis_context(
             "questions": [{"qid": q, "url": question_url(version, q)} for q in ids],
         }
 
-    cells = {c.key: cell(c) for c in (*CELLS, *OTHER)}
-    lb = table.largest_bad
-    ties = "".join(
-        f", tied with {c.title} (ties go down the chain)" for c in table.tied_with_largest
-    )
+    cells = {c.key: cell(c) for c in categories()}
     summary = report.summary()
     e = d.experiment
     return {
@@ -137,9 +89,7 @@ def diagnosis_context(
         "evidence_label": table.evidence_label,
         "cells": cells,
         "n": table.n,
-        "largest": f"largest bad cell: {lb.title} ({table.count(lb.key)} of {table.n}){ties}"
-        if lb
-        else "no bad cell has any question",
+        "largest": largest_bad_line(table),
         "excluded": len(table.excluded),
         "steps": [
             {"question": s.question, "status": s.status, "detail": s.detail} for s in d.steps
@@ -168,7 +118,9 @@ def diagnosis_context(
     }
 
 
-def _command(run: Any, k: int | None, budget: int | None, big: int, aset: dict[str, Any]) -> str:
+def _command(
+    run: RunRecord, k: int | None, budget: int | None, big: int, aset: Mapping[str, Any]
+) -> str:
     """The ``ragmeter diagnose`` line that prints these numbers from the files."""
     from ._context import settings_of
 
@@ -184,7 +136,7 @@ def _command(run: Any, k: int | None, budget: int | None, big: int, aset: dict[s
     )
 
 
-def diagnosis_list_context(store: Any) -> dict[str, Any]:
+def diagnosis_list_context(store: Store) -> dict[str, Any]:
     from ._data_stored import answer_sets
 
     return {"answer_sets": answer_sets(store)}

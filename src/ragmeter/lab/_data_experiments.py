@@ -4,7 +4,10 @@ ledger's count and its optimism sentence per golden-set version."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import RunRecord, Store
 
 #: headline metrics per run (those at the token budget first, as ``ragmeter runs list``)
 HEADLINE = 3
@@ -48,39 +51,23 @@ def selection_sentence(n_variants: int, estimate: Any = None, at: int | None = N
     return text
 
 
-def ledger_by_version(store: Any) -> dict[str, dict[str, Any]]:
+def ledger_by_version(store: Store) -> dict[str, dict[str, Any]]:
     """Per golden version: the ledger's counts and the sentence."""
-    from ..paired._ledger import UNVERSIONED
-    from ..store._damage import DamagedRowError, skipped
+    from ..workflows.experiment import ledger_by_version as read_ledger
 
-    entries = store.ledger.entries()
-    versions = list(dict.fromkeys(str(e.get("golden_version") or UNVERSIONED) for e in entries))
-    out: dict[str, dict[str, Any]] = {}
-    stored = store.comparisons()
-    for v in versions:
-        s = store.ledger.summary(v)
-        estimate, at = None, None
-        for row in stored:  # newest first: the latest comparison that carried an estimate
-            if (row["golden_version"] or UNVERSIONED) == v:
-                try:
-                    c = store.comparison(row["id"])
-                except DamagedRowError as exc:  # said once, and the page shows the rest
-                    skipped(exc)
-                    continue
-                if c.selection is not None:
-                    estimate, at = c.selection, row["id"]
-                    break
-        out[v] = {
-            "version": v,
-            "n_comparisons": s.n_comparisons,
-            "n_variants": s.n_variants,
-            "variants": list(s.variants),
-            "sentence": selection_sentence(s.n_variants, estimate, at),
+    return {
+        v.version: {
+            "version": v.version,
+            "n_comparisons": v.summary.n_comparisons,
+            "n_variants": v.summary.n_variants,
+            "variants": list(v.summary.variants),
+            "sentence": selection_sentence(v.summary.n_variants, v.estimate, v.comparison_id),
         }
-    return out
+        for v in read_ledger(store)
+    }
 
 
-def run_row(r: Any, baseline_of: Mapping[str, int]) -> dict[str, Any]:
+def run_row(r: RunRecord, baseline_of: Mapping[str, int]) -> dict[str, Any]:
     base = baseline_of.get(r.experiment)
     metric = compare_metric(r.metrics)
     return {
@@ -104,7 +91,7 @@ def run_row(r: Any, baseline_of: Mapping[str, int]) -> dict[str, Any]:
 
 
 def experiments_context(
-    store: Any,
+    store: Store,
     *,
     experiment: str | None = None,
     golden: str | None = None,

@@ -4,19 +4,23 @@ was printed, with the labels the judge gave."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
-def judges_list_context(store: Any) -> dict[str, Any]:
+def judges_list_context(store: Store) -> dict[str, Any]:
     from ._data_stored import judge_validations
 
     return {"validations": judge_validations(store)}
 
 
-def judge_context(store: Any, vid: int) -> dict[str, Any]:
+def judge_context(store: Store, vid: int) -> dict[str, Any]:
     """One validation laid out for the page; a report of another shape than ``judge validate``
     writes (a store is a trust boundary) is a :class:`DamagedRowError` naming the row."""
-    from ..store._damage import DamagedRowError
+    from ..store import DamagedRowError
     from ._data_stored import judge_validation
 
     v = judge_validation(store, vid)
@@ -28,7 +32,7 @@ def judge_context(store: Any, vid: int) -> dict[str, Any]:
         ) from None
 
 
-def _laid_out(v: dict[str, Any]) -> dict[str, Any]:
+def _laid_out(v: Mapping[str, Any]) -> dict[str, Any]:
     rep = v["report"] or {}
     labels = list(rep.get("labels") or [])
     matrix = (rep.get("confusion") or {}).get("rows_human_cols_judge") or []

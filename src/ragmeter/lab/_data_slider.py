@@ -4,68 +4,30 @@ engine's own numbers, embedded as JSON; the page only looks them up)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .._errors import UsageError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ._views import SliderPage
 
-def slider_context(k: int = 5, depth: int = 10, gain: str = "exp") -> dict[str, Any]:
+
+def slider_context(k: int = 5, depth: int = 10, gain: str = "exp") -> SliderPage:
     from ..explain import rank_curve
+    from ._charts import rank_curve_spec
+    from ._views import SliderPage
 
     if not 1 <= depth <= 50:
         raise UsageError("the slider's depth must be 1 to 50")
     curve = rank_curve(k=k, depth=depth, gain=gain)
     d = curve.to_dict()
     names = list(curve.metrics)
-    long = [{"rank": row["rank"], "metric": m, "value": row[m]} for row in d["rows"] for m in names]
-    spec = {
-        "width": "container",
-        "height": 240,
-        "data": {"values": long},
-        "params": [{"name": "rank", "value": 1}],
-        "layer": [
-            {
-                "mark": {"type": "line", "point": True},
-                "encoding": {
-                    "x": {
-                        "field": "rank",
-                        "type": "quantitative",
-                        "title": "rank of the labelled passage",
-                        "scale": {"domain": [1, depth]},
-                        "axis": {"tickMinStep": 1},
-                    },
-                    "y": {
-                        "field": "value",
-                        "type": "quantitative",
-                        "title": "metric value",
-                        "scale": {"domain": [0, 1]},
-                    },
-                    "color": {
-                        "field": "metric",
-                        "type": "nominal",
-                        "sort": names,
-                        "legend": {"orient": "top", "title": None},
-                    },
-                },
-            },
-            {
-                "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#cf222e"},
-                "encoding": {"x": {"datum": k + 0.5}},
-            },
-            {
-                "data": {"values": [{}]},
-                "transform": [{"calculate": "rank", "as": "at"}],
-                "mark": {"type": "rule", "color": "#1f2328", "strokeWidth": 2},
-                "encoding": {"x": {"field": "at", "type": "quantitative"}},
-            },
-        ],
-    }
-    return {
-        "k": k,
-        "depth": depth,
-        "setup": curve.setup,
-        "metrics": names,
-        "curve": d,
-        "spec": spec,
-        "first": d["rows"][0],
-    }
+    return SliderPage(
+        k=k,
+        depth=depth,
+        setup=curve.setup,
+        metrics=names,
+        curve=d,
+        spec=rank_curve_spec(d["rows"], names, k=k, depth=depth),
+        first=d["rows"][0],
+    )

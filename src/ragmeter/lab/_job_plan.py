@@ -11,13 +11,12 @@ equal-budget warnings ``ragmeter run`` prints are kept for the page to show.
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._errors import InputError, RagmeterError, UsageError, ValidationError
+from .._errors import InputError, RagmeterError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..experiments import Experiment, Variant
@@ -101,7 +100,7 @@ def experiment_file(runs: Sequence[RunRecord], root: Path) -> Path:
 
 def methods(exp: Experiment, runs: Sequence[RunRecord]) -> list[Method]:
     """Every retrieval method of the experiment file's variants and of its stored runs."""
-    from ..experiments._config import Settings
+    from ..experiments import Settings
 
     out: dict[str, Method] = {}
     settings = [v.settings for v in exp.all_variants]
@@ -187,7 +186,8 @@ def plan_job(
     lab's folder ``root`` is planned (:func:`experiment_file`)."""
     from dataclasses import replace
 
-    from ..experiments._config import _build, _warnings, effective_changes, load_experiment
+    from ..experiments import effective_changes, load_experiment
+    from ..workflows.experiment import check_variant, variant_warnings
 
     runs = experiment_runs(store, run=run, experiment=experiment)
     path = experiment_file(runs, root)
@@ -202,29 +202,14 @@ def plan_job(
             table[key] = n
     if not table:
         raise UsageError("choose a retrieval method, a chunker, k or a budget to change")
-    text = path.read_text(encoding="utf-8")
-    data = tomllib.loads(text)
-    table["name"] = "lab variant (checked)"
-    data.setdefault("variant", []).append(table)
-    index = len(data["variant"])
-    try:
-        checked = _build(path, text, data, allow_outside=False)
-    except ValidationError as exc:
-        mine = f"variant[{index}]"
-        lines = [
-            f"{p.field.removeprefix(mine + '.')}: {p.message}"
-            if p.field and p.field.startswith(mine)
-            else str(p)
-            for p in exc.problems
-        ]
-        raise UsageError("; ".join(lines)) from None
-    settings = checked.variants[-1].settings
-    variant = replace(checked.variants[-1], name=variant_name(settings))
+    checked = check_variant(path, table)
+    variant = replace(checked, name=variant_name(checked.settings))
+    settings = variant.settings
     changes = effective_changes(exp.baseline.settings, settings)
     if not changes:
         raise UsageError("this is the baseline's setting: choose something to change")
     _refuse_repeat(runs, settings.to_dict())
-    warnings = tuple(_own_warnings(_warnings(exp.baseline, [variant]), variant.name, changes))
+    warnings = tuple(_own_warnings(variant_warnings(exp, [variant]), variant.name, changes))
     baselines = [r.id for r in runs if r.is_baseline and r.status == "finished"]
     return JobPlan(
         experiment=replace(exp, variants=(variant,), warnings=warnings),

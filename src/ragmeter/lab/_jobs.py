@@ -150,46 +150,31 @@ class JobConflict(UsageError):
 
 def run_job(job: Job, store: Store, plan: JobPlan) -> None:
     """The worker: run the plan, record the new variant only, end the job finished or failed."""
-    from ..experiments import run_experiment
-    from ..experiments._provenance import provenance
-    from ..store._experiment import record_variant, run_spec
-    from ..store._runs import end_unfinished, start_runs
+    from ..workflows.experiment import run_and_record_variant
 
     exp, variant = plan.experiment, plan.variant
-    run_id: int | None = None
     count = len(exp.all_variants)
-    try:
-        run_id = start_runs(
-            store, [run_spec(exp, variant)], provenance=provenance(exp.path.parent)
-        )[0]
+
+    def stored(run_id: int) -> None:
         job.update(status="running", run_id=run_id)
 
-        def started(v: Any, _version: str | None) -> None:
-            index = 1 + [x.name for x in exp.all_variants].index(v.name)
-            what = "the baseline, from the cache" if v.is_baseline else "the new variant"
-            job.update(phase=(index, count, what))
+    def started(v: Any, _version: str | None) -> None:
+        index = 1 + [x.name for x in exp.all_variants].index(v.name)
+        what = "the baseline, from the cache" if v.is_baseline else "the new variant"
+        job.update(phase=(index, count, what))
 
-        def finished(r: Any) -> None:
-            if r.name == variant.name:  # the baseline is stored already: never twice
-                record_variant(store, exp, run_id, r)
-
-        result = run_experiment(
+    try:
+        run_and_record_variant(
+            store,
             exp,
-            write=False,
-            on_variant=finished,
+            variant,
+            on_started=stored,
+            failure=one_line,
             on_variant_start=started,
             progress=JobProgress(job),
         )
-        if result.corpus is not None:
-            store.set_corpus([run_id], result.corpus, str(exp.corpus or exp.beir))
-        if result.golden is not None:
-            store.put_golden(result.golden)
         job.update(status="finished", step="done", ended=time.monotonic())
     except BaseException as exc:  # the thread must end the job whatever happened
-        message = one_line(exc)
-        if run_id is not None:
-            with contextlib.suppress(Exception):
-                end_unfinished(store, [run_id], status="failed", message=message)
-        job.update(status="failed", error=message, ended=time.monotonic())
+        job.update(status="failed", error=one_line(exc), ended=time.monotonic())
         if not isinstance(exc, Exception):
             raise

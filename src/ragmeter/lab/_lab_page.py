@@ -9,18 +9,34 @@ lists). Pure functions of a store (no FastAPI), so the report builds the same pa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, MutableMapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
-
-import numpy as np
 
 from .._errors import NotFoundError, RagmeterError, UsageError
 from ._context import settings_of
 from ._prepared import prepared_run
 from ._ranked_list import question_list
-from ._recompute import HEADROOM, LABELS, METRICS, Cutoff, movements, scores
+from ._views import (
+    BaselineChoice,
+    EffectiveK,
+    LabPage,
+    MetricCard,
+    Movement,
+    NotRun,
+    QuestionModel,
+    QuestionRow,
+    RunList,
+    RunView,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import RunRecord, Store
+    from ._prepared import PreparedRun
+    from ._recompute import PromptCutoff, RunScores
 
 #: questions per page of the per-question table
 PER_PAGE = 50
@@ -44,12 +60,12 @@ SHOWN_DEPTH = 10
 
 
 # -- which run the controls pick -------------------------------------------------------------
-def method_of(run: Any) -> str:
+def method_of(run: RunRecord) -> str:
     """A run's retrieval method as the controls name it: its label (``bm25 > e5@20``)."""
     return str(run.label or run.name)
 
 
-def chunking_of(run: Any) -> str:
+def chunking_of(run: RunRecord) -> str:
     """A run's chunking as the controls name it: the chunker, else the chunk file's name."""
     s = settings_of(run)
     if s.get("chunker"):
@@ -59,18 +75,18 @@ def chunking_of(run: Any) -> str:
     return "imported spans"
 
 
-def _shown_runs(store: Any) -> list[Any]:
+def _shown_runs(store: Store) -> list[RunRecord]:
     return [r for r in store.runs() if r.status == "finished" and r.has_ranked]
 
 
 def _pick(
-    runs: list[Any],
+    runs: list[RunRecord],
     *,
     run: int | None,
     experiment: str | None,
     method: str | None,
     chunking: str | None,
-) -> tuple[str | None, str | None, str | None, Any]:
+) -> tuple[str | None, str | None, str | None, RunRecord | None]:
     """(experiment, method, chunking, the chosen run or None when that combination has no run)."""
     if run is not None:
         chosen = next((r for r in runs if r.id == run), None)
@@ -94,21 +110,25 @@ def _pick(
     return experiment, method, chunking, chosen
 
 
-def cutoff_of(cut: str | None, k: int | None, budget: int | None, run: Any) -> Cutoff:
-    s = settings_of(run) if run is not None else {}
+def cutoff_of(
+    cut: str | None, k: int | None, budget: int | None, run: RunRecord | None
+) -> PromptCutoff:
+    from ._recompute import PromptCutoff
+
+    s: Mapping[str, Any] = settings_of(run) if run is not None else {}
     if cut == "budget" or (cut is None and k is None and budget is not None):
         b = budget or s.get("budget")
         if not b:
             raise UsageError("give a token budget (or cut at k)")
-        return Cutoff(budget=int(b))
+        return PromptCutoff(budget=int(b))
     if k is not None:
-        return Cutoff(k=int(k))
-    return Cutoff.of_settings(s) if cut != "k" else Cutoff(k=int(s.get("k") or 4))
+        return PromptCutoff(k=int(k))
+    return PromptCutoff.of_settings(s) if cut != "k" else PromptCutoff(k=int(s.get("k") or 4))
 
 
 # -- the page model --------------------------------------------------------------------------
 def lab_context(
-    store: Any,
+    store: Store,
     cache: MutableMapping[Any, Any] | None = None,
     *,
     experiment: str | None = None,
@@ -124,9 +144,11 @@ def lab_context(
     show: str | None = None,
     page_no: int = 1,
     inline: bool = False,
-) -> dict[str, Any]:
+) -> LabPage:
     """Everything ``lab.html`` shows (``inline=True`` also puts each shown question's ranked
     list in the page, for the self-contained report)."""
+    from ._recompute import HEADROOM, LABELS, METRICS, scores
+
     runs = _shown_runs(store)
     experiment, method, chunking, chosen = _pick(
         runs, run=run, experiment=experiment, method=method, chunking=chunking
@@ -151,47 +173,43 @@ def lab_context(
         "show": show if show != "all" else None,
         "run": run,
     }
-    ctx: dict[str, Any] = {
-        "experiments": list(dict.fromkeys(r.experiment for r in runs)),
-        "methods": sorted({method_of(r) for r in mine}),
-        "chunkings": sorted({chunking_of(r) for r in mine}),
-        "baselines": [
-            {"id": r.id, "text": f"{r.id} · {r.name} ({method_of(r)}, {chunking_of(r)})"}
+    choices = LabPage(
+        experiments=list(dict.fromkeys(r.experiment for r in runs)),
+        methods=sorted({method_of(r) for r in mine}),
+        chunkings=sorted({chunking_of(r) for r in mine}),
+        baselines=[
+            BaselineChoice(r.id, f"{r.id} · {r.name} ({method_of(r)}, {chunking_of(r)})")
             for r in mine
         ],
-        "params": params,
-        "form_k": cutoff.k or _setting(chosen, "k") or 4,
-        "form_budget": cutoff.budget or _setting(chosen, "budget") or 1200,
-        "cutoff": cutoff,
-        "metric": metric,
-        "metrics": [(key, LABELS[key]) for key in (*METRICS, HEADROOM)],
-        "sorts": SORTS,
-        "shows": SHOWS,
-        "run": chosen,
-        "base_run": base_run,
-        "not_run": None,
-        "problem": None,
-        "notes": [],
-        "view": None,
-    }
+        params=params,
+        form_k=cutoff.k or _setting(chosen, "k") or 4,
+        form_budget=cutoff.budget or _setting(chosen, "budget") or 1200,
+        cutoff=cutoff,
+        metric=metric,
+        metrics=[(key, LABELS[key]) for key in (*METRICS, HEADROOM)],
+        sorts=SORTS,
+        shows=SHOWS,
+        run=chosen,
+        base_run=base_run,
+    )
     if experiment is None:
-        return ctx
+        return choices
     if chosen is None:
-        ctx["not_run"] = {
-            "method": method,
-            "chunking": chunking,
-            "experiment": experiment,
-            "any_run": mine[0].id if mine else None,
-            "job_problem": _job_problem(mine, cache),
-        }
-        return ctx
+        not_run = NotRun(
+            method=method,
+            chunking=chunking,
+            experiment=experiment,
+            any_run=mine[0].id if mine else None,
+            job_problem=_job_problem(mine, cache),
+        )
+        return replace(choices, not_run=not_run)
     prepared = prepared_run(store, chosen.id, cache)
-    ctx["problem"] = prepared.problem
+    notes: list[str] = []
     sc = scores(prepared, cutoff)
     base_sc = None
     if base_run is not None:
         if base_run.golden_version != chosen.golden_version:
-            ctx["notes"].append(
+            notes.append(
                 f"run {base_run.id} was scored on golden set {base_run.golden_version} and run "
                 f"{chosen.id} on {chosen.golden_version}: questions and labels differ, so no "
                 "question-by-question comparison is made"
@@ -200,24 +218,22 @@ def lab_context(
             try:
                 base_sc = scores(prepared_run(store, base_run.id, cache), cutoff)
             except RagmeterError as exc:
-                ctx["notes"].append(f"baseline run {base_run.id}: {exc}")
+                notes.append(f"baseline run {base_run.id}: {exc}")
         if (
             base_sc is not None
             and cutoff.k is not None
             and chunking_of(base_run) != chunking_of(chosen)
         ):
-            ctx["notes"].append(
+            notes.append(
                 f"the baseline is chunked {chunking_of(base_run)} and this run {chunking} : at "
                 f"the same k = {cutoff.k} they put different amounts of text in the prompt. "
                 "Compare chunkings at an equal token budget (cut at: budget)"
             )
-    ctx["view"] = _view(
-        store, cache, prepared, sc, base_sc, params, metric, sort, show, page_no, inline
-    )
-    return ctx
+    view = _view(store, cache, prepared, sc, base_sc, params, metric, sort, show, page_no, inline)
+    return replace(choices, problem=prepared.problem, notes=notes, view=view)
 
 
-def _job_problem(runs: list[Any], cache: MutableMapping[Any, Any] | None) -> str | None:
+def _job_problem(runs: list[RunRecord], cache: MutableMapping[Any, Any] | None) -> str | None:
     """Why no job can be started for these runs' experiment (its file lies outside the lab's
     folder, or is gone), said in place of the form; None when one can. The POST checks again."""
     from ._job_plan import experiment_file
@@ -232,12 +248,14 @@ def _job_problem(runs: list[Any], cache: MutableMapping[Any, Any] | None) -> str
     return None
 
 
-def _setting(run: Any, key: str) -> int | None:
+def _setting(run: RunRecord | None, key: str) -> int | None:
     value = settings_of(run).get(key) if run is not None else None
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _baseline(mine: list[Any], chosen: Any, baseline: str | None) -> Any:
+def _baseline(
+    mine: list[RunRecord], chosen: RunRecord | None, baseline: str | None
+) -> RunRecord | None:
     if baseline == "none":
         return None
     if baseline:
@@ -259,7 +277,9 @@ def lab_url(params: Mapping[str, Any], **changes: Any) -> str:
     return "/lab?" + urlencode({k: v for k, v in merged.items() if v is not None and v != ""})
 
 
-def question_url(run_id: int, qid: str, cutoff: Cutoff, base_id: int | None, **more: Any) -> str:
+def question_url(
+    run_id: int, qid: str, cutoff: PromptCutoff, base_id: int | None, **more: Any
+) -> str:
     q: dict[str, Any] = {"run": run_id, "qid": qid, **cutoff.query}
     if base_id is not None:
         q["baseline"] = base_id
@@ -268,42 +288,46 @@ def question_url(run_id: int, qid: str, cutoff: Cutoff, base_id: int | None, **m
 
 
 def _view(
-    store: Any,
-    cache: Any,
-    prepared: Any,
-    sc: Any,
-    base_sc: Any,
+    store: Store,
+    cache: MutableMapping[Any, Any] | None,
+    prepared: PreparedRun,
+    sc: RunScores,
+    base_sc: RunScores | None,
     params: dict[str, Any],
     metric: str,
     sort: str | None,
     show: str,
     page_no: int,
     inline: bool,
-) -> dict[str, Any]:
+) -> RunView:
+    import numpy as np
+
+    from ._recompute import HEADROOM, LABELS, METRICS, movements
+
     run = prepared.ctx.run
     moved = movements(base_sc, sc) if base_sc is not None else None
-    cards = []
+    cards: list[MetricCard] = []
     for key in (*METRICS, HEADROOM):
         base_mean = base_sc.means[key] if base_sc is not None else None
         mean = sc.means[key]
         cards.append(
-            {
-                "key": key,
-                "name": sc.names[key],
-                "label": LABELS[key],
-                "value": mean,
-                "base": base_mean,
-                "delta": None if mean is None or base_mean is None else mean - base_mean,
-                "unavailable": sc.unavailable.get(key) if mean is None else None,
-                "headroom": key == HEADROOM,
-            }
+            MetricCard(
+                key=key,
+                name=sc.names[key],
+                label=LABELS[key],
+                value=mean,
+                base=base_mean,
+                delta=None if mean is None or base_mean is None else mean - base_mean,
+                unavailable=sc.unavailable.get(key) if mean is None else None,
+                headroom=key == HEADROOM,
+            )
         )
     # -- the per-question table: order, filter, one page ------------------------------------
     values = sc.values[metric]
     n = len(sc.qids)
     delta = np.full(n, np.nan)
     marks: dict[str, list[str]] = {}
-    summary = []
+    summary: list[Movement] = []
     if moved is not None:
         m = moved[metric]
         at = {q: i for i, q in enumerate(sc.qids)}
@@ -311,17 +335,18 @@ def _view(
         if len(idx):
             delta[idx] = m.delta
         for key, mv in moved.items():
-            entry = {
-                "key": key,
-                "name": mv.metric,
-                "gained": len(mv.gained),
-                "lost": len(mv.lost),
-                "fixed": None if mv.fixed is None else len(mv.fixed),
-                "broken": None if mv.broken is None else len(mv.broken),
-                "mean_delta": mv.mean_delta,
-                "url": {s: lab_url(params, metric=key, show=s, page=None) for s in SHOWS},
-            }
-            summary.append(entry)
+            summary.append(
+                Movement(
+                    key=key,
+                    name=mv.metric,
+                    gained=len(mv.gained),
+                    lost=len(mv.lost),
+                    fixed=None if mv.fixed is None else len(mv.fixed),
+                    broken=None if mv.broken is None else len(mv.broken),
+                    mean_delta=mv.mean_delta,
+                    url={s: lab_url(params, metric=key, show=s, page=None) for s in SHOWS},
+                )
+            )
         for q in m.gained:
             marks.setdefault(q, []).append("gained")
         for q in m.lost:
@@ -353,71 +378,73 @@ def _view(
     shown = order[(page_no - 1) * PER_PAGE : page_no * PER_PAGE]
     golden = prepared.ctx.golden
     base_id = None if base_sc is None else base_sc.run_id
-    rows = []
+    rows: list[QuestionRow] = []
     for i in shown.tolist():
         qid = sc.qids[i]
-        q = golden.by_id.get(qid)
-        row = {
-            "qid": qid,
-            "question": q.question if q is not None else "",
-            "values": {key: _num(sc.values[key][i]) for key in (*METRICS, HEADROOM)},
-            "base": None if base_sc is None else base_sc.value(metric, qid),
-            "delta": None if np.isnan(delta[i]) else float(delta[i]),
-            "marks": marks.get(qid, []),
-            "url": question_url(run.id, qid, sc.cutoff, base_id),
-            "detail": None,
-        }
+        asked = golden.by_id.get(qid)
+        detail = None
         if inline:
-            row["detail"] = question_model(
-                store, cache, run.id, qid, sc.cutoff, base_id, full=False
+            detail = question_model(store, cache, run.id, qid, sc.cutoff, base_id, full=False)
+        rows.append(
+            QuestionRow(
+                qid=qid,
+                question=asked.question if asked is not None else "",
+                values={key: _num(sc.values[key][i]) for key in (*METRICS, HEADROOM)},
+                base=None if base_sc is None else base_sc.value(metric, qid),
+                delta=None if np.isnan(delta[i]) else float(delta[i]),
+                marks=marks.get(qid, []),
+                url=question_url(run.id, qid, sc.cutoff, base_id),
+                detail=detail,
             )
-        rows.append(row)
+        )
     eff = sc.effective_k
-    return {
-        "run": run,
-        "method": method_of(run),
-        "chunking": chunking_of(run),
-        "names": sc.names,
-        "cards": cards,
-        "summary": summary,
-        "rows": rows,
-        "total": total,
-        "n_questions": n,
-        "no_relevant": len(sc.no_relevant_ids),
-        "missing": len(sc.missing_ids),
-        "page": page_no,
-        "pages": pages,
-        "first": (page_no - 1) * PER_PAGE + 1 if total else 0,
-        "last": min(page_no * PER_PAGE, total),
-        "prev_url": lab_url(params, page=page_no - 1) if page_no > 1 else None,
-        "next_url": lab_url(params, page=page_no + 1) if page_no < pages else None,
-        "sort": sort,
-        "sort_url": {s: lab_url(params, sort=s, page=None) for s in SORTS},
-        "show_url": {s: lab_url(params, show=s, page=None) for s in SHOWS},
-        "show": show,
-        "compared": moved is not None,
-        "effective_k": None
+    return RunView(
+        run=run,
+        method=method_of(run),
+        chunking=chunking_of(run),
+        names=sc.names,
+        cards=cards,
+        summary=summary,
+        rows=rows,
+        total=total,
+        n_questions=n,
+        no_relevant=len(sc.no_relevant_ids),
+        missing=len(sc.missing_ids),
+        page=page_no,
+        pages=pages,
+        first=(page_no - 1) * PER_PAGE + 1 if total else 0,
+        last=min(page_no * PER_PAGE, total),
+        prev_url=lab_url(params, page=page_no - 1) if page_no > 1 else None,
+        next_url=lab_url(params, page=page_no + 1) if page_no < pages else None,
+        sort=sort,
+        sort_url={s: lab_url(params, sort=s, page=None) for s in SORTS},
+        show_url={s: lab_url(params, show=s, page=None) for s in SHOWS},
+        show=show,
+        compared=moved is not None,
+        effective_k=None
         if eff is None or not len(eff)
-        else {"min": int(eff.min()), "median": float(np.median(eff)), "max": int(eff.max())},
-        "unavailable_budget": prepared.unavailable.get("budget"),
-    }
+        else EffectiveK(min=int(eff.min()), median=float(np.median(eff)), max=int(eff.max())),
+        unavailable_budget=prepared.unavailable.get("budget"),
+    )
 
 
 def _num(x: float) -> float | None:
-    return None if np.isnan(x) else float(x)
+    return None if math.isnan(x) else float(x)
 
 
 # -- one question's ranked list(s) -----------------------------------------------------------
 def question_model(
-    store: Any,
-    cache: Any,
+    store: Store,
+    cache: MutableMapping[Any, Any] | None,
     run_id: int,
     qid: str,
-    cutoff: Cutoff,
+    cutoff: PromptCutoff,
     base_id: int | None,
     *,
     full: bool,
-) -> dict[str, Any]:
+) -> QuestionModel:
+    from ._recompute import HEADROOM, METRICS
+
     limit = None if full else SHOWN_DEPTH
     lists = [question_list(prepared_run(store, run_id, cache), cutoff, qid, limit=limit)]
     if base_id is not None and base_id != run_id:
@@ -425,21 +452,21 @@ def question_model(
         if base.ctx.golden.by_id.get(qid) is not None:
             lists.append(question_list(base, cutoff, qid, limit=limit))
     runs = {r: store.run(r) for r in {x.run_id for x in lists}}
-    return {
-        "qid": qid,
-        "main": lists[0],
-        "lists": [
-            {
-                "list": x,
-                "run": runs[x.run_id],
-                "method": method_of(runs[x.run_id]),
-                "chunking": chunking_of(runs[x.run_id]),
-                "baseline": i > 0,
-            }
+    return QuestionModel(
+        qid=qid,
+        main=lists[0],
+        lists=[
+            RunList(
+                list=x,
+                run=runs[x.run_id],
+                method=method_of(runs[x.run_id]),
+                chunking=chunking_of(runs[x.run_id]),
+                baseline=i > 0,
+            )
             for i, x in enumerate(lists)
         ],
-        "all_url": None
+        all_url=None
         if full or all(len(x.items) == x.depth for x in lists)
         else question_url(run_id, qid, cutoff, base_id, all=1),
-        "keys": (*METRICS, HEADROOM),
-    }
+        keys=(*METRICS, HEADROOM),
+    )

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import errno
 import socket
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .._errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from starlette.types import ASGIApp
 
 #: why a bind fails, in words, and what to do about it
 _REASONS = {
@@ -62,7 +65,7 @@ def listen(host: str, port: int, backlog: int = 2048) -> socket.socket:
     raise UsageError(f"cannot listen on {where(host, port)}: {reason}")
 
 
-def serve(app: Any, sock: socket.socket, host: str, port: int) -> None:
+def serve(app: ASGIApp, sock: socket.socket, host: str, port: int) -> None:
     """Serve ``app`` on ``sock`` (from :func:`listen`) until Ctrl-C, which is a normal end."""
     from .._extras import require
 

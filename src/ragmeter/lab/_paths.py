@@ -36,7 +36,7 @@ class OutsideRoot(UsageError):
     """A path read from the store that the lab will not open: outside its folder, of the wrong
     kind, or not a path at all. The message is the page's note."""
 
-    def __init__(self, what: str, shown: str, run_id: Any, root: Path, why: str) -> None:
+    def __init__(self, what: str, shown: str, run_id: int | None, root: Path, why: str) -> None:
         self.what = what
         self.shown = shown
         self.root = root
@@ -89,7 +89,7 @@ def contained(
     recorded: Any,
     root: Path,
     kind: tuple[str, tuple[str, ...], str],
-    run_id: Any = None,
+    run_id: int | None = None,
     *,
     folder: bool = False,
 ) -> Path:

@@ -13,13 +13,16 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .._errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+    from ..chunking import Chunking
+    from ..io import Qrels, Run
+    from ..store import Store
     from ._context import RunContext
-    from ._recompute import Cutoff, RunScores
+    from ._recompute import PromptCutoff, RunScores
 
 
 # -- one run, prepared once ------------------------------------------------------------------
@@ -30,19 +33,20 @@ class PreparedRun:
     qrels for nDCG. Built once per run (see :func:`prepare`)."""
 
     ctx: RunContext
-    ranked: Any  # pyarrow.Table: qid, rank, item, doc, start, end, score
-    run: Any  # ragmeter.io Run
-    chunking: Any
+    ranked: pa.Table  # qid, rank, item, doc, start, end, score
+    run: Run
+    #: None for a document-level run scored without a chunking
+    chunking: Chunking | None
     #: False when ``chunking`` was rebuilt from offsets (no texts, no token counts)
     has_chunking: bool
-    qrels: Any = None
+    qrels: Qrels | None = None
     #: why a metric or the budget is unavailable for this run
     unavailable: dict[str, str] = field(default_factory=dict)
     #: one sentence on what could not be loaded and what is shown instead
     problem: str | None = None
     _rows: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
     _grades: dict[str, dict[str, int]] | None = field(default=None, repr=False)
-    _scores: OrderedDict[Cutoff, RunScores] = field(default_factory=OrderedDict, repr=False)
+    _scores: OrderedDict[PromptCutoff, RunScores] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -71,6 +75,8 @@ class PreparedRun:
         if self.qrels is None:
             return {}
         if self._grades is None:
+            import numpy as np
+
             grades: dict[str, dict[str, int]] = {}
             for q, d, g in zip(
                 self.qrels.qid.to_pylist(),
@@ -86,11 +92,12 @@ class PreparedRun:
 _ID = re.compile(r"^(?P<doc>.+)#(?P<start>[0-9]+)-(?P<end>[0-9]+)$")
 
 
-def prepare(store: Any, ctx: RunContext) -> PreparedRun:
+def prepare(store: Store, ctx: RunContext) -> PreparedRun:
     """Read the run's ranked lists and set up what scoring them needs."""
+    import numpy as np
     import pyarrow as pa
 
-    from ..io._tables import Run
+    from ..io import Run
 
     run_id = int(ctx.run.id)
     ranked = store.ranked(run_id)
@@ -141,14 +148,14 @@ def prepare(store: Any, ctx: RunContext) -> PreparedRun:
     return prepared
 
 
-def offsets_chunking(ranked: Any, ctx: RunContext) -> Any:
+def offsets_chunking(ranked: pa.Table, ctx: RunContext) -> Chunking:
     """A chunking of just the ranked chunks, from the stored documents and offsets (or, for a
     run imported from its TREC file, from chunk ids of the ``doc#start-end`` form), with no
     text and no token counts. Each evidence document also gets an empty chunk at the end of
     its last span: empty chunks overlap nothing, but they tell the span check how far each
     document reaches (the stored golden set has no corpus to check the spans against)."""
     from ..chunking import Chunking
-    from ..labels._mapping import questions_of
+    from ..labels import questions_of
 
     items = ranked.column("item").to_pylist()
     docs = ranked.column("doc").to_pylist()
@@ -196,7 +203,7 @@ def settings_chunker(ctx: RunContext) -> str | None:
 
 # -- the cache of prepared runs --------------------------------------------------------------
 def prepared_run(
-    store: Any, run_id: int, cache: MutableMapping[Any, Any] | None = None
+    store: Store, run_id: int, cache: MutableMapping[Any, Any] | None = None
 ) -> PreparedRun:
     """The prepared run ``run_id`` (loaded once per process, or per ``cache``)."""
     from ._context import _DEFAULT_CACHE, run_context
@@ -205,7 +212,7 @@ def prepared_run(
     cache = _DEFAULT_CACHE if cache is None else cache
     # what may be read depends on the root (a plain cache's is the current folder)
     key = ("prepared", store.url, int(run_id), str(root_of(cache)))
-    found = cache.get(key)
+    found: PreparedRun | None = cache.get(key)
     run = store.run(int(run_id))
     if found is not None and found.ctx.run == run and found.ctx.is_current():
         return found

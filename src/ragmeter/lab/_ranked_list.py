@@ -7,15 +7,16 @@ prompt ends (k, or where the token budget fills).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .._errors import UsageError
-from ._prepared import PreparedRun
-from ._recompute import HEADROOM, METRICS, Cutoff, scores
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data import Corpus
+    from ._prepared import PreparedRun
+    from ._recompute import PromptCutoff
 
 
 # -- one question's ranked list --------------------------------------------------------------
@@ -123,7 +124,7 @@ class QuestionList:
     evidence: tuple[EvidenceView, ...]
     items: tuple[RankedItem, ...]
     prompt_size: int | None  # chunks that reach the prompt (k, or the budget's fill)
-    cutoff: Cutoff
+    cutoff: PromptCutoff
     cutoff_label: str  # "prompt ends here: k = 4"
     values: dict[str, float | None]
     names: dict[str, str]
@@ -131,12 +132,14 @@ class QuestionList:
 
 
 def question_list(
-    prepared: PreparedRun, cutoff: Cutoff, qid: str, *, limit: int | None = None
+    prepared: PreparedRun, cutoff: PromptCutoff, qid: str, *, limit: int | None = None
 ) -> QuestionList:
     """``qid``'s ranked list at ``cutoff``: each chunk with its text, the labelled evidence it
     holds as character segments relative to the chunk (grade kept), and where the prompt ends."""
-    from ..labels import found_ranks
-    from ..labels._mapping import SpanTable, encode_docs, overlap_pairs
+    import numpy as np
+
+    from ..labels import SpanTable, encode_docs, found_ranks, overlap_pairs
+    from ._recompute import HEADROOM, METRICS, scores
 
     ctx = prepared.ctx
     question = ctx.golden.by_id.get(qid)
@@ -153,10 +156,12 @@ def question_list(
     score = t.column("score").to_pylist()
     # chunk offsets from the chunking (they also fill in a run imported without offsets)
     ch = prepared.chunking
-    rows = ch.rows_of(t.column("item")) if ch is not None and len(items) else np.zeros(0, np.int64)
-    for i, r in enumerate(rows.tolist()):
-        if r >= 0:
-            docs[i], starts[i], ends[i] = ch.doc[r], int(ch.start[r]), int(ch.end[r])
+    rows = np.zeros(0, np.int64)
+    if ch is not None and len(items):
+        rows = ch.rows_of(t.column("item"))
+        for i, r in enumerate(rows.tolist()):
+            if r >= 0:
+                docs[i], starts[i], ends[i] = ch.doc[r], int(ch.start[r]), int(ch.end[r])
     evidence = list(question.evidence) if question is not None else []
     spans = SpanTable.from_questions([question]) if question is not None else None
     # overlaps of the question's spans with its ranked chunks: the mapping every metric uses
@@ -210,7 +215,7 @@ def question_list(
                 segments=segments,
                 grade=grades.get(str(items[i]), 0) if prepared.qrels is not None else None,
                 n_tokens=int(ch.n_tokens[int(rows[i])])
-                if prepared.has_chunking and rows[i] >= 0
+                if ch is not None and prepared.has_chunking and rows[i] >= 0
                 else None,
                 in_prompt=prompt is not None and int(ranks[i]) <= prompt,
             )
@@ -247,20 +252,20 @@ def question_list(
     )
 
 
-def _cutoff_label(cutoff: Cutoff, prompt: int | None) -> str:
+def _cutoff_label(cutoff: PromptCutoff, prompt: int | None) -> str:
     if cutoff.k is not None:
         return f"prompt ends here: k = {cutoff.k}"
     return f"prompt ends here: {prompt} chunk(s) fill the {cutoff.budget:,}-token budget"
 
 
-def _doc_texts(corpus: Any) -> Mapping[str, str] | None:
+def _doc_texts(corpus: Corpus | None) -> Mapping[str, str] | None:
     if corpus is None:
         return None
     return _CorpusTexts(corpus)
 
 
 class _CorpusTexts(Mapping[str, str]):
-    def __init__(self, corpus: Any) -> None:
+    def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
 
     def __getitem__(self, key: str) -> str:
@@ -272,7 +277,7 @@ class _CorpusTexts(Mapping[str, str]):
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.corpus.get(key) is not None
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str]:
         return iter(self.corpus.ids)
 
     def __len__(self) -> int:

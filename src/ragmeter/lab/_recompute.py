@@ -28,23 +28,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import UsageError
+from ..metrics import REGISTRY
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..metrics import Metric
     from ._prepared import PreparedRun
 
-#: the lab's metrics, in the order the cards and columns show them
-METRICS: tuple[str, ...] = ("R", "RR", "nDCG", "AllR")
+#: the lab's metrics, in the order the cards and columns show them: the registry's headline ones
+METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY.values() if m.headline)
 #: the key of the headroom recall (R at the experiment's headroom k)
 HEADROOM = "headroom"
-LABELS = {"R": "Recall", "RR": "MRR", "nDCG": "nDCG", "AllR": "All evidence", HEADROOM: "Headroom"}
+#: what the cards and columns call them: the registry's display names
+LABELS = {**{name: REGISTRY[name].label for name in METRICS}, HEADROOM: "Headroom"}
 #: results kept per (run, cutoff)
 MAX_CACHED_SCORES = 64
 
 
 # -- the cutoff ------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Cutoff:
+class PromptCutoff:
     """A prompt cutoff: the top ``k`` chunks, or what fits in ``budget`` tokens."""
 
     k: int | None = None
@@ -73,7 +75,7 @@ class Cutoff:
         return {"k": self.k} if self.k is not None else {"budget": int(self.budget or 0)}
 
     @classmethod
-    def of_settings(cls, settings: Mapping[str, Any]) -> Cutoff:
+    def of_settings(cls, settings: Mapping[str, Any]) -> PromptCutoff:
         """A variant's own cutoff: its k, else its budget, else k = 4."""
         if settings.get("k"):
             return cls(k=int(settings["k"]))
@@ -94,7 +96,7 @@ class RunScores:
     """
 
     run_id: int
-    cutoff: Cutoff
+    cutoff: PromptCutoff
     qids: tuple[str, ...]
     names: dict[str, str]
     values: dict[str, np.ndarray]
@@ -127,7 +129,7 @@ class RunScores:
         return int(self.effective_k[i])
 
 
-def scores(prepared: PreparedRun, cutoff: Cutoff) -> RunScores:
+def scores(prepared: PreparedRun, cutoff: PromptCutoff) -> RunScores:
     """The run's metrics at ``cutoff`` (kept per run: the last few cutoffs are reused)."""
     with prepared._lock:
         found = prepared._scores.get(cutoff)
@@ -142,9 +144,8 @@ def scores(prepared: PreparedRun, cutoff: Cutoff) -> RunScores:
     return result
 
 
-def _score(prepared: PreparedRun, cutoff: Cutoff) -> RunScores:
-    from ..metrics import Metric
-    from ..metrics._engine import evaluate
+def _score(prepared: PreparedRun, cutoff: PromptCutoff) -> RunScores:
+    from ..metrics import Metric, evaluate
 
     ctx = prepared.ctx
     unavailable = dict(prepared.unavailable)
@@ -155,8 +156,9 @@ def _score(prepared: PreparedRun, cutoff: Cutoff) -> RunScores:
     columns: dict[str, tuple[Any, Metric]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the run's notes were shown when it was scored
-        if prepared.level == "document":
-            wanted = [cutoff.at("R"), cutoff.at("RR"), cutoff.at("nDCG"), headroom]
+        if prepared.level == "document":  # every metric with a rank kernel, on documents
+            keys = [key for key in METRICS if "rank" in REGISTRY[key].levels]
+            wanted = [*(cutoff.at(key) for key in keys), headroom]
             ev = evaluate(
                 prepared.qrels,
                 prepared.run,
@@ -165,13 +167,16 @@ def _score(prepared: PreparedRun, cutoff: Cutoff) -> RunScores:
                 slices=ctx.golden.slices,
                 splits=ctx.golden.splits,
             )
-            for key, m in zip(("R", "RR", "nDCG", HEADROOM), wanted, strict=True):
+            for key, m in zip((*keys, HEADROOM), wanted, strict=True):
                 columns[key] = (ev, m)
             base = ev
         else:
             from ..labels import evaluate_spans
 
-            span_ms = [cutoff.at("R"), cutoff.at("RR"), cutoff.at("AllR"), headroom]
+            # span metrics on the span labels, rank-only ones on the chunk qrels at k
+            keys = [key for key in METRICS if "span" in REGISTRY[key].levels]
+            ranked = [key for key in METRICS if key not in keys]
+            span_ms = [*(cutoff.at(key) for key in keys), headroom]
             base = evaluate_spans(
                 ctx.golden,
                 prepared.chunking,
@@ -180,14 +185,16 @@ def _score(prepared: PreparedRun, cutoff: Cutoff) -> RunScores:
                 cover=ctx.cover,
                 run_name=ctx.run.name,
             )
-            for key, m in zip(("R", "RR", "AllR", HEADROOM), span_ms, strict=True):
+            for key, m in zip((*keys, HEADROOM), span_ms, strict=True):
                 columns[key] = (base, m)
             if cutoff.k is None:
-                unavailable["nDCG"] = "nDCG is defined at a fixed k, not at a token budget"
-            elif prepared.qrels is not None:
-                nd = Metric("nDCG", cutoff.k)
-                ev = evaluate(prepared.qrels, prepared.run, [nd], run_name=ctx.run.name)
-                columns["nDCG"] = (ev, nd)
+                for key in ranked:
+                    unavailable[key] = f"{key} is defined at a fixed k, not at a token budget"
+            elif prepared.qrels is not None and ranked:
+                at_k = [Metric(key, cutoff.k) for key in ranked]
+                ev = evaluate(prepared.qrels, prepared.run, at_k, run_name=ctx.run.name)
+                for key, m in zip(ranked, at_k, strict=True):
+                    columns[key] = (ev, m)
     qids = tuple(base.query_ids)
     values: dict[str, np.ndarray] = {}
     means: dict[str, float | None] = {}
@@ -251,7 +258,8 @@ class Movement:
 
     @property
     def delta(self) -> np.ndarray:
-        return self.candidate - self.baseline
+        delta: np.ndarray = self.candidate - self.baseline
+        return delta
 
     @property
     def mean_delta(self) -> float | None:
@@ -265,8 +273,8 @@ class Movement:
 
 def movements(base: RunScores, cand: RunScores) -> dict[str, Movement]:
     """Per metric key, what moved between ``base`` and ``cand`` (both at the same cutoff)."""
-    from ..metrics._spec import parse
-    from ..paired._slices import TIE_TOLERANCE
+    from ..metrics import parse
+    from ..paired import TIE_TOLERANCE
 
     out: dict[str, Movement] = {}
     in_base = {q: i for i, q in enumerate(base.qids)}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    import jinja2
     from starlette.requests import Request
     from starlette.responses import HTMLResponse
 
@@ -23,7 +24,7 @@ STATIC = HERE / "static"
 
 
 @functools.cache
-def environment() -> Any:
+def environment() -> jinja2.Environment:
     import jinja2
 
     env = jinja2.Environment(

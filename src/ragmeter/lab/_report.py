@@ -17,10 +17,13 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, RagmeterError
 from ._render import STATIC, render
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Store
 
 #: the inline scripts of a report, in load order (under lab/static/)
 SCRIPTS = (
@@ -73,7 +76,7 @@ def question_anchor(run_id: int, qid: str) -> str:
 
 
 def report_context(
-    store: Any,
+    store: Store,
     selectors: Sequence[str],
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
@@ -83,13 +86,13 @@ def report_context(
     comparisons on ``metric`` with ``options`` (``ragmeter gate``'s) when given. Files the
     stored runs name are read only inside ``root`` (default: the current folder), as the lab
     reads them."""
+    from ..workflows.report import resolve_runs
     from ._data_experiments import headline, when
     from ._paths import LabCache
     from ._report_data import (
         comparison_section,
         diagnosis_sections,
         judge_section,
-        resolve_runs,
         run_section,
         sweep_section,
     )
@@ -139,7 +142,7 @@ def report_context(
 
 
 def render_report(
-    store: Any,
+    store: Store,
     selectors: Sequence[str],
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
@@ -170,7 +173,7 @@ def render_report(
 
 
 def write_report(
-    store: Any,
+    store: Store,
     selectors: Sequence[str],
     out: str | os.PathLike[str],
     *,
@@ -184,7 +187,7 @@ def write_report(
     made its own; by default each run's comparison metric (see ``pair_choice``). ``root``: the
     only folder the experiment and chunk files the runs name are read in (default: the
     current one; see :mod:`._paths`)."""
-    from ..io._atomic import atomic_write
+    from ..io import atomic_write
 
     html = render_report(store, selectors, metric, options, root)
     path = Path(out)

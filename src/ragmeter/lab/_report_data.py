@@ -1,5 +1,6 @@
 """The report's sections as plain dicts, built from a :class:`~ragmeter.store.Store` without
-HTTP: which runs (selectors), each run's lab at its own k (stored means, per-question values,
+HTTP (the runs and what the store holds for them come from :mod:`ragmeter.workflows.report`):
+each run's lab at its own k (stored means, per-question values,
 ranked lists with the labelled evidence marked), each run against the baseline, a sweep, the
 diagnosis and the newest judge validation. Every number is the stored one or computed by the
 same view-model function the lab's page uses (and so by the same library call the command line
@@ -10,9 +11,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import NotFoundError, RagmeterError, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import RunRecord, Store
 
 #: questions whose ranked lists a run section embeds; beyond it the report says how many it left
 #: out (the per-question table still lists every question)
@@ -21,61 +25,20 @@ MAX_RANKED_QUESTIONS = 200
 SHOWN_ITEMS = 6
 
 
-# -- which runs ---------------------------------------------------------------------------------
-def resolve_runs(store: Any, selectors: Sequence[str]) -> list[Any]:
-    """The finished runs ``selectors`` name, baseline first, without repeats.
-
-    A selector is a stored run id (``12``, ``run:12``) or an experiment name (every finished run
-    of it, its baseline first). The first run named is the report's baseline.
-    """
-    if not selectors:
-        raise UsageError("name at least one stored run (12, run:12) or experiment")
-    out: list[Any] = []
-    seen: set[int] = set()
-    everything = None
-    for spec in selectors:
-        text = str(spec).strip()
-        rid = text[4:] if text.startswith("run:") else text
-        if rid.isascii() and rid.isdigit():
-            run = store.run(int(rid))
-            if run.status != "finished":
-                raise UsageError(f"run {run.id} is {run.status}: a report shows finished runs only")
-            found = [run]
-        else:
-            if everything is None:
-                everything = store.runs(status="finished")
-            found = [r for r in everything if r.experiment == text]
-            if not found:
-                names = sorted({r.experiment for r in everything})
-                hint = f" (stored experiments: {', '.join(names[:10])})" if names else ""
-                raise NotFoundError(
-                    f"'{text}' is neither a stored run id nor an experiment with finished "
-                    f"runs{hint}"
-                )
-            # oldest first, the experiment's newest baseline in front
-            found = sorted(found, key=lambda r: r.id)
-            bases = [r for r in found if r.is_baseline]
-            if bases:
-                found = [bases[-1], *[r for r in found if r is not bases[-1]]]
-        for r in found:
-            if r.id not in seen:
-                seen.add(r.id)
-                out.append(r)
-    return out
-
-
 # -- the lab at a run's k -----------------------------------------------------------------------
-def run_section(store: Any, run: Any, cache: dict[Any, Any], anchors: Any) -> dict[str, Any]:
+def run_section(
+    store: Store, run: RunRecord, cache: dict[Any, Any], anchors: Any
+) -> dict[str, Any]:
     """One run at its own prompt cutoff, as the lab page shows it (the lab's own recomputation
     from the stored ranked lists: the numbers ``ragmeter eval`` prints at that cutoff): metric
     cards, the per-question values, each question's ranked list with the evidence marked."""
     from ._context import settings_of
     from ._prepared import prepared_run
     from ._ranked_list import question_list
-    from ._recompute import HEADROOM, LABELS, METRICS, Cutoff, scores
+    from ._recompute import HEADROOM, LABELS, METRICS, PromptCutoff, scores
 
     prepared = prepared_run(store, run.id, cache)
-    cutoff = Cutoff.of_settings(settings_of(run))
+    cutoff = PromptCutoff.of_settings(settings_of(run))
     sc = scores(prepared, cutoff)
     keys = [k for k in (*METRICS, HEADROOM) if k in sc.names]
     cards = [
@@ -116,9 +79,9 @@ def run_section(store: Any, run: Any, cache: dict[Any, Any], anchors: Any) -> di
 
 # -- against the baseline -----------------------------------------------------------------------
 def comparison_section(
-    store: Any,
-    base: Any,
-    cand: Any,
+    store: Store,
+    base: RunRecord,
+    cand: RunRecord,
     link: Any,
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
@@ -157,7 +120,9 @@ def comparison_section(
 
 
 # -- sweep --------------------------------------------------------------------------------------
-def sweep_section(store: Any, runs: Sequence[Any], cache: dict[Any, Any]) -> dict[str, Any] | None:
+def sweep_section(
+    store: Store, runs: Sequence[RunRecord], cache: dict[Any, Any]
+) -> dict[str, Any] | None:
     """The sweeps view's model (``/sweeps?runs=...`` with its defaults: recall over token budgets
     when the runs' chunkings differ, else over k) for the report's runs that have ranked lists
     and share the first such run's golden set: the report and the lab draw the same sweep, and
@@ -184,28 +149,20 @@ def sweep_section(store: Any, runs: Sequence[Any], cache: dict[Any, Any]) -> dic
 
 # -- diagnosis ----------------------------------------------------------------------------------
 def diagnosis_sections(
-    store: Any, runs: Sequence[Any], cache: dict[Any, Any], link: Any
+    store: Store, runs: Sequence[RunRecord], cache: dict[Any, Any], link: Any
 ) -> list[dict[str, Any]]:
     """One diagnosis per reported run an answer set is stored for (its newest; the diagnosis
     view's model, ``ragmeter diagnose --answers``: the retrieval-by-answer grid, the steps and
     the next experiment), in the report's run order; the baseline without an answer set gets the
     retrieval steps alone. ``link(run_id, qid)`` is a cell question's in-page ``#anchor`` or
     None (the question then prints as text: no link may leave the file)."""
-    from ._data_diagnosis import diagnosis_context, pick_run
-    from ._data_stored import answer_sets
+    from ..workflows.report import answered_runs
+    from ._data_diagnosis import diagnosis_context
 
     order = {r.id: i for i, r in enumerate(runs)}
-    versions = {r.golden_version for r in runs}
     found: dict[int, dict[str, Any]] = {}
-    for a in answer_sets(store):  # newest first: the first set found for a run is shown
-        if a.get("golden_version") not in versions:
-            continue
-        try:
-            run = pick_run(store, a, None)
-        except NotFoundError:  # the run it was checked against was deleted
-            continue
-        if run is None or run.id not in order or run.id in found:
-            continue
+    for pair in answered_runs(store, runs):
+        run, a = pair.run, pair.answers.to_dict()
         entry: dict[str, Any] = {"run": run.id, "name": run.name, "answers": a,
                                  "pre": f"a{int(a['id'])}-", "d": None, "error": None,
                                  "recall_only": None}  # fmt: skip
@@ -229,61 +186,27 @@ def diagnosis_sections(
     return [found[rid] for rid in sorted(found, key=order.__getitem__)]
 
 
-def recall_diagnosis(store: Any, run: Any) -> dict[str, Any] | None:
-    """``ragmeter diagnose`` on what the store holds for ``run`` without answers: recall at the
-    prompt k and at the headroom k from its stored evaluation (the retrieval steps of the path
-    and the one next experiment). The retrieval-by-answer grid needs an answer set."""
-    from ..diagnosis._diagnose import diagnose, pick_recall, recall_from_evaluation
+def recall_diagnosis(store: Store, run: RunRecord) -> dict[str, Any] | None:
+    """The diagnosis section of ``run`` without answers: the retrieval steps of the path and
+    the one next experiment (:func:`ragmeter.workflows.report.retrieval_diagnosis`)."""
+    from ..workflows.report import retrieval_diagnosis
 
-    evals = [store.evaluation(run.id, lvl) for lvl in run.levels]
-    prompt = pick_recall(evals, None, "prompt")
-    if prompt is None:
+    d = retrieval_diagnosis(store, run)
+    if d is None:
         return None
-    head = pick_recall(evals, None, "headroom")
-    if head is None:
-        ks = sorted((m for e in evals for m in e.metrics if m.name == "R" and m.k),
-                    key=lambda m: m.k)  # fmt: skip
-        if len(ks) > 1:
-            head = (next(e for e in evals if ks[-1] in e.metrics), ks[-1])
-    d = diagnose(
-        prompt_recall=recall_from_evaluation(*prompt),
-        headroom_recall=recall_from_evaluation(*head) if head else None,
-        golden_version=run.golden_version,
-    )
     return {"run": run.id, "name": run.name, "answers": None, "recall_only": d, "d": None,
             "error": None}  # fmt: skip
 
 
 # -- judge validation ---------------------------------------------------------------------------
-def judge_section(store: Any, versions: Sequence[str | None]) -> dict[str, Any] | None:
+def judge_section(store: Store, versions: Sequence[str | None]) -> dict[str, Any] | None:
     """The newest stored judge validation that labels questions of the reported golden sets
     (the judge view's model: confusion matrix, kappa, per-class agreement, order flips) and a
-    line for each older such one. A validation names no run, so its question ids tell."""
-    from ..store._damage import DamagedRowError, skipped
+    line for each older such one (:func:`ragmeter.workflows.report.judge_validations_for`)."""
+    from ..workflows.report import judge_validations_for
     from ._data_judges import judge_context
-    from ._data_stored import judge_validation, judge_validations
 
-    qids: set[str] = set()
-    for v in {v for v in versions if v}:
-        try:
-            qids |= {q.id for q in store.golden(v)}
-        except NotFoundError:
-            continue
-    if not qids:
+    found = judge_validations_for(store, versions, lambda vid: judge_context(store, vid))
+    if found is None:
         return None
-    ours: list[dict[str, Any]] = []
-    newest: dict[str, Any] | None = None
-    for row in judge_validations(store):  # newest first
-        try:
-            labels = judge_validation(store, int(row["id"]))["labels"]
-            if not any(isinstance(x, Mapping) and str(x.get("id")) in qids for x in labels):
-                continue
-            if newest is None:
-                newest = judge_context(store, int(row["id"]))
-        except DamagedRowError as exc:  # one damaged validation is left out, as listings do
-            skipped(exc)
-            continue
-        ours.append(row)
-    if newest is None:
-        return None
-    return {"j": newest, "older": ours[1:]}
+    return {"j": found.newest, "older": [row.to_dict() for row in found.older]}

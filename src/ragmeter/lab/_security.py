@@ -18,8 +18,11 @@ from __future__ import annotations
 import hmac
 import secrets
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
+
+if TYPE_CHECKING:  # pragma: no cover
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "ragmeter_csrf"
 HEADER = b"x-csrf-token"
@@ -56,30 +59,30 @@ def allowed_hosts(host: str) -> list[str]:
     return hosts
 
 
-def _cookie(scope: dict[str, Any]) -> str | None:
+def _cookie(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"cookie":
-            for part in value.decode("latin-1").split(";"):
+            for part in bytes(value).decode("latin-1").split(";"):
                 k, _, v = part.strip().partition("=")
                 if k == COOKIE:
                     return v
     return None
 
 
-def _header(scope: dict[str, Any], key: bytes) -> str | None:
+def _header(scope: Scope, key: bytes) -> str | None:
     for name, value in scope.get("headers", []):
         if name == key:
-            return value.decode("latin-1")
+            return bytes(value).decode("latin-1")
     return None
 
 
 class SecurityMiddleware:
     """ASGI middleware: nonce + CSRF token per request, security headers, CSRF check."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -102,7 +105,7 @@ class SecurityMiddleware:
                 await _refuse(send)
                 return
 
-        async def send_with_headers(message: dict[str, Any]) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 headers.extend(_security_headers(nonce))
@@ -130,17 +133,17 @@ def _security_headers(nonce: str) -> Iterable[tuple[bytes, bytes]]:
     ]
 
 
-def _declared_length(scope: dict[str, Any]) -> int:
+def _declared_length(scope: Scope) -> int:
     """The body size the request declares (0 without a usable ``Content-Length``: the body
     is then counted while it is read)."""
     value = (_header(scope, b"content-length") or "").strip()
     return int(value) if value.isascii() and value.isdigit() else 0
 
 
-async def _buffer(receive: Any, limit: int = MAX_BODY) -> tuple[bytes, Any] | None:
+async def _buffer(receive: Receive, limit: int = MAX_BODY) -> tuple[bytes, Receive] | None:
     """Read the whole request body and a receive that replays it; None as soon as it passes
     ``limit`` bytes (the rest is never read: a cut body must not reach a view)."""
-    chunks = []
+    chunks: list[bytes] = []
     size = 0
     more = True
     while more:
@@ -154,7 +157,7 @@ async def _buffer(receive: Any, limit: int = MAX_BODY) -> tuple[bytes, Any] | No
     body = b"".join(chunks)
     done = False
 
-    async def replay() -> dict[str, Any]:
+    async def replay() -> Message:
         nonlocal done
         if not done:
             done = True
@@ -164,7 +167,7 @@ async def _buffer(receive: Any, limit: int = MAX_BODY) -> tuple[bytes, Any] | No
     return body, replay
 
 
-def _form_token(scope: dict[str, Any], body: bytes) -> str | None:
+def _form_token(scope: Scope, body: bytes) -> str | None:
     ctype = (_header(scope, b"content-type") or "").split(";")[0].strip()
     if ctype != "application/x-www-form-urlencoded":
         return None
@@ -172,12 +175,12 @@ def _form_token(scope: dict[str, Any], body: bytes) -> str | None:
     return values[0] if values else None
 
 
-async def _refuse(send: Any) -> None:
+async def _refuse(send: Send) -> None:
     text = b"refused: this request lacks the lab's CSRF token (reload the page and try again)"
     await _plain(send, 403, text)
 
 
-async def _refuse_large(send: Any) -> None:
+async def _refuse_large(send: Send) -> None:
     text = (
         f"refused: the request body is over {MAX_BODY:,} bytes (the lab's forms are small); "
         "nothing was done"
@@ -187,7 +190,7 @@ async def _refuse_large(send: Any) -> None:
 
 
 async def _plain(
-    send: Any, status: int, text: bytes, extra: list[tuple[bytes, bytes]] | None = None
+    send: Send, status: int, text: bytes, extra: list[tuple[bytes, bytes]] | None = None
 ) -> None:
     await send(
         {

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._errors import InputError
-from ..io._tables import Qrels, Run, dictionary_codes, flat
+from ..io import Qrels, Run, dictionary_codes, flat
 from ._mapping import questions_of
 
 
@@ -28,7 +28,7 @@ def rollup_run(run: Run, chunking: Any) -> Run:
     """The document run of a chunk run: one row per (query, document) with the score of the
     document's best chunk (see the module docstring). Every chunk id of ``run`` must be a
     chunk of ``chunking``."""
-    from ..metrics._ranking import rank_run
+    from ..metrics import rank_run
 
     ranked = rank_run(run, ties="trec")
     rows = ranked.rows.astype(np.int64)

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import UsageError
-from ..metrics._evaluation import Evaluation
+from ..metrics import Evaluation
 from ._span_mapping import span_mapping
 from ._span_metrics import DEFAULT_COVER, evaluate_spans, span_metric_list
 
 if TYPE_CHECKING:
-    from ..metrics._engine import Missing
-    from ..metrics._ranking import Ties
+    from ..metrics import Missing, Ties
 
 
 def parse_ints(text: str | int | Sequence[int] | None, what: str) -> list[int]:

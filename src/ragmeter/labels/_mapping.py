@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import UsageError
-from ..data._schema import Question
+from ..data import Question
 
 
 @dataclass(frozen=True)

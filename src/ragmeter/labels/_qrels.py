@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._errors import RagmeterWarning
-from ..io._tables import Qrels
+from ..io import Qrels
 from ._mapping import SpanTable, check_spans_within_chunking, map_spans, questions_of
 from ._span_metrics import DEFAULT_COVER, check_cover
 

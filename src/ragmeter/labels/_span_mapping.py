@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import UsageError
-from ..data._schema import Question
+from ..data import Question
 from ._mapping import (
     Overlaps,
     SpanTable,

@@ -36,11 +36,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import InputError, RagmeterWarning, UsageError
-from ..io._id_spaces import check_query_ids
-from ..io._tables import dictionary_codes
-from ..io._tables import flat as _flat
-from ..metrics import Metric, parse_list
-from ..metrics._evaluation import ColumnDetails, Evaluation
+from ..io import check_query_ids, dictionary_codes
+from ..io import flat as _flat
+from ..metrics import REGISTRY, ColumnDetails, Evaluation, Metric, parse_list
 from ..metrics._kernels import SpanInputs, per_group_min
 from ._budget import effective_k, k_summary
 from ._mapping import Overlaps, SpanTable
@@ -151,7 +149,7 @@ def evaluate_spans(
     ``mapping``: :func:`~ragmeter.labels.span_mapping` of these golden and chunking objects,
     when several runs are scored on them (the run-independent work is then done once).
     """
-    from ..metrics._ranking import rank_run
+    from ..metrics import rank_run
 
     cover = check_cover(cover)
     if missing not in ("zero", "skip"):
@@ -159,9 +157,11 @@ def evaluate_spans(
     ms = parse_list(metrics)
     for m in ms:
         if "span" not in m.info.levels:
+            *names, last = (i.name for i in REGISTRY.values() if "span" in i.levels)
             raise UsageError(
-                f"{m} is not a span-level metric (span labels give R, Hit, RR and AllR); score "
-                "P and nDCG within one chunking with chunk qrels: ragmeter labels export"
+                f"{m} is not a span-level metric (span labels give {', '.join(names)} and "
+                f"{last}); score P and nDCG within one chunking with chunk qrels: ragmeter "
+                "labels export"
             )
     if mapping is None:
         mapping = span_mapping(golden, chunking)
@@ -328,7 +328,7 @@ def _chunk_rows(r: Any, chunking: Any) -> np.ndarray:
 
 
 def _to_run(run: Any):  # -> Run
-    from ..io._tables import Run
+    from ..io import Run
 
     if isinstance(run, Run):
         return run

@@ -1,9 +1,27 @@
 """Metric values (what a metric is), the vectorised kernels that compute them, and the
 :class:`Evaluation` record they produce."""
 
-from ._engine import evaluate
-from ._evaluation import Evaluation
+from ._doc import metric_rows, option_text
+from ._engine import Missing, evaluate
+from ._evaluation import NO_MEAN, ColumnDetails, Evaluation
+from ._ranking import Ties, rank_run
 from ._registry import REGISTRY, MetricInfo
-from ._spec import Metric, parse, parse_list
+from ._spec import Metric, parse, parse_list, trec_eval_aliases
 
-__all__ = ["REGISTRY", "Evaluation", "Metric", "MetricInfo", "evaluate", "parse", "parse_list"]
+__all__ = [
+    "NO_MEAN",
+    "REGISTRY",
+    "ColumnDetails",
+    "Evaluation",
+    "Metric",
+    "MetricInfo",
+    "Missing",
+    "Ties",
+    "evaluate",
+    "metric_rows",
+    "option_text",
+    "parse",
+    "parse_list",
+    "rank_run",
+    "trec_eval_aliases",
+]

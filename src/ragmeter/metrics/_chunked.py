@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import UsageError
-from ..io._tables import Qrels, Run, flat
+from ..io import Qrels, Run, flat
 from ._evaluation import ColumnDetails, Evaluation
 from ._spec import Metric
 
@@ -130,7 +130,7 @@ class _Ids:
 
     def check(self, q: Qrels, name: str) -> tuple[str, ...]:
         """Raise when no run query is labelled; the item-id warning (issued and returned)."""
-        from ..io._id_spaces import check_item_ids, check_query_ids
+        from ..io import check_item_ids, check_query_ids
 
         src = q.source or ""
         qrels_name = "the qrels" if src.startswith("<") or not src else f"the qrels {src}"
@@ -155,13 +155,13 @@ def _split(
     run: Any, chunk_of: Any, n: int, folder: Path, duplicates: str, ids: _Ids
 ) -> tuple[list[Any], str]:
     """Loaders of each chunk's run (deduplicated) and the run's name."""
-    from ..io._source import is_jsonl_path
+    from ..io import is_jsonl_path
 
     if isinstance(run, (str, os.PathLike)) and not is_jsonl_path(run):
         return _spill(Path(run), chunk_of, n, folder, duplicates, ids)
     from ..io.convert import refuse_empty, to_run
 
-    r = to_run(run, duplicates=duplicates) if isinstance(run, (str, os.PathLike)) else to_run(run)
+    r = to_run(run, duplicates=duplicates)
     refuse_empty(run, r)
     chunk = chunk_of(flat(r.qid))
     ids.unmatched(flat(r.qid).filter(pa.array(chunk < 0)))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from ..io._atomic import atomic_write
+from ..io import atomic_write
 from ._registry import REGISTRY, MetricInfo, Param
 from ._spec import parse
 

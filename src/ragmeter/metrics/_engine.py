@@ -40,6 +40,7 @@ def evaluate(
     slices: Mapping[str, Iterable[str]] | None = None,
     splits: Mapping[str, str] | None = None,
     query_chunks: int | None = None,
+    duplicates: str = "best",
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` on ``metrics`` and keep every per-query value.
 
@@ -47,6 +48,8 @@ def evaluate(
     ``{qid: {doc: score}}``), pandas DataFrames or paths to TREC/JSONL files.
     ``query_chunks=N`` scores N slices of queries one after another (a TREC run path is then
     streamed, never held whole): the same numbers, a bounded peak (``_chunked``).
+    ``duplicates`` is the rule for a document ranked twice for one query in a run file or table
+    (``"best"``: the best-scored row is kept, with a warning; ``"error"``: refused).
     """
     from ..io.convert import refuse_empty, to_qrels, to_run
 
@@ -64,11 +67,11 @@ def evaluate(
 
         return evaluate_chunked(
             qrels, run, ms, query_chunks=query_chunks, missing=missing, ties=ties,
-            run_name=run_name, config=config, golden_version=golden_version,
+            duplicates=duplicates, run_name=run_name, config=config, golden_version=golden_version,
             slices=_slice_names(slices), splits=dict(splits or {}),
         )  # fmt: skip
     q = to_qrels(qrels)
-    r = to_run(run)
+    r = to_run(run, duplicates=duplicates)
     refuse_empty(qrels, q)  # nothing to score: refused as an empty file is
     refuse_empty(run, r)
     # ids that match nothing are loud, not 0.000 (check_run_against_qrels, run by _score when no

@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._errors import InputError, UsageError
-from ..io._reading import read_json
-from ..io._source import open_source
+from ..io import open_source, read_json
 from ._spec import parse
 
 #: how the messages name the files this module reads

@@ -22,9 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import _compiled
+from ..io import dictionary_codes
+from ..io import flat as _flat
 from ..io._duplicates import string_hashes
-from ..io._tables import dictionary_codes
-from ..io._tables import flat as _flat
 from ..io._trec_arrays import string_offsets as _offsets
 
 #: the compiled loops (numba, the ``fast`` extra: the join, the rank-and-join and the qrels'

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import UsageError
-from ..io._tables import Run
-from ..io._tables import flat as _flat
+from ..io import Run
+from ..io import flat as _flat
 
 Ties = Literal["trec", "given"]
 

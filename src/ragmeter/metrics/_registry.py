@@ -10,7 +10,7 @@ declared once (as ir_measures declares the parameters of each measure).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -64,6 +64,10 @@ class MetricInfo:
     aliases: tuple[str, ...] = ()
     rank_kernel: RankKernel | None = None
     span_kernel: SpanKernel | None = None
+    #: its short display name on cards, columns and legends ("MRR", "All evidence")
+    label: str = field(kw_only=True)
+    #: one of the headline metrics a summary shows (the lab's cards and columns), in this order
+    headline: bool = field(default=False, kw_only=True)
 
     @property
     def levels(self) -> frozenset[str]:
@@ -74,6 +78,12 @@ class MetricInfo:
             for level, kernel in (("rank", self.rank_kernel), ("span", self.span_kernel))
             if kernel
         )
+
+    @property
+    def budget(self) -> bool:
+        """Computed at a token budget too (``R@budget=1200``): a cutoff metric with a span
+        kernel."""
+        return self.cutoff != "none" and self.span_kernel is not None
 
     @property
     def options(self) -> frozenset[str]:
@@ -88,7 +98,7 @@ class MetricInfo:
             out.append(f"{self.name}@k")
         if self.cutoff != "required":
             out.append(self.name)
-        if self.cutoff != "none" and self.span_kernel is not None:
+        if self.budget:
             out.append(f"{self.name}@budget=B")
         return tuple(out)
 
@@ -108,6 +118,8 @@ REGISTRY: dict[str, MetricInfo] = {
             aliases=("Recall",),
             rank_kernel=K.rank_recall,
             span_kernel=K.span_recall,
+            label="Recall",
+            headline=True,
         ),
         MetricInfo(
             "Hit",
@@ -121,6 +133,7 @@ REGISTRY: dict[str, MetricInfo] = {
             aliases=("Success",),
             rank_kernel=K.rank_hit,
             span_kernel=K.span_hit,
+            label="Hit rate",
         ),
         MetricInfo(
             "P",
@@ -132,6 +145,7 @@ REGISTRY: dict[str, MetricInfo] = {
             False,
             ("P_k",),
             rank_kernel=K.rank_precision,
+            label="Precision",
         ),
         MetricInfo(
             "RR",
@@ -145,6 +159,8 @@ REGISTRY: dict[str, MetricInfo] = {
             aliases=("MRR",),
             rank_kernel=K.rank_rr,
             span_kernel=K.span_rr,
+            label="MRR",
+            headline=True,
         ),
         MetricInfo(
             "nDCG",
@@ -158,6 +174,8 @@ REGISTRY: dict[str, MetricInfo] = {
             ("ndcg_cut_k", "ndcg"),
             aliases=("NDCG",),
             rank_kernel=K.rank_ndcg,
+            label="nDCG",
+            headline=True,
         ),
         MetricInfo(
             "AP",
@@ -171,6 +189,7 @@ REGISTRY: dict[str, MetricInfo] = {
             ("map_cut_k", "map"),
             aliases=("MAP",),
             rank_kernel=K.rank_ap,
+            label="MAP",
         ),
         MetricInfo(
             "Rprec",
@@ -182,6 +201,7 @@ REGISTRY: dict[str, MetricInfo] = {
             False,
             ("Rprec",),
             rank_kernel=K.rank_rprec,
+            label="R-precision",
         ),
         MetricInfo(
             "AllR",
@@ -194,6 +214,8 @@ REGISTRY: dict[str, MetricInfo] = {
             True,
             (),
             span_kernel=K.span_all_required,
+            label="All evidence",
+            headline=True,
         ),
     )
 }

@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 
 from .. import _compiled
 from .._errors import UsageError
-from ..io._id_spaces import check_run_against_qrels
-from ..io._tables import Qrels, Run, doc_hashes_of, qid_starts_of
+from ..io import Qrels, Run, check_run_against_qrels
+from ..io._tables import doc_hashes_of, qid_starts_of
 from . import _join
 from . import _kernels as K
 from ._evaluation import ColumnDetails

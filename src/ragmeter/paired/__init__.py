@@ -5,19 +5,26 @@ accounting, k-sweeps and the CI gate.
 ``paired`` so that the package never shadows the function).
 """
 
-from ._bootstrap import BootstrapInterval, paired_bootstrap
-from ._changes import Budget, Change, changes, context_budget, same_budget
+from ._bootstrap import BootstrapInterval, bootstrap_means, paired_bootstrap
+from ._changes import Budget, Change, changes, chunk_size, context_budget, same_budget
 from ._comparison import Comparison, Mover, SliceResult, compare
-from ._configdiff import SettingDiff, config_diff
+from ._configdiff import SettingDiff, config_diff, flatten, is_setting
 from ._gate import GateCheck, GateResult, GateRule, gate
-from ._ledger import Ledger, LedgerSummary
+from ._ledger import DEFAULT_LEDGER, UNVERSIONED, Ledger, LedgerSummary
 from ._plan import PlanRow, SizePlan, plan_size
+from ._plan_io import read_comparison
 from ._selection import SelectionEstimate, best_of_n, optimism_from_pair
-from ._slices import PairedStats
+from ._slices import SMALL_NOTE, SMALL_SLICE, TIE_TOLERANCE, PairedStats
+from ._sweep import Kind as SweepKind
 from ._sweep import Sweep, sweep, sweep_spans, sweep_values
 from ._tests import RandomisationTest, holm, randomisation_test, sign_test
 
 __all__ = [
+    "DEFAULT_LEDGER",
+    "SMALL_NOTE",
+    "SMALL_SLICE",
+    "TIE_TOLERANCE",
+    "UNVERSIONED",
     "BootstrapInterval",
     "Budget",
     "Change",
@@ -36,17 +43,23 @@ __all__ = [
     "SizePlan",
     "SliceResult",
     "Sweep",
+    "SweepKind",
     "best_of_n",
+    "bootstrap_means",
     "changes",
+    "chunk_size",
     "compare",
     "config_diff",
     "context_budget",
+    "flatten",
     "gate",
     "holm",
+    "is_setting",
     "optimism_from_pair",
     "paired_bootstrap",
     "plan_size",
     "randomisation_test",
+    "read_comparison",
     "same_budget",
     "sign_test",
     "sweep",

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -61,7 +61,11 @@ INDEX_STREAM_LIMIT = 50_000_000
 
 @dataclass(frozen=True)
 class BootstrapInterval:
-    """A percentile interval for the mean of paired differences."""
+    """A percentile interval for the mean of paired differences.
+
+    ``means``: the resampled means it is the percentiles of, when asked to keep them
+    (``keep_means=True``); not part of the record (:meth:`to_dict`) nor of its equality.
+    """
 
     lo: float
     hi: float
@@ -69,6 +73,7 @@ class BootstrapInterval:
     n_resamples: int
     seed: int | None
     method: str
+    means: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -185,9 +190,12 @@ def bootstrap_interval(
     seed: int | None = 0,
     confidence: float = 0.95,
     method: Method = "auto",
+    keep_means: bool = False,
 ) -> BootstrapInterval:
     """The interval of :func:`paired_bootstrap` for a float array already checked to hold
-    numbers; with no question it is ``(nan, nan)`` (a comparison's empty slice, never shown)."""
+    numbers; with no question it is ``(nan, nan)`` (a comparison's empty slice, never shown).
+    ``keep_means``: the interval also holds the resampled means it was taken from (the lab's
+    histogram), so that nothing draws them a second time."""
     _check(d, n_resamples, confidence)
     check_seed(seed)
     chosen = choose_method(d, n_resamples, method)
@@ -196,7 +204,9 @@ def bootstrap_interval(
     means, _ = bootstrap_means(d, n_resamples=n_resamples, seed=seed, method=method)
     tail = round((1.0 - confidence) / 2.0 * 100.0, 10)  # 2.5, not 2.5000000000000022
     lo, hi = np.percentile(means, [tail, 100.0 - tail])
-    return BootstrapInterval(float(lo), float(hi), confidence, n_resamples, seed, chosen)
+    return BootstrapInterval(
+        float(lo), float(hi), confidence, n_resamples, seed, chosen, means if keep_means else None
+    )
 
 
 def bootstrap_means(

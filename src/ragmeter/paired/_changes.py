@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..metrics import Metric
+from ..metrics import REGISTRY, Metric
 from ._configdiff import SettingDiff, config_diff, flatten, is_setting
 from ._record import Record
 
@@ -64,8 +64,6 @@ MEASURED_CONTEXT = "context_tokens"
 WRAPPERS = ("settings.", "resolved.", "config.")
 
 _SIZE_RE = re.compile(r"^(?:tokens|recursive|sections):(\d+)")
-#: Metrics the span evaluator computes at a token budget.
-_BUDGET_METRICS = ("R", "Hit", "AllR", "RR")
 
 
 def chunk_size(chunker: str | None) -> int | None:
@@ -202,15 +200,15 @@ def context_budget(config: Mapping[str, Any]) -> Budget | None:
     return None
 
 
-#: retriever kinds that are the user's own pipeline (ragmeter.retrieval.pipelines)
-PIPELINE_KINDS = ("python", "langchain", "llamaindex")
-
-
 def _is_pipeline(value: Any) -> bool:
-    """A retriever setting naming the user's pipeline: its kind, or its ``kind(target)`` label."""
+    """A retriever setting naming the user's pipeline: its kind, or its ``kind(target)`` label
+    (the pipeline kinds of the registry, :data:`ragmeter.retrieval.KINDS`)."""
     if not isinstance(value, str):
         return False
-    return value in PIPELINE_KINDS or value.startswith(tuple(f"{k}(" for k in PIPELINE_KINDS))
+    from ..retrieval import KINDS
+
+    pipelines = [k.name for k in KINDS.values() if k.role == "pipeline"]
+    return value in pipelines or value.startswith(tuple(f"{k}(" for k in pipelines))
 
 
 def same_budget(baseline: Budget | None, candidate: Budget | None) -> bool | None:
@@ -294,7 +292,8 @@ def fairness_problems(
             "the generator receives"
         )
     if "chunking" in names and metric is not None and metric.budget is None:
-        hint = f", e.g. {metric.name}@budget=1200" if metric.name in _BUDGET_METRICS else ""
+        budgeted = metric.name in REGISTRY and REGISTRY[metric.name].budget
+        hint = f", e.g. {metric.name}@budget=1200" if budgeted else ""
         problems.append(
             f"the runs use different chunkings ({names['chunking']}) at a rank "
             "cutoff, so the prompt holds different amounts of text; compare at a "

@@ -42,8 +42,8 @@ import numpy as np
 from .._errors import InputError, RagmeterWarning, UsageError, VersionMismatchError
 from .._numbers import MAX_RESAMPLES, number_in, whole
 from .._numbers import seed as check_seed
-from ..metrics import Metric, parse
-from ..metrics._evaluation import Evaluation
+from .._pvalue import p_is
+from ..metrics import Evaluation, Metric, parse
 from ._bootstrap import Method
 from ._changes import Change, changes, fairness_problems, several_note
 from ._comparison_record import comparison_fields
@@ -67,6 +67,19 @@ class Mover:
     rank_before: int | None = None
     rank_after: int | None = None
     slices: tuple[str, ...] = ()
+
+    def change_text(self, binary: bool) -> str:
+        """What changed, as the movers tables print it: fixed / broken for a binary outcome,
+        else the signed difference."""
+        if binary:
+            return "fixed" if self.delta > 0 else "broken"
+        return f"{self.delta:+.4f}"
+
+    @property
+    def ranks_text(self) -> str:
+        """The first relevant rank before and after (``3 -> 1``; ``-`` where there is none)."""
+        before, after = ("-" if r is None else str(r) for r in (self.rank_before, self.rank_after))
+        return f"{before} -> {after}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -175,6 +188,10 @@ class Comparison:
     slice_adjustment: tuple[str, int] | None = None
     #: what the values are when they are not a registry metric, e.g. "answer correct"
     outcome: str | None = None
+    #: the overall interval's resampled means, kept when asked (``compare(keep_means=True)``:
+    #: the lab's histogram); not recorded by :meth:`to_dict` (so None once read back) and not
+    #: part of the comparison's equality
+    bootstrap_means: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -231,11 +248,51 @@ class Comparison:
 
     @property
     def deltas(self) -> np.ndarray:
-        return self.candidate_values - self.baseline_values
+        d: np.ndarray = self.candidate_values - self.baseline_values
+        return d
 
     @property
     def verdict(self) -> str:
         return self.overall.verdict(self.candidate)
+
+    @property
+    def movers(self) -> tuple[Mover, ...]:
+        """The improved movers, then the worsened ones."""
+        return (*self.improved, *self.worsened)
+
+    @property
+    def movers_have_ranks(self) -> bool:
+        """Some mover has a first relevant rank (the runs carried ranks)."""
+        return any(m.rank_before is not None or m.rank_after is not None for m in self.movers)
+
+    @property
+    def verdict_line(self) -> str:
+        """The verdict with its numbers, as ``ragmeter compare`` and the lab print it."""
+        return (
+            f"Verdict: {self.verdict}. Difference {self.mean_delta:+.4f}, "
+            f"{self.confidence:.0%} interval {self.overall.ci_text}, sign test p "
+            f"{p_is(self.sign_test_p)}."
+        )
+
+    @property
+    def method_line(self) -> str:
+        """How the interval and the p-value were computed (the table's caption)."""
+        return (
+            f"paired percentile bootstrap, {self.n_resamples} resamples, seed {self.seed} "
+            f"({self.bootstrap_method}); exact two-sided sign test, ties dropped"
+        )
+
+    @property
+    def selection_line(self) -> str | None:
+        """How many variants the ledger has seen on the golden set, with the selection
+        estimate when there is one; None when no ledger was read."""
+        if self.n_variants_tried is None:
+            return None
+        return (
+            f"Selection: {self.n_variants_tried} variant(s) tried on golden set "
+            f"{self.golden_version or '(unversioned)'}"
+            + (f"; {self.selection.describe()}." if self.selection else ".")
+        )
 
     @property
     def per_question(self) -> dict[str, dict[str, float]]:
@@ -249,7 +306,7 @@ class Comparison:
             )
         }
 
-    def to_frame(self):  # -> pandas.DataFrame
+    def to_frame(self) -> Any:  # pandas.DataFrame (the optional pandas extra)
         """One row per question (index ``query``): ``baseline``, ``candidate``, ``delta`` =
         candidate - baseline, the rows of ``ragmeter compare --format csv``; the headline
         statistics stay attributes. pandas is the ``pandas`` extra."""
@@ -548,6 +605,7 @@ def compare(
     ledger: Any = None,
     selection_searches: int = 300,
     names: tuple[str, str] | None = None,
+    keep_means: bool = False,
 ) -> Comparison:
     """Compare ``candidate`` against ``baseline`` on ``metric``, question by question.
 
@@ -563,6 +621,9 @@ def compare(
     ledger and, when several variants were tried on the golden-set version, attaches the
     simulated optimism of the best of that many equally good variants (``selection``).
     ``names`` overrides the two run names (mappings are otherwise "baseline" and "candidate").
+    ``keep_means`` keeps the resampled means of the overall interval on the comparison
+    (``Comparison.bootstrap_means``, not serialised): the distribution the interval is the
+    percentiles of, without drawing it again.
     """
     # numbers first, before any file is read (one rule and message for each: ragmeter._numbers)
     check_seed(seed)
@@ -619,7 +680,7 @@ def compare(
         confidence=confidence,
         method=method,
     )
-    overall, boot = stats_of(a, b)
+    overall, boot = stats_of(a, b, keep_means=keep_means)
     slice_maps = [s.slices for s in sides if isinstance(s, Evaluation)]
     split_maps = [s.splits for s in sides if isinstance(s, Evaluation)]
     slice_stats = {
@@ -709,4 +770,5 @@ def compare(
         selection=selection,
         n_variants_tried=n_variants,
         slice_adjustment=("holm", len(slices)) if slices else None,
+        bootstrap_means=boot.means,
     )

@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from ..io._atomic import append_line
-from ..io._reading import iter_jsonl
+from ..io import append_line, iter_jsonl
 from ._changes import changes
 from ._configdiff import flatten, is_setting
 

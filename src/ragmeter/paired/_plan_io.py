@@ -17,7 +17,7 @@ from typing import Any
 
 from .._errors import InputError, UsageError
 from .._numbers import MAX_QUESTIONS
-from ..io._reading import read_json
+from ..io import read_json
 from ._spread import Spread, spread_from_values, with_observed
 
 _WHAT = "the output of 'ragmeter compare --format json'"

@@ -52,6 +52,11 @@ class PairedStats:
     def small(self) -> bool:
         return self.n < SMALL_SLICE
 
+    @property
+    def ci_text(self) -> str:
+        """The interval as every interface prints it: ``[+0.012, +0.083]``."""
+        return f"[{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
+
     def verdict(self, candidate: str = "B") -> str:
         """Plain-words reading of the interval."""
         lo, hi = self.ci
@@ -117,8 +122,11 @@ def paired_stats(
     seed: int | None = 0,
     confidence: float = 0.95,
     method: Method = "auto",
+    keep_means: bool = False,
 ) -> tuple[PairedStats, BootstrapInterval]:
-    """Statistics of ``candidate - baseline`` over paired arrays (see the module docstring)."""
+    """Statistics of ``candidate - baseline`` over paired arrays (see the module docstring).
+    ``keep_means``: the returned interval also holds its resampled means
+    (:attr:`BootstrapInterval.means`)."""
     a = np.asarray(baseline, dtype=np.float64)
     b = np.asarray(candidate, dtype=np.float64)
     d = b - a
@@ -129,7 +137,12 @@ def paired_stats(
         fixed = int(np.sum((a == 0) & (b == 1)))
         broken = int(np.sum((a == 1) & (b == 0)))
     boot = bootstrap_interval(
-        d, n_resamples=n_resamples, seed=seed, confidence=confidence, method=method
+        d,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        method=method,
+        keep_means=keep_means,
     )
     n = len(d)
     stats = PairedStats(

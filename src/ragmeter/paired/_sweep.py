@@ -294,7 +294,7 @@ def sweep(
     headroom (None: leave it out).
     """
     from ..io.convert import to_run
-    from ..metrics._engine import evaluate
+    from ..metrics import evaluate
 
     base = base_metric(metric)
     named = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
@@ -327,7 +327,7 @@ def sweep(
 
 def _depth(run: Any) -> int:
     """The longest list of one query in a run (what a k range is capped at)."""
-    from ..io._tables import dictionary_codes
+    from ..io import dictionary_codes
 
     if not len(run):
         return 0

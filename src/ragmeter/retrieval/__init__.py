@@ -6,8 +6,12 @@ Every retriever follows one protocol (:class:`Retriever`): ``fit(ids, texts)`` t
 heavy libraries are imported on first use.
 """
 
-from ._cache import Cache, encode_cached
+from ._cache import Cache, digest, encode_cached, texts_digest
+from ._factory import EncoderPool, build_reranked, build_retriever, fresh_encoder
+from ._kinds import KINDS, Kind
+from ._progress import ProgressSink, progress_for
 from ._protocol import Encoder, Retriever
+from ._specs import describe, is_pipeline, spec_dict
 from .bm25 import BM25Retriever
 from .byo import ImportedRun, read_byo_run, write_byo_run
 from .dense import DenseRetriever, MiniLMEncoder, cosine_topk
@@ -26,6 +30,7 @@ from .rerank import BiEncoderReranker, CrossEncoderReranker, Reranker, RerankRet
 from .st import CrossEncoderScorer, SentenceTransformerEncoder
 
 __all__ = [
+    "KINDS",
     "BM25Retriever",
     "BiEncoderReranker",
     "Cache",
@@ -35,24 +40,37 @@ __all__ = [
     "DenseRetriever",
     "E5Encoder",
     "Encoder",
+    "EncoderPool",
     "HybridRetriever",
     "ImportedRun",
+    "Kind",
     "LangChainPipeline",
     "LlamaIndexPipeline",
     "MiniLMEncoder",
     "PipelineRun",
+    "ProgressSink",
     "QuestionError",
     "RerankRetriever",
     "Reranker",
     "Retriever",
     "SentenceTransformerEncoder",
+    "build_reranked",
+    "build_retriever",
     "cosine_topk",
+    "describe",
+    "digest",
     "encode_cached",
+    "fresh_encoder",
     "fuse",
+    "is_pipeline",
     "load_pipeline",
+    "progress_for",
     "read_byo_run",
     "run_pipeline",
+    "spec_dict",
+    "texts_digest",
     "write_byo_run",
 ]
-# EncoderPool, build_reranked, build_retriever (._factory), describe and normalize_* (._specs) are
-# the experiments layer's plumbing (specs -> retrievers), not public API: import them from there.
+# KINDS is the registry of retriever and reranker kinds (._kinds). The spec models of
+# ._spec_schema stay internal: they load pydantic, and their Retriever/Reranker are spec tables,
+# not the Retriever protocol exported here.

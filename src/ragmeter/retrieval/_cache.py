@@ -44,8 +44,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .._errors import RagmeterWarning
-from ..io._atomic import atomic_write
-from ..io._reading import read_json
+from ..io import atomic_write, read_json
 from ._protocol import Encoder
 
 #: Shards written per (model, role) before they are merged into one file on the next load.

@@ -1,4 +1,5 @@
-"""Build retrievers and rerankers from normalised specs (see :mod:`ragmeter.retrieval._specs`)."""
+"""Build retrievers and rerankers from normalised specs (see :mod:`ragmeter.retrieval._specs`):
+each kind's factory is its entry in :mod:`._kinds`; this module adds the shared encoders."""
 
 from __future__ import annotations
 
@@ -98,41 +99,11 @@ def build_retriever(
     pool: EncoderPool | None = None,
     progress: ProgressSink = SILENT,
 ) -> Retriever:
-    """A fresh retriever for a normalised spec."""
-    pool = pool or EncoderPool()
-    kind = spec["kind"]
-    if kind == "bm25":
-        from .bm25 import BM25Retriever
+    """A fresh retriever for a normalised spec of one of ragmeter's own kinds (its entry in
+    :data:`._kinds.FIRST_STAGE` builds it)."""
+    from ._kinds import FIRST_STAGE, Build
 
-        return BM25Retriever(
-            k1=spec["k1"],
-            b=spec["b"],
-            method=spec["method"],
-            stemmer=spec["stemmer"],
-            stopwords=spec["stopwords"],
-            cache=cache,
-            progress=progress,
-        )
-    if kind == "dense":
-        from ._specs import describe
-        from .dense import DenseRetriever
-
-        return DenseRetriever(pool.get(spec), cache=cache, name=describe(spec), progress=progress)
-    if kind == "hybrid":
-        from .hybrid import HybridRetriever
-
-        first, second = (
-            build_retriever(s, cache=cache, pool=pool, progress=progress) for s in spec["of"]
-        )
-        return HybridRetriever(
-            first,
-            second,
-            fusion=spec["fusion"],
-            k=spec.get("k", 60),
-            weight=spec.get("weight", 0.5),
-            pool=spec["pool"],
-        )
-    raise ValueError(f"unknown retriever kind {kind!r}")  # pragma: no cover - specs are validated
+    return FIRST_STAGE[spec["kind"]].build(spec, Build(cache, pool or EncoderPool(), progress))
 
 
 def build_reranked(
@@ -146,17 +117,8 @@ def build_reranked(
     """``first`` alone (no spec) or ``first`` followed by the reranker of ``spec``."""
     if spec is None:
         return first
-    from ._specs import model_label
-    from .rerank import BiEncoderReranker, CrossEncoderReranker, RerankRetriever
+    from ._kinds import RERANKERS, Build
+    from .rerank import RerankRetriever
 
-    pool = pool or EncoderPool()
-    reranker: Any
-    if spec["kind"] == "bi-encoder":
-        reranker = BiEncoderReranker(
-            pool.get(spec), cache=cache, name=model_label(spec), progress=progress
-        )
-    else:
-        reranker = CrossEncoderReranker(
-            str(pool.base_dir / spec["path"]), batch_size=spec["batch_size"], progress=progress
-        )
-    return RerankRetriever(first, reranker, top=spec["top"])
+    build = Build(cache, pool or EncoderPool(), progress)
+    return RerankRetriever(first, RERANKERS[spec["kind"]].build(spec, build), top=spec["top"])

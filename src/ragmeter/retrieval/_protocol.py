@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._errors import UsageError
-from ..io._tables import Run
+from ..io import Run
 
 
 @runtime_checkable

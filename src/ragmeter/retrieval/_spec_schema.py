@@ -1,28 +1,24 @@
 """The retriever and reranker spec grammar of :mod:`._specs` as pydantic models.
 
-One model per ``kind`` (``extra="forbid"``, strict types: ``true`` is not a number), joined in
-discriminated unions on ``kind``; a shorthand name (``"bm25"``, ``"e5"``) is expanded to its
-table before the union picks a model. The experiment file embeds :data:`RETRIEVER` and
-:data:`RERANKER` in its own schema, so one validation reports every problem of a file. Imported
-on first validation, never by ``import ragmeter``.
+One model per ``kind`` (``extra="forbid"``, strict types: ``true`` is not a number), named by
+its entry in :mod:`._kinds` and joined from the registry in discriminated unions on ``kind``; a
+shorthand name (``"bm25"``, ``"e5"``) is expanded to its table before the union picks a model.
+The experiment file embeds :data:`Retriever` and :data:`Reranker` in its own schema, so one
+validation reports every problem of a file. Imported on first validation, never by
+``import ragmeter``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic import ValidationError as PydanticError
 
 from .._errors import Problem
 from ..io._schema_problems import Keys, Positive, field_name, must, rule, schema_errors
-from ._spec_defaults import (
-    DEFAULTS,
-    MODELS,
-    PIPELINE_KINDS,
-    RERANKER_SHORTHANDS,
-    RETRIEVER_SHORTHANDS,
-)
+from ._kinds import FIRST_STAGE, KINDS, MODELS, PIPELINES, RERANKERS, Kind, shorthands
 
 Number = Annotated[int | float, must("int or float")]
 Text = Annotated[str, must("a string")]
@@ -65,7 +61,7 @@ class _EncoderSpec(_Spec):
 
     @model_validator(mode="after")
     def _path_is_for_st(self) -> _EncoderSpec:
-        model = self.model or DEFAULTS[self.kind]["model"]  # type: ignore[attr-defined]
+        model = self.model or KINDS[self.kind].defaults["model"]  # type: ignore[attr-defined]
         if model == "st" and self.path is None:
             raise rule("model 'st' needs path = the sentence-transformers model folder", "path")
         if model == "st" and self.threads is not None:
@@ -166,15 +162,16 @@ class LlamaIndexSpec(_PipelineSpec):
     kind: Literal["llamaindex"]
 
 
-def _table(shorthands: dict[str, dict[str, Any]], kinds: tuple[str, ...], value: Any) -> Any:
+def _table(kinds: Mapping[str, Kind[object]], value: Any) -> Any:
     """A shorthand name as its table; a table whose ``kind`` the union can dispatch on."""
+    names = shorthands(kinds)
     if isinstance(value, str):
-        if value not in shorthands:
+        if value not in names:
             raise rule(
-                f"unknown name '{value}'; use one of {', '.join(shorthands)} or a table "
+                f"unknown name '{value}'; use one of {', '.join(names)} or a table "
                 f"with kind = {' | '.join(repr(k) for k in kinds)}"
             )
-        return dict(shorthands[value])
+        return dict(names[value])
     if not isinstance(value, dict):
         raise rule(f"expected a name or a table, got {type(value).__name__}")
     if value.get("kind") not in kinds:
@@ -183,48 +180,59 @@ def _table(shorthands: dict[str, dict[str, Any]], kinds: tuple[str, ...], value:
 
 
 def _first_stage_table(value: Any) -> Any:
-    return _table(RETRIEVER_SHORTHANDS, ("bm25", "dense", "hybrid"), value)
+    return _table(FIRST_STAGE, value)
 
 
 def _retriever_table(value: Any) -> Any:
-    return _table(RETRIEVER_SHORTHANDS, ("bm25", "dense", "hybrid", *PIPELINE_KINDS), value)
+    return _table({**FIRST_STAGE, **PIPELINES}, value)
 
 
 def _reranker_table(value: Any) -> Any:
     if value is False or value == "none":
         return None
-    return _table(RERANKER_SHORTHANDS, ("bi-encoder", "cross-encoder"), value)
+    return _table(RERANKERS, value)
 
 
-#: ragmeter's own retrievers (what a hybrid fuses)
-FirstStage = Annotated[
-    BM25Spec | DenseSpec | HybridSpec,
-    Field(discriminator="kind"),
-    BeforeValidator(_first_stage_table),
-]
-#: a retriever of an experiment: one of ragmeter's or the user's own pipeline
-Retriever = Annotated[
-    BM25Spec | DenseSpec | HybridSpec | PythonSpec | LangChainSpec | LlamaIndexSpec,
-    Field(discriminator="kind"),
-    BeforeValidator(_retriever_table),
-]
-Reranker = Annotated[
-    BiEncoderSpec | CrossEncoderSpec | None,
-    Field(discriminator="kind"),
-    BeforeValidator(_reranker_table),
-]
+def _models(kinds: Mapping[str, Kind[object]]) -> tuple[type[_Spec], ...]:
+    """The settings models of ``kinds``, each checked to be a spec model of its kind."""
+    out = []
+    for kind in kinds.values():
+        model = globals().get(kind.settings)
+        if (
+            not isinstance(model, type)
+            or not issubclass(model, _Spec)
+            or model.model_fields["kind"].annotation != Literal[kind.name]
+        ):  # pragma: no cover - a registry mistake, caught by tests/test_retriever_kinds.py
+            raise TypeError(f"{kind.settings} is not the settings model of kind {kind.name!r}")
+        out.append(model)
+    return tuple(out)
+
+
+if TYPE_CHECKING:  # the unions are built from the registry; statically, any spec model
+    FirstStage = _Spec
+    Retriever = _Spec
+    Reranker = _Spec | None
+else:
+    #: ragmeter's own retrievers (what a hybrid fuses)
+    FirstStage = Annotated[
+        Union[_models(FIRST_STAGE)],  # noqa: UP007 - a union of a tuple built at run time
+        Field(discriminator="kind"),
+        BeforeValidator(_first_stage_table),
+    ]
+    #: a retriever of an experiment: one of ragmeter's or the user's own pipeline
+    Retriever = Annotated[
+        Union[_models({**FIRST_STAGE, **PIPELINES})],  # noqa: UP007
+        Field(discriminator="kind"),
+        BeforeValidator(_retriever_table),
+    ]
+    Reranker = Annotated[
+        Union[(*_models(RERANKERS), None)],
+        Field(discriminator="kind"),
+        BeforeValidator(_reranker_table),
+    ]
 HybridSpec.model_rebuild()
 
-SPECS: dict[str, type[_Spec]] = {
-    "bm25": BM25Spec,
-    "dense": DenseSpec,
-    "hybrid": HybridSpec,
-    "bi-encoder": BiEncoderSpec,
-    "cross-encoder": CrossEncoderSpec,
-    "python": PythonSpec,
-    "langchain": LangChainSpec,
-    "llamaindex": LlamaIndexSpec,
-}
+SPECS: dict[str, type[_Spec]] = dict(zip(KINDS, _models(KINDS), strict=True))
 RETRIEVER: TypeAdapter[Any] = TypeAdapter(Retriever)
 RERANKER: TypeAdapter[Any] = TypeAdapter(Reranker)
 

@@ -29,7 +29,8 @@ the normalised spec (absent means the chunker decides), so specs written before 
 config hashes.
 
 Normalised specs carry every other default, so two specs are equal exactly when they would build
-the same retriever; :func:`describe` gives the short label used in tables.
+the same retriever; :func:`describe` gives the short label used in tables. Each kind's defaults,
+shorthand names, label and factory are its entry in :mod:`._kinds`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,15 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import Problem
-from ._spec_defaults import DEFAULTS, PIPELINE_KINDS, RERANKER_SHORTHANDS, RETRIEVER_SHORTHANDS
+from ._kinds import FIRST_STAGE, KINDS, PIPELINES, RERANKERS, describe, shorthands
+
+__all__ = [
+    "describe",
+    "is_pipeline",
+    "normalize_reranker",
+    "normalize_retriever",
+    "spec_dict",
+]
 
 
 def normalize_retriever(
@@ -73,10 +82,10 @@ def spec_dict(value: Any, *, reranker: bool = False) -> dict[str, Any] | None:
     and in cache keys."""
     if value is False or value == "none":
         return None
-    shorthands = RERANKER_SHORTHANDS if reranker else RETRIEVER_SHORTHANDS
-    table = dict(shorthands[value]) if isinstance(value, str) else value
+    names = shorthands(RERANKERS if reranker else FIRST_STAGE)
+    table = dict(names[value]) if isinstance(value, str) else value
     kind = table["kind"]
-    spec: dict[str, Any] = {"kind": kind, **DEFAULTS[kind]}
+    spec: dict[str, Any] = {"kind": kind, **KINDS[kind].defaults}
     spec.update((k, v) for k, v in table.items() if k != "kind")
     for key in ("stemmer", "stopwords"):
         if spec.get(key) is False:
@@ -87,35 +96,7 @@ def spec_dict(value: Any, *, reranker: bool = False) -> dict[str, Any] | None:
     return spec
 
 
-def describe(spec: dict[str, Any] | None) -> str:
-    """A short label: ``bm25``, ``dense(minilm)``, ``hybrid-rrf(bm25+dense(minilm))``, ``e5@50``."""
-    if spec is None:
-        return "none"
-    kind = spec["kind"]
-    title = [f"title={'on' if spec['title'] else 'off'}"] if "title" in spec else []
-    if kind == "bm25":
-        d = DEFAULTS["bm25"]
-        opts = [f"{k}={spec[k]}" for k in ("k1", "b", "method") if spec[k] != d[k]]
-        opts += [f"{k}={spec[k] or 'off'}" for k in ("stemmer", "stopwords") if spec[k] != d[k]]
-        opts += title
-        return "bm25" + (f"({','.join(opts)})" if opts else "")
-    if kind == "dense":
-        return f"dense({','.join([model_label(spec), *title])})"
-    if kind == "hybrid":
-        a, b = (describe(s) for s in spec["of"])
-        return f"hybrid-{spec['fusion']}({'+'.join((a, b))}{''.join(',' + t for t in title)})"
-    if kind in PIPELINE_KINDS:
-        return f"{kind}({spec['target']})"
-    if kind == "bi-encoder":
-        return f"{model_label(spec)}@{spec['top']}"
-    return f"cross-encoder({spec['path']})@{spec['top']}"
-
-
 def is_pipeline(spec: dict[str, Any] | None) -> bool:
     """True for the user's own pipeline (python, langchain, llamaindex): it needs no chunking
     of ragmeter's and takes no reranker."""
-    return spec is not None and spec.get("kind") in PIPELINE_KINDS
-
-
-def model_label(spec: dict[str, Any]) -> str:
-    return f"st:{spec['path']}" if spec["model"] == "st" else spec["model"]
+    return spec is not None and spec.get("kind") in PIPELINES

@@ -23,8 +23,7 @@ import numpy as np
 from .._errors import UsageError
 from .._extras import require
 from .._numbers import number_in
-from ..io._atomic import atomic_path
-from ..io._tables import Run
+from ..io import Run, atomic_path
 from ._cache import Cache, digest, texts_digest
 from ._progress import SILENT, ProgressSink
 from ._protocol import check_depth, check_fit_input, query_ids, run_from_topk

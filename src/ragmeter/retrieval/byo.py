@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._errors import InputError, Problem, ValidationError
-from ..io._tables import Run
+from ..io import Run
 
 Shape = Literal["chunks", "spans"]
 
@@ -171,7 +171,7 @@ def read_byo_run(
     ``chunking`` (for chunk-id runs) checks that every chunk id exists; ``corpus`` (needed for
     spans runs) checks every span lies inside its document and supplies the chunk texts.
     """
-    from ..io._reading import iter_jsonl
+    from ..io import iter_jsonl
 
     path = Path(path)
     where = str(path)
@@ -252,7 +252,7 @@ def write_byo_run(run: Run, path: str | os.PathLike[str], *, chunking: Any = Non
     """Write a run as JSONL: chunk-id records, or span records when ``chunking`` is given."""
     import json
 
-    from ..io._atomic import write_text_lines
+    from ..io import write_text_lines
 
     def lines() -> Iterator[str]:
         rows = zip(run.qid.to_pylist(), run.doc.to_pylist(), run.score.tolist(), strict=True)

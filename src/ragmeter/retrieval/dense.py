@@ -23,7 +23,7 @@ import numpy as np
 
 from .._errors import UsageError
 from .._extras import require
-from ..io._tables import Run
+from ..io import Run
 from ._cache import Cache, encode_cached
 from ._progress import SILENT, ProgressSink
 from ._protocol import Encoder, check_depth, check_fit_input, query_ids, run_from_topk, top_k

@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from .._errors import UsageError
 from .._numbers import number_in
-from ..io._tables import Run
+from ..io import Run
 from ._protocol import Retriever, check_depth, check_fit_input, query_ids
 
 FUSIONS = ("rrf", "weighted")

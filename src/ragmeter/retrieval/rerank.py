@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from ..io._tables import Run
+from ..io import Run
 from ._cache import Cache, encode_cached
 from ._progress import SILENT, ProgressSink
 from ._protocol import Encoder, Retriever, check_depth, check_fit_input, query_ids, ranked_lists

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from ..io._atomic import atomic_write
+from ..io import atomic_write
 
 #: blobs larger than this go to files beside the database (bytes)
 INLINE_MAX = 4 * 1024 * 1024
@@ -73,7 +73,7 @@ class Blobs:
 
         import pyarrow.parquet as pq
 
-        from ..io._atomic import _fsync_file, _fsync_folder, _mode_for
+        from ..io import atomic_path
 
         self.root.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=".blob-", suffix=".parquet.tmp", dir=self.root)
@@ -89,11 +89,8 @@ class Blobs:
             rel = relative(digest, "parquet")
             target = self._target(rel)
             if not _holds(target, digest):
-                target.parent.mkdir(parents=True, exist_ok=True)
-                _fsync_file(tmp)
-                os.chmod(tmp, _mode_for(target))
-                os.replace(tmp, target)
-                _fsync_folder(target.parent)
+                with atomic_path(target) as final:  # synced, given the target's mode, renamed
+                    os.replace(tmp, final)
             return Stored(digest, "parquet", size, rel)
         finally:
             tmp.unlink(missing_ok=True)

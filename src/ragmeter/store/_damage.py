@@ -66,6 +66,30 @@ def skipped(damaged: DamagedRowError) -> None:
     warnings.warn(f"{damaged}; skipped", DamagedRowWarning, stacklevel=3)
 
 
+@contextlib.contextmanager
+def collect_skipped() -> Iterator[list[DamagedRowError]]:
+    """Collect the damaged rows listings leave out inside the block (and in the threads it
+    starts with its context: the lab collects one list per request); each is still warned
+    about."""
+    found: list[DamagedRowError] = []
+    token = SKIPPED.set(found)
+    try:
+        yield found
+    finally:
+        SKIPPED.reset(token)
+
+
+def skipped_so_far() -> list[DamagedRowError]:
+    """The damaged rows left out so far inside the innermost :func:`collect_skipped` block
+    (none outside one)."""
+    return list(SKIPPED.get() or ())
+
+
+def row_label(table: str) -> str:
+    """What a row of ``table`` is called in messages (``run``, ``answer set``, ...)."""
+    return LABEL.get(table, table)
+
+
 class Damage(Exception):
     """One wrong value of a row (internal: becomes a :class:`DamagedRowError`)."""
 
@@ -156,7 +180,8 @@ class Row:
     def __init__(self, row: Any) -> None:
         self._m = dict(row._mapping)
 
-    def _get(self, name: str) -> Any:
+    def get(self, name: str) -> Any:
+        """The value as fetched, unchecked (the caller checks it)."""
         return self._m[name]
 
     def text(self, name: str, *, null: bool = False) -> Any:

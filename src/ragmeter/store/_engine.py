@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .._errors import MissingExtraError, UsageError
@@ -40,6 +40,10 @@ from ._url import (
     read_only_requested,
     sqlite_path,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy import Insert
+    from sqlalchemy.engine import URL, Connection, Engine
 
 BUSY_TIMEOUT_MS = 30_000
 #: the execution option a write transaction sets so ``begin`` takes the write lock at once
@@ -67,7 +71,7 @@ def on_slow_connect(hook: Callable[[str, int], None] | None) -> None:
     _slow_connect = hook
 
 
-def make_engine(url: str) -> Any:
+def make_engine(url: str) -> Engine:
     import sqlalchemy as sa
 
     if is_sqlite(url):
@@ -87,7 +91,7 @@ def make_engine(url: str) -> Any:
     return engine
 
 
-def adopt(engine: Any) -> None:
+def adopt(engine: Engine) -> None:
     """The database was checked to be a ragmeter store (or a new, empty file): switch a
     writable SQLite file to WAL from now on. Until then connections only read, so a file that
     turns out to be someone else's keeps every byte."""
@@ -97,7 +101,7 @@ def adopt(engine: Any) -> None:
     engine.dispose()  # pooled connections were opened before: the next ones set WAL
 
 
-def read_only(engine: Any) -> bool:
+def read_only(engine: Engine) -> bool:
     """Whether this process cannot write the store: a SQLite file opened read-only, or a
     PostgreSQL session that is read-only (``default_transaction_read_only``, a standby) or may
     not insert runs. Found out once per engine."""
@@ -144,7 +148,7 @@ def _query(url: str) -> dict[str, Any]:
     return dict(make_url(url).query)
 
 
-def _announce_slow_connects(engine: Any, shown: str, timeout: int) -> None:
+def _announce_slow_connects(engine: Engine, shown: str, timeout: int) -> None:
     """A connection still pending after :data:`SLOW_CONNECT_S` is announced, once a process:
     the one sign of life a command gives while a server does not answer."""
     from sqlalchemy import event
@@ -171,7 +175,7 @@ def _announce_slow_connects(engine: Any, shown: str, timeout: int) -> None:
 
 
 # -- SQLite --------------------------------------------------------------------------------------
-def _sqlite_target(url: str) -> tuple[Any, bool]:
+def _sqlite_target(url: str) -> tuple[URL, bool]:
     """The URL SQLite opens (read-only where this process cannot write) and whether it is
     read-only. Refuses a path that is not a SQLite database, before SQLite touches it."""
     from sqlalchemy.engine import make_url
@@ -246,7 +250,7 @@ def _creatable(path: Path) -> None:
         )
 
 
-def _tune_sqlite(engine: Any, read_only: bool) -> None:
+def _tune_sqlite(engine: Engine, read_only: bool) -> None:
     from sqlalchemy import event
 
     @event.listens_for(engine, "connect")
@@ -262,13 +266,13 @@ def _tune_sqlite(engine: Any, read_only: bool) -> None:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(conn: Any) -> None:
+    def _begin(conn: Connection) -> None:
         immediate = conn.get_execution_options().get(WRITE, False) and not read_only
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
 @contextmanager
-def writing(engine: Any) -> Iterator[Any]:
+def writing(engine: Engine) -> Iterator[Connection]:
     """A connection in a write transaction: committed on success, rolled back on any error."""
     with engine.connect() as conn:
         conn = conn.execution_options(**{WRITE: True})
@@ -276,7 +280,43 @@ def writing(engine: Any) -> Iterator[Any]:
             yield conn
 
 
+def insert_row(conn: Connection, statement: Insert) -> int:
+    """Execute ``statement`` (an insert of one row) on ``conn``; the new row's id."""
+    key = conn.execute(statement).inserted_primary_key
+    if key is None:  # pragma: no cover - every table inserted this way has an id column
+        raise RuntimeError("the database gave no id for the new row")
+    return int(key[0])
+
+
 @contextmanager
-def reading(engine: Any) -> Iterator[Any]:
+def reading(engine: Engine) -> Iterator[Connection]:
     with engine.connect() as conn, conn.begin():
         yield conn
+
+
+def dispose_engines() -> None:
+    """Dispose of every SQLAlchemy engine still open (a process that ends with ``os._exit``
+    skips the finalization that would have); does nothing when no store was opened."""
+    import sys
+
+    if "sqlalchemy" not in sys.modules:
+        return
+    import gc
+
+    from sqlalchemy.engine import Engine
+
+    for obj in gc.get_objects():
+        if isinstance(obj, Engine):
+            try:
+                obj.dispose()
+            except Exception:  # closing at exit: a failure here changes nothing already written
+                pass
+
+
+def is_database_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database's or its driver's (a server that does not answer, a
+    statement refused, a read-only store), as SQLAlchemy raises them: the command line says
+    these in one line naming the store."""
+    import sqlalchemy.exc as sa_exc
+
+    return isinstance(exc, sa_exc.SQLAlchemyError)

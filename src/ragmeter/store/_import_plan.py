@@ -144,7 +144,7 @@ def plan_import(path: Path) -> ImportPlan:
 # -- files of JSON -------------------------------------------------------------------------------
 def _json(path: Path, problems: Problems) -> Any:
     """The JSON in ``path``; None (and a problem) when it cannot be read."""
-    from ..io._reading import read_json
+    from ..io import read_json
 
     try:
         return read_json(path)
@@ -178,7 +178,7 @@ def _evaluations(path: Path, problems: Problems, *, one: bool) -> list[Any]:
     """The evaluations in ``path`` (``one``: the file must hold exactly one), each checked
     beyond what :meth:`Evaluation.from_dict` checks: the counts and means it states agree with
     its per-question values, and its names fit the store."""
-    from ..metrics._evaluation import Evaluation
+    from ..metrics import Evaluation
     from ..metrics._evaluation_file import pick_record, read_records
 
     display = str(path)
@@ -283,8 +283,8 @@ def _evaluation_file(path: Path, problems: Problems) -> list[RunImport]:
 
 # -- an experiment's output folder ---------------------------------------------------------------
 def _experiment_folder(folder: Path, problems: Problems) -> list[RunImport]:
+    from ..experiments import slug
     from ..experiments._output_schema import ExperimentSummary
-    from ..experiments._outputs import slug
 
     path = folder / "summary.json"
     data = _json(path, problems)
@@ -436,7 +436,7 @@ def _run_import(
     chunking: dict[str, Any] | None,
 ) -> RunImport:
     """The run to insert: ``run.json``'s record where there is one, else ``config.json``'s
-    fields as ``ragmeter run`` records them (``store._experiment.record_variant``), else the
+    fields as ``ragmeter run`` records them (``workflows.experiment.record_variant``), else the
     summary's entry, else what an evaluation alone says."""
     main = next(e for lvl, e in evaluations.items() if lvl != "chunk")
     provenance: dict[str, Any] = {}
@@ -593,8 +593,8 @@ def read_ranked(path: Path, documents: bool, problems: Problems) -> Any:
     """A run file as the store's ranked table; None (and the problems) when it is not one
     ragmeter wrote: a TREC run read strictly (a repeated item is an error, as the writer never
     writes one), or a Parquet file with string ``qid`` and item columns and finite scores."""
-    from ..experiments._ranked import ranked_table
-    from ..io._tables import Run
+    from ..experiments import ranked_table
+    from ..io import Run
 
     try:
         if path.suffix == ".trec":
@@ -626,7 +626,7 @@ def _parquet_run(path: Path, documents: bool) -> Any:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from ..io._tables import Run
+    from ..io import Run
 
     try:
         t = pq.read_table(path)
@@ -696,7 +696,7 @@ def ledger_entries(path: Path, problems: Problems) -> list[dict[str, Any]]:
     one (a torn last line, a writer killed mid-line, is skipped as the ledger skips it)."""
     from pydantic import ValidationError as PydanticError
 
-    from ..io._reading import iter_jsonl
+    from ..io import iter_jsonl
     from ..paired._ledger_schema import LedgerEntry
 
     bad: list[Problem] = []

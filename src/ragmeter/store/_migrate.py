@@ -18,12 +18,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import StoreSchemaError
 from ._engine import adopt, read_only
 from ._url import display_url, is_sqlite, sqlite_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Engine
 
 #: the newest revision this ragmeter knows; tests check it is Alembic's head
 HEAD = "0001"
@@ -45,7 +49,7 @@ def alembic_config(connection: Any = None) -> Any:
     return cfg
 
 
-def current_revision(engine: Any) -> str | None:
+def current_revision(engine: Engine) -> str | None:
     """The database's schema revision (None for a database ragmeter has never written)."""
     import sqlalchemy as sa
 
@@ -56,7 +60,7 @@ def current_revision(engine: Any) -> str | None:
     return None if row is None else str(row[0])
 
 
-def upgrade(engine: Any, revision: str = "head") -> None:
+def upgrade(engine: Engine, revision: str = "head") -> None:
     """Migrate to ``revision`` (Alembic's ``upgrade``), in one transaction."""
     import sqlalchemy as sa
     from alembic import command
@@ -68,14 +72,14 @@ def upgrade(engine: Any, revision: str = "head") -> None:
         command.upgrade(alembic_config(conn), revision)
 
 
-def downgrade(engine: Any, revision: str) -> None:
+def downgrade(engine: Engine, revision: str) -> None:
     from alembic import command
 
     with engine.connect() as conn, conn.begin():
         command.downgrade(alembic_config(conn), revision)
 
 
-def store_revision(engine: Any, url: str) -> str | None:
+def store_revision(engine: Engine, url: str) -> str | None:
     """:func:`current_revision`, after refusing a database that is not a ragmeter store (see
     the module doc): what every command reads before it trusts the tables."""
     import sqlalchemy as sa
@@ -115,7 +119,7 @@ def _where(url: str) -> str:
     return f"the database {display_url(url)}" if path is None else str(path)
 
 
-def ensure_schema(engine: Any, url: str, migrate: bool | None) -> None:
+def ensure_schema(engine: Engine, url: str, migrate: bool | None) -> None:
     """Check (and for SQLite, by default, bring up) the schema; refuse a newer one, and a
     database that is not ragmeter's.
 
@@ -173,3 +177,69 @@ def _lock(url: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    """A store's schema as ``ragmeter db current`` reports it."""
+
+    #: the store's URL (resolved: ``--db``, else the environment's, else the default)
+    url: str
+    #: its schema revision; None for a database ragmeter never wrote (or a SQLite file that
+    #: does not exist yet)
+    revision: str | None
+    #: the newest revision this ragmeter knows
+    head: str = HEAD
+
+    @property
+    def display_url(self) -> str:
+        return display_url(self.url)
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.revision == self.head
+
+    @property
+    def newer(self) -> bool:
+        """Written by a newer ragmeter (a revision this one does not know)."""
+        return self.revision is not None and self.revision not in KNOWN
+
+    @property
+    def is_sqlite(self) -> bool:
+        return is_sqlite(self.url)
+
+
+def schema_state(url: str | None = None) -> SchemaState:
+    """The schema of the store at ``url`` (None: the environment's, else the default). Changes
+    nothing: a SQLite file that does not exist is not created, and a database that is not a
+    ragmeter store is refused (:class:`StoreSchemaError`), as opening it is."""
+    from ._engine import make_engine
+    from ._url import resolve_url
+
+    resolved = resolve_url(url)
+    path = sqlite_path(resolved) if is_sqlite(resolved) else None
+    if path is not None and not path.exists():
+        return SchemaState(resolved, None)
+    engine = make_engine(resolved)
+    try:
+        return SchemaState(resolved, store_revision(engine, resolved))
+    finally:
+        engine.dispose()
+
+
+def upgrade_schema(url: str | None = None) -> tuple[SchemaState, SchemaState]:
+    """Migrate the store at ``url`` to this ragmeter's schema (creating the tables in an empty
+    database; a database that is not ragmeter's, or is newer, is refused); returns its schema
+    before and after (``ragmeter db upgrade``)."""
+    from ._engine import make_engine
+    from ._url import resolve_url
+
+    resolved = resolve_url(url)
+    engine = make_engine(resolved)
+    try:
+        before = store_revision(engine, resolved)  # refuses a database that is not ragmeter's
+        ensure_schema(engine, resolved, True)
+        after = store_revision(engine, resolved)
+    finally:
+        engine.dispose()
+    return SchemaState(resolved, before), SchemaState(resolved, after)

@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics._evaluation import Evaluation
-from ..metrics._spec import parse
+from ..metrics import Evaluation, parse
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..paired._ledger import Ledger
+from ..paired import UNVERSIONED, Ledger
 from . import _models as m
-from ._engine import reading, writing
+from ._engine import insert_row, reading, writing
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..paired._comparison import Comparison
+    from ..paired import Comparison
     from ._store import Store
 
 
@@ -62,7 +62,7 @@ def record_comparison(
             "record": record,
             "values_blob": store.blobs.put(conn, data, "parquet"),
         }
-        return int(conn.execute(m.comparisons.insert().values(**row)).inserted_primary_key[0])
+        return insert_row(conn, m.comparisons.insert().values(**row))
 
 
 def load_comparison(store: Store, comparison_id: int) -> Comparison:
@@ -70,7 +70,7 @@ def load_comparison(store: Store, comparison_id: int) -> Comparison:
     when its row or its values do not read back."""
     import sqlalchemy as sa
 
-    from ..paired._comparison import Comparison
+    from ..paired import Comparison
     from ._damage import Damage, DamagedRowError, Row, fetch, part_of
 
     cid = store._id(comparison_id, "comparison")
@@ -103,47 +103,6 @@ def load_comparison(store: Store, comparison_id: int) -> Comparison:
             raise Damage(f"it does not read back as a comparison: {why}") from None
 
 
-def list_comparisons(store: Store, golden_version: str | None) -> list[dict[str, Any]]:
-    """The comparisons' headline columns, newest first; a damaged row is left out with a
-    warning naming it."""
-    import sqlalchemy as sa
-
-    from ._damage import DamagedRowError, Row, checked, fetch, skipped
-
-    t = m.comparisons
-    cols = [c for c in t.c if c.name not in ("record", "values_blob", "slices")]
-    q = sa.select(*cols).order_by(t.c.id.desc())
-    if golden_version is not None:
-        q = q.where(t.c.golden_version == golden_version)
-    with reading(store.engine) as conn:
-        rows, damaged = fetch(conn, q, t.c.id, "comparisons")
-    out = []
-    for r in rows:
-        v = Row(r)
-        try:
-            with checked("comparisons", r.id):
-                d = dict(r._mapping)
-                for name in ("id", "n", "wins", "losses", "ties", "n_resamples"):
-                    d[name] = v.whole(name)
-                for name in ("baseline_run_id", "candidate_run_id"):
-                    d[name] = v.whole(name, null=True)
-                for name in ("baseline", "candidate", "metric"):
-                    d[name] = v.text(name)
-                for name in ("golden_version", "seed"):
-                    d[name] = v.text(name, null=True)
-                for name in ("mean_delta", "ci_low", "ci_high", "sign_test_p"):
-                    d[name] = v.number(name)
-                for name in ("fixed_ids", "broken_ids"):
-                    d[name] = v.strings(name, null=True)
-                d["created_at"] = v.when("created_at")
-                out.append(d)
-        except DamagedRowError as exc:
-            damaged.append(exc)
-    for bad in damaged:
-        skipped(bad)
-    return out
-
-
 class StoreLedger(Ledger):
     """The selection ledger kept in the store: the same ``record``/``entries``/``summary`` as
     the JSONL :class:`~ragmeter.paired.Ledger`, so ``compare`` counts variants the same way."""
@@ -154,7 +113,6 @@ class StoreLedger(Ledger):
         self.path = None  # type: ignore[assignment]
 
     def append(self, entry: Mapping[str, Any]) -> None:
-        from ..paired._ledger import UNVERSIONED
         from ._values import json_ready
 
         e = json_ready(dict(entry))
@@ -230,19 +188,18 @@ def record_answers(
 
     with writing(store.engine) as conn:
         blob = store.blobs.put_table(conn, _table([json_ready(dict(a)) for a in answers]))
-        return int(
-            conn.execute(
-                m.answer_sets.insert().values(
-                    created_at=now(),
-                    run_id=run_id,
-                    name=name,
-                    golden_version=golden_version,
-                    source=source,
-                    n_answers=len(answers),
-                    answers_blob=blob,
-                    report=json_ready(dict(report)),
-                )
-            ).inserted_primary_key[0]
+        return insert_row(
+            conn,
+            m.answer_sets.insert().values(
+                created_at=now(),
+                run_id=run_id,
+                name=name,
+                golden_version=golden_version,
+                source=source,
+                n_answers=len(answers),
+                answers_blob=blob,
+                report=json_ready(dict(report)),
+            ),
         )
 
 
@@ -260,46 +217,18 @@ def record_judge_validation(
 
     with writing(store.engine) as conn:
         blob = store.blobs.put_table(conn, _table([json_ready(dict(x)) for x in labels]))
-        return int(
-            conn.execute(
-                m.judge_labels.insert().values(
-                    created_at=now(),
-                    judge=judge,
-                    prompt=prompt,
-                    prompt_hash=None
-                    if prompt is None
-                    else hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
-                    source=source,
-                    n_labels=len(labels),
-                    labels_blob=blob,
-                    report=json_ready(dict(report)),
-                )
-            ).inserted_primary_key[0]
+        return insert_row(
+            conn,
+            m.judge_labels.insert().values(
+                created_at=now(),
+                judge=judge,
+                prompt=prompt,
+                prompt_hash=None
+                if prompt is None
+                else hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+                source=source,
+                n_labels=len(labels),
+                labels_blob=blob,
+                report=json_ready(dict(report)),
+            ),
         )
-
-
-def stored_rows(store: Store, table: str, blob_column: str, row_id: int) -> list[dict[str, Any]]:
-    """The JSON records of an answer set or judge-label set (NotFoundError when absent,
-    DamagedRowError when its blob does not read back as records)."""
-    import json
-
-    import sqlalchemy as sa
-
-    from ._damage import LABEL, DamagedRowError, part_of
-
-    t = m.metadata.tables[table]
-    rid = store._id(row_id, LABEL.get(table, table))
-    with reading(store.engine) as conn:
-        blob = conn.execute(sa.select(t.c[blob_column]).where(t.c.id == rid)).scalar_one_or_none()
-        if blob is None:
-            raise store._missing(row_id, LABEL.get(table, table))
-        with part_of(table, rid, "its records"):
-            table_ = store.blobs.get_table(conn, blob)
-    try:
-        records = [json.loads(x) for x in table_.column("record").to_pylist()]
-    except (KeyError, ValueError, TypeError) as exc:
-        why = (str(exc).splitlines() or [""])[0] or type(exc).__name__
-        raise DamagedRowError(table, rid, f"its records are not JSON: {why}") from None
-    if not all(isinstance(x, dict) for x in records):
-        raise DamagedRowError(table, rid, "its records are not JSON objects")
-    return records

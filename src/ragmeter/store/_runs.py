@@ -12,12 +12,14 @@ from .._about import __version__
 from .._errors import UsageError
 from . import _models as m
 from ._damage import Damage, DamagedRowError, check_columns, fetch, finite_json, number, utc
-from ._engine import reading, writing
+from ._engine import insert_row, reading, writing
 from ._process import host, start_token
 from ._records import RunRecord, evaluation_tables
 from ._values import LEVELS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Connection
+
     from ._store import Store
 
 #: RunRecord fields a caller may set when finishing a run
@@ -91,8 +93,8 @@ def run_row(
     }
 
 
-def insert_run(conn: Any, row: Mapping[str, Any]) -> int:
-    return int(conn.execute(m.runs.insert().values(**row)).inserted_primary_key[0])
+def insert_run(conn: Connection, row: Mapping[str, Any]) -> int:
+    return insert_row(conn, m.runs.insert().values(**row))
 
 
 def start_runs(

@@ -23,9 +23,20 @@ from ._url import artifact_root, display_url, resolve_url
 from ._values import now
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..data._golden_set import GoldenSet
-    from ..metrics._evaluation import Evaluation
-    from ..paired._comparison import Comparison
+    from sqlalchemy.engine import Engine
+
+    from ..data import Corpus, GoldenSet
+    from ..metrics import Evaluation
+    from ..paired import Comparison
+    from ._listings import (
+        AnswerSetRow,
+        ComparisonRow,
+        GoldenVersionRow,
+        JudgeValidationRow,
+        RunPage,
+        StoredAnswerSet,
+        StoredJudgeValidation,
+    )
     from ._results import StoreLedger
     from ._transfer import Imported
 
@@ -33,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
 class Store:
     """The experiment store at one database URL (see :meth:`open`)."""
 
-    def __init__(self, url: str, engine: Any) -> None:
+    def __init__(self, url: str, engine: Engine) -> None:
         self.url = url
         self.engine = engine
         self.blobs = Blobs(artifact_root(url))
@@ -122,8 +133,7 @@ class Store:
         """The questions and span labels of a stored golden-set version."""
         import sqlalchemy as sa
 
-        from ..data._golden_set import GoldenSet
-        from ..data._schema import Question
+        from ..data import GoldenSet, Question
         from ._damage import DamagedRowError, part_of
 
         where = f"{version!r}"
@@ -147,39 +157,14 @@ class Store:
                 "golden_versions", where, f"its questions do not read back: {why}"
             ) from None
 
-    def golden_versions(self) -> list[dict[str, Any]]:
-        import sqlalchemy as sa
+    def golden_versions(self) -> list[GoldenVersionRow]:
+        """The stored golden-set versions, oldest first (a damaged one is left out with a
+        warning naming it)."""
+        from ._listings import golden_versions
 
-        from ._damage import DamagedRowError, Row, checked, fetch, skipped
+        return golden_versions(self)
 
-        t = m.golden_versions
-        cols = [t.c[c] for c in ("version", "name", "n_questions", "n_spans", "slices", "splits")]
-        q = sa.select(*cols, t.c.created_at).order_by(t.c.created_at)
-        with reading(self.engine) as conn:
-            rows, damaged = fetch(conn, q, t.c.version, "golden_versions")
-        out = []
-        for r in rows:
-            v = Row(r)
-            try:
-                with checked("golden_versions", repr(r.version)):
-                    out.append(
-                        {
-                            "version": v.text("version"),
-                            "name": v.text("name", null=True),
-                            "n_questions": v.whole("n_questions"),
-                            "n_spans": v.whole("n_spans"),
-                            "slices": v.numbers("slices"),
-                            "splits": v.numbers("splits"),
-                            "created_at": v.when("created_at"),
-                        }
-                    )
-            except DamagedRowError as exc:
-                damaged.append(exc)
-        for d in damaged:
-            skipped(d)
-        return out
-
-    def set_corpus(self, run_ids: Sequence[int], corpus: Any, source: str | None = None) -> str:
+    def set_corpus(self, run_ids: Sequence[int], corpus: Corpus, source: str | None = None) -> str:
         """Record the corpus (its fingerprint) the runs retrieved from."""
         import sqlalchemy as sa
 
@@ -345,13 +330,59 @@ class Store:
             raise self._missing(run_id)
         return found.records[0]
 
+    def runs_page(
+        self,
+        *,
+        experiment: str | None = None,
+        golden_version: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+    ) -> RunPage:
+        """What :meth:`runs` returns (damaged runs warned about and left out), with the damaged
+        runs themselves and how many runs match the filters in all (``runs list``: "... and N
+        more")."""
+        from ._damage import skipped
+        from ._listings import RunPage, count_runs
+        from ._runs import select_runs
+
+        self.reap()
+        found = select_runs(
+            self, experiment=experiment, golden_version=golden_version, status=status, limit=limit
+        )
+        if limit is None:
+            total = len(found.records) + len(found.damaged)
+        else:
+            total = count_runs(
+                self, experiment=experiment, golden_version=golden_version, status=status
+            )
+        for d in found.damaged:
+            skipped(d)
+        return RunPage(tuple(found.records), tuple(found.damaged), total)
+
+    def count_runs(
+        self,
+        *,
+        experiment: str | None = None,
+        golden_version: str | None = None,
+        status: str | None = None,
+    ) -> int:
+        """How many stored runs match the filters (damaged ones included)."""
+        from ._listings import count_runs
+
+        return count_runs(self, experiment=experiment, golden_version=golden_version, status=status)
+
     # -- ids -----------------------------------------------------------------------------------
-    def _id(self, value: Any, what: str = "run") -> int:
-        """``value`` as a row id of this store; NotFoundError when no row can have it (an id
-        past what the database holds, 0, negative, text that is not a whole number)."""
+    def row_id(self, value: object) -> int | None:
+        """``value`` (an int or its text) as a row id of this store; None when no row can have
+        it (an id past what the database holds, 0, negative, text that is not a whole number).
+        The lab reads the ids in its URLs with it."""
         from ._values import row_id
 
-        found = row_id(value, self.engine.dialect.name)
+        return row_id(value, self.engine.dialect.name)
+
+    def _id(self, value: Any, what: str = "run") -> int:
+        """``value`` as a row id of this store; NotFoundError when no row can have it."""
+        found = self.row_id(value)
         if found is None:
             raise self._missing(value, what)
         return found
@@ -468,10 +499,12 @@ class Store:
 
         return load_comparison(self, comparison_id)
 
-    def comparisons(self, *, golden_version: str | None = None) -> list[dict[str, Any]]:
-        from ._results import list_comparisons
+    def comparisons(self, *, golden_version: str | None = None) -> list[ComparisonRow]:
+        """The stored comparisons' headline columns, newest first (a damaged one is left out
+        with a warning naming it)."""
+        from ._listings import comparisons
 
-        return list_comparisons(self, golden_version)
+        return comparisons(self, golden_version)
 
     @property
     def ledger(self) -> StoreLedger:
@@ -479,15 +512,74 @@ class Store:
 
         return StoreLedger(self)
 
-    def record_answers(self, **kwargs: Any) -> int:
+    def record_answers(
+        self,
+        *,
+        name: str,
+        answers: Sequence[Mapping[str, Any]],
+        report: Mapping[str, Any],
+        golden_version: str | None = None,
+        source: str | None = None,
+        run_id: int | None = None,
+    ) -> int:
+        """Record an answer set (each answer with its context) and the report ``answers
+        check`` made of it; returns its id."""
         from ._results import record_answers
 
-        return record_answers(self, **kwargs)
+        return record_answers(
+            self,
+            name=name,
+            answers=answers,
+            report=report,
+            golden_version=golden_version,
+            source=source,
+            run_id=run_id,
+        )
 
-    def record_judge_validation(self, **kwargs: Any) -> int:
+    def record_judge_validation(
+        self,
+        *,
+        judge: str,
+        labels: Sequence[Mapping[str, Any]],
+        report: Mapping[str, Any],
+        prompt: str | None = None,
+        source: str | None = None,
+    ) -> int:
+        """Record judge labels with the prompt and model that made them, and the validation
+        report; returns its id."""
         from ._results import record_judge_validation
 
-        return record_judge_validation(self, **kwargs)
+        return record_judge_validation(
+            self, judge=judge, labels=labels, report=report, prompt=prompt, source=source
+        )
+
+    def answer_sets(self, *, golden_version: str | None = None) -> list[AnswerSetRow]:
+        """The stored answer sets (``answers check``), newest first (a damaged one is left out
+        with a warning naming it)."""
+        from ._listings import answer_sets
+
+        return answer_sets(self, golden_version)
+
+    def answer_set(self, set_id: int | str) -> StoredAnswerSet:
+        """One stored answer set with its answers and report (NotFoundError when absent or when
+        ``set_id`` cannot be an id; DamagedRowError naming what is wrong)."""
+        from ._listings import answer_set
+
+        return answer_set(self, set_id)
+
+    def judge_validations(self) -> list[JudgeValidationRow]:
+        """The stored judge validations (``judge validate``), newest first, with kappa and
+        agreement from their report (a damaged one is left out with a warning naming it)."""
+        from ._listings import judge_validations
+
+        return judge_validations(self)
+
+    def judge_validation(self, validation_id: int | str) -> StoredJudgeValidation:
+        """One stored judge validation with its labels and report (NotFoundError when absent;
+        DamagedRowError naming what is wrong)."""
+        from ._listings import judge_validation
+
+        return judge_validation(self, validation_id)
 
     # -- files ---------------------------------------------------------------------------------
     def export_run(self, run_id: int, out: str | os.PathLike[str]) -> list[Path]:

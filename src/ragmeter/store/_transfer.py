@@ -32,6 +32,7 @@ from .._errors import UsageError
 if TYPE_CHECKING:  # pragma: no cover
     from ._import_plan import ImportPlan, RunImport
     from ._import_seen import Identity
+    from ._records import RunRecord
     from ._store import Store
 
 #: evaluation file name per stored level
@@ -43,16 +44,22 @@ FILES = {
 }
 
 
+def export_files(record: RunRecord) -> list[str]:
+    """The names of the files :func:`export_run` writes for ``record``, in its order."""
+    names = [FILES[level] for level in record.levels] + ["config.json", "run.json"]
+    return names + (["run.trec"] if record.has_ranked else [])
+
+
 def export_run(store: Store, run_id: int, out: Path) -> list[Path]:
-    from ..experiments._outputs import write_json
-    from ..io._atomic import write_text_lines
+    from ..experiments import write_json
+    from ..io import write_text_lines
 
     rec = store.run(run_id)
     if rec.status != "finished":
         raise UsageError(f"run {run_id} is {rec.status}: only a finished run can be exported")
     ranked = store.ranked(run_id) if rec.has_ranked else None
     if ranked is not None:  # checked before any file is written
-        from ..experiments._ranked import first_with_space
+        from ..experiments import first_with_space
 
         bad = first_with_space(*(ranked.column(c).combine_chunks() for c in ("qid", "item")))
         if bad is not None:

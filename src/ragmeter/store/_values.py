@@ -26,7 +26,7 @@ def new_invocation() -> str:
 
 def config_hash(config: Mapping[str, Any]) -> str:
     """sha256 of the run's settings (bookkeeping keys removed): equal settings, equal hash."""
-    from ..paired._configdiff import flatten, is_setting
+    from ..paired import flatten, is_setting
 
     settings = {k: v for k, v in flatten(config).items() if is_setting(k)}
     blob = json.dumps(settings, sort_keys=True, default=str, ensure_ascii=False)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._cache import cache_key
+from ...chat import cache_key
 from ._protocol import JudgeInfo, JudgeReply, JudgeRequest
 from ._replies import parse_reply
 

@@ -42,7 +42,7 @@ Behaviour
   reported as a failure, never as a pass. No fault of one request (transport, parsing, even an
   unexpected exception) aborts the batch: it is that request's recorded failure.
 
-The transport is :class:`._chat.ChatClient`, shared with the answer generator
+The transport is :class:`ragmeter.chat.ChatClient`, shared with the answer generator
 (:mod:`ragmeter.generation`); this module adds the judge's defaults, its JSON mode and the check
 that a reply is its task's JSON object.
 """
@@ -55,7 +55,7 @@ from functools import partial
 from os import PathLike
 from typing import Any
 
-from ._chat import (
+from ...chat import (
     MAX_CONCURRENCY,
     MAX_REPLY_BYTES,
     MAX_REPLY_CAP,

@@ -11,7 +11,7 @@ Call::
 
 ``example_dir`` holds ``corpus.jsonl``, ``golden.jsonl`` and ``answers/<variant>.jsonl``.
 ``evaluations`` (optional) maps a variant name to the
-:class:`~ragmeter.metrics._evaluation.Evaluation` of its retrieval run (from
+:class:`~ragmeter.metrics.Evaluation` of its retrieval run (from
 ``ragmeter.labels.evaluate_spans``), carrying ``prompt_metric`` (binary AllR at the prompt k or
 budget: evidence in the prompt context) and optionally
 ``headroom_metric``; without them the table is skipped and the diagnosis uses the answers only.
@@ -25,29 +25,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.rule import Rule
 
 from ..._errors import InputError
 from ..._literal import lit
-from ...answers._schema import load_answers
-from ...answers.paired import compare_answers
-from ...answers.report import check_answers
-from ...diagnosis._diagnose import (
-    diagnose,
-    evidence_from_evaluation,
-    pick_recall,
-    recall_from_evaluation,
-)
-from ...diagnosis._table import table_from_report
 from .._render_answers import print_answer_comparison, print_report
 from .._render_diagnosis import print_answer_table, print_diagnosis
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ...chunking import Chunking
+    from ...metrics import Evaluation
 
-def _prompt_metric(ev: Any) -> str | None:
+
+def _prompt_metric(ev: Evaluation | None) -> str | None:
     """The recall at the prompt k that the evaluation carries (the smallest rank cutoff)."""
+    from ...diagnosis import pick_recall
+
     picked = pick_recall([ev], None, "prompt") if ev is not None else None
     return str(picked[1]) if picked else None
 
@@ -56,18 +52,24 @@ def run(
     console: Console,
     example_dir: str | Path,
     *,
-    evaluations: Mapping[str, Any] | None = None,
+    evaluations: Mapping[str, Evaluation] | None = None,
     prompt_metric: str | None = None,
     headroom_metric: str | None = None,
     variants: Sequence[str] = ("baseline", "rerank"),
-    chunks: Any = None,
+    chunks: Chunking | None = None,
     contexts: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
-    chunkings: Mapping[str, Any] | None = None,
+    chunkings: Mapping[str, Chunking] | None = None,
 ) -> dict[str, Any]:
     """Print the answers section of the demo; returns the reports, tables, comparison and
     diagnosis (for tests and for the caller's own summary)."""
-    from ...data.corpus import load_corpus
-    from ...data.golden import load_golden
+    from ...answers import check_answers, compare_answers, load_answers
+    from ...data import load_corpus, load_golden
+    from ...diagnosis import (
+        diagnose,
+        evidence_from_evaluation,
+        recall_from_evaluation,
+        table_from_report,
+    )
 
     folder = Path(example_dir)
     for name in ("corpus.jsonl", "golden.jsonl"):

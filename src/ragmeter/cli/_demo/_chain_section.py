@@ -11,14 +11,16 @@ Section 5 (the named experiment judged by its own rule) is in ``_verdict_section
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
 from ..._errors import InputError
 from ..._literal import lit
-from ...metrics import Metric
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...experiments import ExperimentResult
 
 #: experiment variant -> answers file of the example written for it
 ANSWER_VARIANTS = {"baseline": "baseline", "reranker": "rerank"}
@@ -72,8 +74,8 @@ def budget_section(console: Console) -> None:
     console.print(t)
 
 
-def experiment_section(console: Console, example: Path, cache_dir: Path | None) -> Any:
-    from ...experiments._runner import run_experiment
+def experiment_section(console: Console, example: Path, cache_dir: Path | None) -> ExperimentResult:
+    from ...experiments import run_experiment
     from .._render_experiment import render_experiment
 
     console.rule("[bold]3. Retrieval experiment: smaller chunks, hybrid search or a reranker?")
@@ -104,8 +106,9 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
     return result
 
 
-def answers_section(console: Console, example: Path, result: Any) -> dict[str, Any]:
+def answers_section(console: Console, example: Path, result: ExperimentResult) -> dict[str, Any]:
     from ...answers.contexts import experiment_contexts
+    from ...metrics import Metric
     from ._answers_section import run as answers_demo
 
     console.rule("[bold]4. Answers: faithfulness, the retrieval-by-answer table, diagnosis")

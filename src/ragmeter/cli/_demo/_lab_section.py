@@ -16,11 +16,15 @@ import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from ..._literal import lit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...experiments import ExperimentResult
+    from ...store import Store
 
 #: the demo store's file name, in the demo's cache folder
 STORE_FILE = "demo-lab.db"
@@ -55,7 +59,7 @@ def closing_lines(console: Console, example: Path | None, cache_dir: Path | None
     console.print(lit(f"  {lab_command(example, cache_dir)}"), soft_wrap=True)
 
 
-def demo_store_path(result: Any, cache_dir: Path | None) -> Path:
+def demo_store_path(result: ExperimentResult, cache_dir: Path | None) -> Path:
     """``demo-lab.db`` in the cache folder the demo's runner used."""
     exp = result.experiment
     root = (
@@ -65,14 +69,12 @@ def demo_store_path(result: Any, cache_dir: Path | None) -> Path:
 
 
 def record_demo(
-    path: Path, result: Any, answers: Mapping[str, Any], variants: Mapping[str, str]
-) -> Any:
+    path: Path, result: ExperimentResult, answers: Mapping[str, Any], variants: Mapping[str, str]
+) -> Store:
     """A fresh store at ``path`` holding the demo's runs and its answer checks; returns it."""
-    from ...answers._schema import load_answers
-    from ...experiments._provenance import provenance
+    from ...answers import load_answers
     from ...store import Store
-    from ...store._experiment import record_variant, run_spec
-    from ...store._runs import start_runs
+    from ...workflows.experiment import record_sources, record_variant, start_variants
 
     path.parent.mkdir(parents=True, exist_ok=True)
     for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -80,18 +82,11 @@ def record_demo(
     store = Store.open(f"sqlite:///{path}")
     exp = result.experiment
     declared = {v.name: v for v in exp.all_variants}
-    ids = start_runs(
-        store,
-        [run_spec(exp, declared[r.name]) for r in result.variants],
-        provenance=provenance(exp.path.parent),
-    )
+    ids = start_variants(store, exp, [declared[r.name] for r in result.variants])
     by_name = dict(zip([v.name for v in result.variants], ids, strict=True))
     for r in result.variants:
         record_variant(store, exp, by_name[r.name], r)
-    if result.golden is not None:
-        store.put_golden(result.golden)
-    if result.corpus is not None:
-        store.set_corpus(ids, result.corpus, str(exp.corpus))
+    record_sources(store, exp, result, ids)
     golden = result.golden
     contexts = answers.get("contexts") or {}
     for run_name, answers_name in variants.items():
@@ -122,17 +117,16 @@ def listen_for_lab(port: int) -> socket.socket:
     """The lab's socket on 127.0.0.1:``port``, bound before the demo runs, as ``ragmeter lab``
     binds it (:func:`ragmeter.lab._listen.listen`): a taken port is one ``error:`` line and exit
     code 2 at once, not exit 3 from uvicorn after a minute of demo."""
-    from ...lab._listen import listen
+    from ...lab import listen
 
     return listen(HOST, port)
 
 
-def serve_lab(console: Console, store: Any, sock: socket.socket, port: int, root: Path) -> None:
+def serve_lab(console: Console, store: Store, sock: socket.socket, port: int, root: Path) -> None:
     """Serve the lab on the demo store at 127.0.0.1:``port`` (``sock``, from
     :func:`listen_for_lab`) until Ctrl-C, as ``ragmeter lab`` serves it; ``root`` is the
     example's folder, the lab's folder (its experiment file is opened only inside it)."""
-    from ...lab._app import create_app
-    from ...lab._listen import serve, where
+    from ...lab import create_app, serve, where
 
     app = create_app(store=store, root=root)
     url = f"http://{where(HOST, port)}/"

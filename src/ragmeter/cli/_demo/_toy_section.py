@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
-from ...metrics._engine import evaluate
-from ...metrics._evaluation import Evaluation
 from .toy import toy_qrels, toy_run
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...metrics import Evaluation
 
 METRICS_AT = "R@{k},P@{k},RR@{k},nDCG(gain=exp)@{k}"
 
 
 def toy_evaluations(k: int) -> dict[str, Evaluation]:
+    from ...metrics import evaluate
+
     qrels = toy_qrels()
     return {
         name: evaluate(qrels, toy_run(name), METRICS_AT.format(k=k), run_name=name)

@@ -9,23 +9,29 @@ the experiment's evaluations, on the split the rule names) and says what to do n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from ..._literal import CAPTION, lit
 from ..._pvalue import format_p
-from ...metrics import Metric
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...diagnosis import Diagnosis, Verdicts
+    from ...experiments import ExperimentResult
 
 #: diagnosis links whose experiment an experiment file of retrieval variants can measure
 RETRIEVAL_LINKS = ("ranking", "candidates")
 
 
-def verdict_section(console: Console, result: Any, diagnosis: Any, *, split: str = "tune") -> Any:
+def verdict_section(
+    console: Console, result: ExperimentResult, diagnosis: Diagnosis, *, split: str = "tune"
+) -> Verdicts | None:
     """Print section 5; returns the :class:`~ragmeter.diagnosis._refutation.Verdicts` (None when
     the named experiment is not a retrieval change the experiment file could have measured)."""
-    from ...diagnosis._refutation import apply_rule
+    from ...diagnosis import apply_rule
+    from ...metrics import Metric
 
     e = diagnosis.experiment
     console.rule("[bold]5. The named experiment, measured: does it survive its rule?")

@@ -9,7 +9,7 @@ partial htmx polls every second while the job runs, or the whole page when opene
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -18,6 +18,9 @@ from ..._errors import NotFoundError, RagmeterError
 from .._app_state import state_of
 from .._render import fragment, page
 from ._ids import stored_id
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...store import Store
 
 router = APIRouter()
 
@@ -35,7 +38,7 @@ def _from_jobs_page(request: Request) -> bool:
     return request.headers.get("hx-target") == "job-area"
 
 
-def experiments_with_files(store: Any, root: Path) -> list[dict[str, Any]]:
+def experiments_with_files(store: Store, root: Path) -> list[dict[str, Any]]:
     """Every stored experiment whose runs name an experiment file (the lab can extend those
     inside its folder ``root``; one named elsewhere is listed with the reason it cannot be)."""
     from .._context import experiment_file_of
@@ -60,7 +63,7 @@ def experiments_with_files(store: Any, root: Path) -> list[dict[str, Any]]:
 
 
 def form_context(
-    store: Any, root: Path, *, run: int | None, experiment: str | None
+    store: Store, root: Path, *, run: int | None, experiment: str | None
 ) -> dict[str, Any]:
     """What the start form needs: the experiment, its baseline and the known choices."""
     from .._job_plan import chunkers, experiment_file, experiment_runs, methods

@@ -6,20 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
+from starlette.responses import HTMLResponse
 
 from ..._errors import NotFoundError, RagmeterError, UsageError
 from .._app_state import state_of
-from .._lab_page import (
-    HEADROOM,
-    LABELS,
-    METRICS,
-    SHOWS,
-    SORTS,
-    cutoff_of,
-    lab_context,
-    lab_url,
-    question_model,
-)
+from .._lab_page import SHOWS, SORTS, cutoff_of, lab_context, lab_url, question_model
+from .._recompute import HEADROOM, LABELS, METRICS
 from .._render import fragment, page
 
 router = APIRouter()
@@ -41,7 +33,7 @@ def lab_page(
     sort: str | None = None,
     show: str | None = None,
     page_no: str | None = Query(None, alias="page"),
-):
+) -> HTMLResponse:
     state = state_of(request)
     try:
         ctx = lab_context(
@@ -113,7 +105,7 @@ def lab_question(
     budget: str | None = None,
     baseline: str | None = None,
     all: str | None = None,
-):
+) -> HTMLResponse:
     state = state_of(request)
     htmx = request.headers.get("hx-request") == "true"
     try:
@@ -144,7 +136,7 @@ def lab_question(
     )
 
 
-def _swappable(response: Any) -> Any:
+def _swappable(response: HTMLResponse) -> HTMLResponse:
     """Mark a 4xx answer for lab.js, which lets htmx swap it in (the message replaces the
     content instead of nothing happening)."""
     response.headers["X-Ragmeter-Message"] = "1"

@@ -14,29 +14,33 @@ ragmeter: the adapters read the objects the user's code returns.
 
 from ._adapters import (
     CallablePipeline,
-    Hit,
     LangChainPipeline,
     LlamaIndexPipeline,
     OutputProblem,
     Pipeline,
+    RetrievedItem,
     as_pipeline,
 )
-from ._load import check_llamaindex_offline, load_pipeline
+from ._load import check_llamaindex_offline, check_pipeline, load_pipeline
 from ._run import PipelineRun, QuestionError, run_pipeline
-from ._target import load_target
+from ._stdout import routed
+from ._target import check_signature, load_target
 
 __all__ = [
     "CallablePipeline",
-    "Hit",
     "LangChainPipeline",
     "LlamaIndexPipeline",
     "OutputProblem",
     "Pipeline",
     "PipelineRun",
     "QuestionError",
+    "RetrievedItem",
     "as_pipeline",
     "check_llamaindex_offline",
+    "check_pipeline",
+    "check_signature",
     "load_pipeline",
     "load_target",
+    "routed",
     "run_pipeline",
 ]

@@ -31,7 +31,7 @@ from ._calls import DEFAULT_TIMEOUT, check_timeout
 
 
 @dataclass(frozen=True)
-class Hit:
+class RetrievedItem:
     """One retrieved item: a span (``doc``, ``start``, ``end``) or a chunk id (``chunk``).
 
     ``text`` is the passage the pipeline itself holds for a span (LangChain's
@@ -111,7 +111,9 @@ class Pipeline:
     def call(self, question: str) -> Any:  # pragma: no cover - every adapter overrides it
         raise NotImplementedError
 
-    def hits(self, output: Any) -> list[Hit]:  # pragma: no cover - every adapter overrides it
+    def hits(
+        self, output: Any
+    ) -> list[RetrievedItem]:  # pragma: no cover - every adapter overrides it
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -138,11 +140,11 @@ class CallablePipeline(Pipeline):
     def call(self, question: str) -> Any:
         return self.fn(question)
 
-    def hits(self, output: Any) -> list[Hit]:
+    def hits(self, output: Any) -> list[RetrievedItem]:
         return [self._hit(item, i) for i, item in enumerate(_items(output, "hits"), start=1)]
 
     @staticmethod
-    def _hit(item: Any, i: int) -> Hit:
+    def _hit(item: Any, i: int) -> RetrievedItem:
         where = f"item {i}"
         if isinstance(item, Mapping):
             if "chunk" in item:
@@ -166,7 +168,7 @@ class CallablePipeline(Pipeline):
                 raise OutputProblem(
                     f"{where}: a chunk id must be a non-empty string, got {chunk!r}"
                 )
-            return Hit(chunk=chunk, score=_score(score, where))
+            return RetrievedItem(chunk=chunk, score=_score(score, where))
         doc, start, end = item[0], item[1], item[2]
         if not isinstance(doc, str) or not doc:
             raise OutputProblem(f"{where}: the document id must be a non-empty string, got {doc!r}")
@@ -175,7 +177,7 @@ class CallablePipeline(Pipeline):
                 f"{where}: start and end must be integers, got ({start!r}, {end!r})"
             )
         score = _score(item[3], where) if len(item) == 4 else None
-        return Hit(doc=doc, start=int(start), end=int(end), score=score)
+        return RetrievedItem(doc=doc, start=int(start), end=int(end), score=score)
 
 
 class LangChainPipeline(Pipeline):
@@ -206,7 +208,7 @@ class LangChainPipeline(Pipeline):
     def call(self, question: str) -> Any:
         return self.retriever.invoke(question)
 
-    def hits(self, output: Any) -> list[Hit]:
+    def hits(self, output: Any) -> list[RetrievedItem]:
         out = []
         for i, d in enumerate(_items(output, "LangChain Documents"), start=1):
             where = f"document {i}"
@@ -231,7 +233,7 @@ class LangChainPipeline(Pipeline):
                     "it could not locate)"
                 )
             start = int(start)
-            out.append(Hit(doc=doc, start=start, end=start + len(content), text=content))
+            out.append(RetrievedItem(doc=doc, start=start, end=start + len(content), text=content))
         return out
 
 
@@ -257,7 +259,7 @@ class LlamaIndexPipeline(Pipeline):
     def call(self, question: str) -> Any:
         return self.retriever.retrieve(question)
 
-    def hits(self, output: Any) -> list[Hit]:
+    def hits(self, output: Any) -> list[RetrievedItem]:
         out = []
         for i, scored in enumerate(_items(output, "LlamaIndex nodes"), start=1):
             where = f"node {i}"
@@ -278,7 +280,7 @@ class LlamaIndexPipeline(Pipeline):
                 )
             text = getattr(node, "text", None)
             out.append(
-                Hit(
+                RetrievedItem(
                     doc=doc,
                     start=int(start),
                     end=int(end),

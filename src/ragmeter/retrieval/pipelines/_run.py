@@ -42,10 +42,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..._errors import Problem, UsageError, ValidationError
-from ...io._tables import Run
-from ...metrics._evaluation import Evaluation
+from ...io import Run
+from ...metrics import Evaluation
 from .._progress import SILENT, ProgressSink
-from ._adapters import Hit, OutputProblem, Pipeline, as_pipeline, settle
+from ._adapters import OutputProblem, Pipeline, RetrievedItem, as_pipeline, settle
 from ._calls import DEFAULT_TIMEOUT, Caller, UserCodeError, describe
 
 #: problems listed before the rest are summarised
@@ -95,8 +95,7 @@ class PipelineRun:
         """The span metrics of this run on ``golden``'s labels (:func:`ragmeter.labels.
         evaluate_spans`, as ``ragmeter run`` scores it), without the evaluator's warning about
         documents with no chunk: a spans run holds only the spans the pipeline returned."""
-        from ...labels import evaluate_spans
-        from ...labels._span_metrics import DEFAULT_COVER, DEFAULT_METRICS
+        from ...labels import DEFAULT_COVER, DEFAULT_METRICS, evaluate_spans
 
         with warnings.catch_warnings():
             if self.shape == "spans":
@@ -114,7 +113,7 @@ class PipelineRun:
         """``retrieved.jsonl`` (an imported-run file: ``run = ".../retrieved.jsonl"`` scores it
         again without asking the pipeline) and ``errors.jsonl`` (one line per question the
         pipeline raised on; empty when none) in ``folder``."""
-        from ...io._atomic import write_text_lines
+        from ...io import write_text_lines
         from ..byo import write_byo_run
 
         folder = Path(folder)
@@ -161,7 +160,7 @@ class _Collector:
     """Checks each question's hits against the corpus (or chunking) and keeps the good ones."""
 
     def __init__(self, corpus: Any, chunking: Any, depth: int | None, label: str) -> None:
-        from ...chunking._chunking import documents_of
+        from ...chunking import documents_of
 
         self.texts = dict(documents_of(corpus)) if corpus is not None else None
         self.chunking = chunking
@@ -169,15 +168,15 @@ class _Collector:
         self.label = label
         self.shape: str | None = None
         self.problems: list[Problem] = []
-        self.kept: dict[str, list[Hit]] = {}
+        self.kept: dict[str, list[RetrievedItem]] = {}
         self.duplicates = 0
         self.truncated = 0
 
     def problem(self, qid: str, message: str) -> None:
         self.problems.append(Problem(f"question {qid!r}: {message}", self.label))
 
-    def add(self, qid: str, hits: list[Hit]) -> None:
-        good: dict[Any, Hit] = {}
+    def add(self, qid: str, hits: list[RetrievedItem]) -> None:
+        good: dict[Any, RetrievedItem] = {}
         for i, h in enumerate(hits, start=1):
             shape = "chunks" if h.chunk is not None else "spans"
             if self.shape is None:
@@ -203,7 +202,7 @@ class _Collector:
             kept = kept[: self.depth]
         self.kept[qid] = kept
 
-    def _bad_span(self, qid: str, i: int, h: Hit) -> bool:
+    def _bad_span(self, qid: str, i: int, h: RetrievedItem) -> bool:
         assert h.doc is not None and h.start is not None and h.end is not None
         if self.texts is None:
             raise UsageError("a pipeline that returns spans needs the corpus they point into")
@@ -229,7 +228,7 @@ class _Collector:
             return True
         return False
 
-    def _bad_chunk(self, qid: str, h: Hit) -> bool:
+    def _bad_chunk(self, qid: str, h: RetrievedItem) -> bool:
         if self.chunking is None:
             if not any("need the chunking" in p.message for p in self.problems):
                 self.problem(
@@ -363,7 +362,9 @@ def _counts(
     return notes
 
 
-def _build_run(kept: dict[str, list[Hit]], shape: str, name: str) -> tuple[Run, list[str]]:
+def _build_run(
+    kept: dict[str, list[RetrievedItem]], shape: str, name: str
+) -> tuple[Run, list[str]]:
     """The run: the pipeline's order is the ranking; its scores are kept when they agree."""
     from ...chunking import chunk_id
 
@@ -396,12 +397,12 @@ def _build_run(kept: dict[str, list[Hit]], shape: str, name: str) -> tuple[Run, 
     return run, notes
 
 
-def _span(h: Hit) -> tuple[str, int, int]:
+def _span(h: RetrievedItem) -> tuple[str, int, int]:
     assert h.doc is not None and h.start is not None and h.end is not None
     return h.doc, h.start, h.end
 
 
-def _descending(kept: dict[str, list[Hit]]) -> bool:
+def _descending(kept: dict[str, list[RetrievedItem]]) -> bool:
     """Every list's scores strictly decrease (so ranking by score keeps the pipeline's order;
     compared as 32-bit floats, as the metric engine compares them)."""
     for hits in kept.values():

@@ -1,6 +1,7 @@
 """The chat transport shared by the judge client and the answer generator: one POST to an
 OpenAI-compatible ``/chat/completions`` endpoint, with the retries, timeouts, reply cap,
-concurrency, disk cache and token and cost accounting that :mod:`.openai` documents.
+concurrency, disk cache and token and cost accounting that
+:mod:`ragmeter.answers.judges.openai` documents.
 
 :class:`ChatClient` knows nothing about what the reply must say: each request comes with a
 ``check(content)`` that returns the parsed value or raises ``ValueError`` (a malformed reply,
@@ -22,11 +23,11 @@ from dataclasses import dataclass, replace
 from os import PathLike
 from typing import Any, ClassVar
 
-from ..._errors import UsageError
-from ..._numbers import number_in, whole
+from .._errors import UsageError
+from .._numbers import number_in, whole
 from ._cache import DiskCache, cache_key
-from ._chat_usage import ChatUsage, Spent, reported_tokens
 from ._http import Watchdog, describe, retry_after, short, split_url
+from ._usage import ChatUsage, Spent, reported_tokens
 
 __all__ = ["MAX_REPLY_BYTES", "ChatClient", "ChatReply", "ChatUsage", "Check"]
 
@@ -90,8 +91,9 @@ class _Fatal(Exception):
 
 
 class ChatClient:
-    """Client of an OpenAI-compatible ``/chat/completions`` endpoint (see :mod:`.openai` for
-    every rule). ``params`` are sent with every request unless a call gives its own."""
+    """Client of an OpenAI-compatible ``/chat/completions`` endpoint (see
+    :mod:`ragmeter.answers.judges.openai` for every rule). ``params`` are sent with every request
+    unless a call gives its own."""
 
     #: what this client counts: :attr:`usage` (see ragmeter.engines._counters)
     COUNTERS: ClassVar[tuple[str, ...]] = ("usage",)

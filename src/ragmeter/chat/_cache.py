@@ -1,4 +1,5 @@
-"""A disk cache of judge replies keyed by (model, messages, params).
+"""A disk cache of chat replies (judge verdicts, generated answers) keyed by (model, messages,
+params).
 
 Key: sha256 of the canonical JSON ``{"model", "messages", "params"}`` (sorted keys). One JSON file
 per key under ``<folder>/<key[:2]>/<key>.json``, written atomically (temp file + rename) so
@@ -15,9 +16,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ..._errors import InputError
-from ...io._atomic import atomic_write
-from ...io._reading import read_json
+from .._errors import InputError
+from ..io import atomic_write, read_json
 
 
 def cache_key(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> str:
@@ -44,7 +44,7 @@ class DiskCache:
             return None
         try:
             value = read_json(path)
-        except InputError:  # a damaged entry is a miss: the judge is asked again
+        except InputError:  # a damaged entry is a miss: the model is asked again
             return None
         return value if isinstance(value, dict) else None
 

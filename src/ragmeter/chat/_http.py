@@ -2,7 +2,7 @@
 URL, the watchdog that ends an attempt at its deadline, and short descriptions of transport
 faults.
 
-Kept apart from :mod:`._chat` so the client reads as its retry and accounting rules.
+Kept apart from :mod:`._client` so the client reads as its retry and accounting rules.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import socket
 import threading
 import urllib.parse
 
-from ..._errors import UsageError
+from .._errors import UsageError
 
 __all__ = ["Watchdog", "describe", "retry_after", "short", "split_url"]
 

@@ -1,0 +1,283 @@
+"""Compare two runs: ``ragmeter compare``, the comparison inside ``ragmeter gate`` and the lab's
+comparison page, written once.
+
+:func:`compare_runs` reads the two sides (:mod:`.refs`), compares them with
+:func:`ragmeter.paired.compare`, counts the comparison in a selection ledger or only reads the
+ledger's count for the selection estimate (:class:`LedgerUse`), and, when asked, keeps the
+bootstrap distribution the interval came from (:class:`BootstrapDistribution`, the lab's
+histogram: the means ``compare`` drew, not drawn again). :func:`record` stores the comparison
+with the stored runs it read; :func:`stored_comparison` reads one back with its distribution.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._errors import RagmeterWarning
+from .refs import LoadedPair, RunRef, Scoring, load_pair
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..metrics import Evaluation
+    from ..paired import Comparison, Ledger
+    from ..store import Store
+
+__all__ = [
+    "BootstrapDistribution",
+    "CompareOptions",
+    "CompareOutcome",
+    "HistogramBin",
+    "LedgerUse",
+    "MetricChoice",
+    "StoredComparison",
+    "compare_pair",
+    "compare_runs",
+    "ledger_for",
+    "record",
+    "stored_comparison",
+]
+
+#: the metric to compare on: its text, None (the one metric both sides carry), or a choice made
+#: once both sides are read (the lab's default for two stored runs)
+MetricChoice = str | None | Callable[["Evaluation", "Evaluation"], str]
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How the two sides are compared (``ragmeter compare``'s options, the same defaults)."""
+
+    n_resamples: int = 5000
+    seed: int = 0
+    confidence: float = 0.95
+    randomisation: bool = False
+    strict: bool = False
+    intersect: bool = False
+    max_movers: int = 10
+
+
+@dataclass(frozen=True)
+class LedgerUse:
+    """What the comparison does with a selection ledger.
+
+    ``count_in``: record the comparison there (a JSONL path or a :class:`~ragmeter.paired.Ledger`,
+    the store's included) and attach the selection estimate and its warning, as
+    :func:`ragmeter.paired.compare` does. ``estimate_from``: count nothing, but attach the
+    estimate for the number of variants that ledger has seen on the golden-set version (a page
+    view changes nothing). Neither: no ledger at all."""
+
+    count_in: Ledger | Path | None = None
+    estimate_from: Ledger | None = None
+
+
+def ledger_for(
+    store: Store | None, ledger: Path | None = None, *, no_ledger: bool = False
+) -> Ledger | Path | None:
+    """The ledger a command counts its comparison in: none with ``no_ledger``; the file named;
+    else the store's (nothing for a read-only store: it cannot be written), or the default JSONL
+    ledger without a store."""
+    if no_ledger:
+        return None
+    if ledger is not None:
+        return ledger
+    if store is None:
+        from ..paired import DEFAULT_LEDGER
+
+        return DEFAULT_LEDGER
+    return None if store.read_only else store.ledger
+
+
+@dataclass(frozen=True)
+class HistogramBin:
+    """One bar of the bootstrap histogram: resampled means in [x0, x1)."""
+
+    x0: float
+    x1: float
+    count: int
+
+
+@dataclass(frozen=True)
+class BootstrapDistribution:
+    """The resampled mean differences a comparison's interval is the percentiles of (its seed,
+    resamples and method), and the method they were drawn with."""
+
+    means: npt.NDArray[np.float64]
+    method: str
+    confidence: float
+
+    @classmethod
+    def of(cls, c: Comparison) -> BootstrapDistribution | None:
+        """The distribution of comparison ``c``'s overall interval; None without questions.
+
+        The means ``compare(keep_means=True)`` kept on ``c`` when it has them (the very draws
+        the interval came from); else (a comparison read back from the store or a file) drawn
+        again with its seed, resamples and method, which gives the same draws for a seeded
+        comparison."""
+        from ..paired import bootstrap_means
+
+        if c.n == 0:
+            return None
+        if c.bootstrap_means is not None:
+            return cls(c.bootstrap_means, c.bootstrap_method, c.confidence)
+        means, used = bootstrap_means(
+            c.deltas,
+            n_resamples=c.n_resamples,
+            seed=c.seed,
+            method=c.bootstrap_method,  # type: ignore[arg-type]  # the method the interval used
+        )
+        return cls(means, used, c.confidence)
+
+    def interval(self) -> tuple[float, float]:
+        """The percentile interval of the means at the comparison's confidence."""
+        import numpy as np
+
+        tail = round((1.0 - self.confidence) / 2.0 * 100.0, 10)
+        lo, hi = (float(x) for x in np.percentile(self.means, [tail, 100.0 - tail]))
+        return lo, hi
+
+    def matches(self, ci: tuple[float, float]) -> bool:
+        """The percentile interval is ``ci`` (to 1e-12): the distribution is the interval's."""
+        import numpy as np
+
+        return bool(np.allclose(self.interval(), ci, rtol=0, atol=1e-12))
+
+    def bins(self, max_bins: int) -> list[HistogramBin]:
+        """The means binned: up to ``max_bins`` distinct values become one bar each (centred on
+        the value, as wide as the smallest gap), more are cut into ``max_bins`` equal bars."""
+        import numpy as np
+
+        values, counts = np.unique(np.round(self.means, 12), return_counts=True)
+        if len(values) <= max_bins:
+            step = float(np.min(np.diff(values))) if len(values) > 1 else 0.01
+            return [
+                HistogramBin(float(v) - step / 2, float(v) + step / 2, int(n))
+                for v, n in zip(values, counts, strict=True)
+            ]
+        cnt, edges = np.histogram(self.means, bins=max_bins)
+        return [
+            HistogramBin(float(edges[i]), float(edges[i + 1]), int(cnt[i])) for i in range(len(cnt))
+        ]
+
+
+@dataclass(frozen=True)
+class CompareOutcome:
+    """A comparison of two runs, what it compared and, when asked, its bootstrap distribution."""
+
+    comparison: Comparison
+    base: RunRef
+    cand: RunRef
+    #: the metric compared as asked or chosen (None: the one both sides carry)
+    metric: str | None
+    distribution: BootstrapDistribution | None = None
+
+    @property
+    def stored_ids(self) -> tuple[int | None, int | None]:
+        """The stored runs compared (None for a side read or scored from a file)."""
+        return self.base.stored_id, self.cand.stored_id
+
+
+def compare_pair(
+    pair: LoadedPair,
+    metric: MetricChoice = None,
+    *,
+    options: CompareOptions | None = None,
+    ledger: LedgerUse | None = None,
+    distribution: bool = False,
+) -> CompareOutcome:
+    """Compare two sides already read. Warnings are kept in ``Comparison.warnings`` (for the
+    interface to show), not issued."""
+    from ..paired import compare
+
+    opts = options or CompareOptions()
+    use = ledger or LedgerUse()
+    chosen = metric(pair.baseline, pair.candidate) if callable(metric) else metric
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagmeterWarning)  # kept in Comparison.warnings
+        c = compare(
+            pair.baseline,
+            pair.candidate,
+            chosen,
+            n_resamples=opts.n_resamples,
+            seed=opts.seed,
+            confidence=opts.confidence,
+            randomisation=opts.randomisation,
+            strict=opts.strict,
+            intersect=opts.intersect,
+            max_movers=opts.max_movers,
+            ledger=use.count_in,
+            keep_means=distribution,
+        )
+    if use.count_in is None and use.estimate_from is not None:
+        c = _with_estimate(c, use.estimate_from, opts.seed)
+    dist = BootstrapDistribution.of(c) if distribution else None
+    return CompareOutcome(c, pair.base, pair.cand, chosen, dist)
+
+
+def _with_estimate(c: Comparison, ledger: Ledger, seed: int) -> Comparison:
+    """``c`` with the selection estimate for the variants ``ledger`` has counted on its golden
+    version (nothing recorded)."""
+    from ..paired import optimism_from_pair
+
+    n = ledger.summary(c.golden_version).n_variants
+    if n <= 1:
+        return c
+    sel = optimism_from_pair(c.baseline_values, c.candidate_values, n, seed=seed)
+    return replace(c, selection=sel, n_variants_tried=n)
+
+
+def compare_runs(
+    base: str | RunRef,
+    cand: str | RunRef,
+    metric: MetricChoice = None,
+    *,
+    store: Store | None = None,
+    scoring: Scoring | None = None,
+    options: CompareOptions | None = None,
+    ledger: LedgerUse | None = None,
+    distribution: bool = False,
+) -> CompareOutcome:
+    """Read ``base`` and ``cand`` (:func:`~.refs.load_pair`: stored runs, evaluation files, or
+    run files scored against ``scoring``) and compare them (:func:`compare_pair`)."""
+    scored_on = metric if isinstance(metric, str) else None
+    pair = load_pair(base, cand, metric=scored_on, scoring=scoring, store=store)
+    return compare_pair(pair, metric, options=options, ledger=ledger, distribution=distribution)
+
+
+def record(store: Store, outcome: CompareOutcome) -> int | None:
+    """Store the comparison with the stored runs it read; its id, or None when the store is
+    read-only here (compared all the same, neither stored nor counted)."""
+    if store.read_only:
+        return None
+    base_id, cand_id = outcome.stored_ids
+    return store.record_comparison(outcome.comparison, baseline_run=base_id, candidate_run=cand_id)
+
+
+@dataclass(frozen=True)
+class StoredComparison:
+    """A comparison read back from the store, the runs it compared (when stored) and the
+    bootstrap distribution of its interval."""
+
+    comparison_id: int
+    comparison: Comparison
+    baseline_run: int | None
+    candidate_run: int | None
+    distribution: BootstrapDistribution | None
+
+
+def stored_comparison(store: Store, comparison_id: int) -> StoredComparison:
+    """Stored comparison ``comparison_id`` (``ragmeter compare`` recorded it)."""
+    cid = int(comparison_id)
+    c = store.comparison(cid)
+    row = next((r for r in store.comparisons() if r.id == cid), None)
+    return StoredComparison(
+        cid,
+        c,
+        None if row is None else row.baseline_run_id,
+        None if row is None else row.candidate_run_id,
+        BootstrapDistribution.of(c),
+    )
