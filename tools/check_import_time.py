@@ -4,7 +4,7 @@ ranx takes 4-6 s to import; ragmeter loads nothing heavy until a function needs 
 
 ``--cli`` also prints the CPU time (user+sys, median) of ``ragmeter --help`` and
 ``ragmeter --version`` in fresh interpreters, the figure of the start-up note (which modules they
-load is tests/test_cli_startup.py's check, not a clock's).
+load is tests/architecture/test_cli_startup.py's check, not a clock's).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 Why a separate tool and not a test: it measures, it does not assert. It runs against any
 checkout (``--src`` puts another ``src`` first on PYTHONPATH, e.g. the commit before a fix), so
 the same cases give the "before" and "after" figures of docs/reliability.md. The regression
-tests that pin each fix live in tests/test_hostile_*.py.
+tests that pin each fix live in tests/hostile/test_hostile_*.py.
 
 Every case is generated from a family x a variant (a consumer of a file x a way to break the
 file, an option x a hostile value, ...) and declares its oracle. The experiment store's families
@@ -3135,8 +3135,9 @@ class H(http.server.BaseHTTPRequestHandler):
                 pass
             return
         if mode == "redirect":
-            self.send_response(307); self.send_header("Location", f"http://127.0.0.1:{OTHER}/v1/chat/completions")
-            self.send_header("Content-Length", "0"); self.end_headers(); return
+            self.send_response(307); self.send_header("Location",
+            f"http://127.0.0.1:{OTHER}/v1/chat/completions") self.send_header("Content-Length",
+            "0"); self.end_headers(); return
         if mode == "refusal":
             return self.reply('I cannot judge this. Example format: {"claims": []}')
         if mode == "empty-claims":

@@ -2,8 +2,8 @@
 
 ragmeter is laid out as the RAG chain, each package a layer that may import only from its own
 layer or lower ones, so that the experiment store and the web lab can sit on top without pulling
-the chain apart. tests/test_import_graph.py enforces the rule with this module; run it as a
-script to see the figures (also on an older checkout, for before/after numbers):
+the chain apart. tests/architecture/test_import_graph.py enforces the rule with this module; run it
+as a script to see the figures (also on an older checkout, for before/after numbers):
 
     .venv/bin/python tools/import_graph.py                # this checkout's src/
     mkdir -p /tmp/before && git archive 67bc5d9 src | tar -x -C /tmp/before   # older tree
@@ -266,9 +266,9 @@ def private_imports(graph: Graph) -> list[Edge]:
 
 
 #: The private cross-package imports that stay, each with why its names are not exported by
-#: the package's ``__init__``: (importer, imported module) -> reason. tests/test_import_graph.py
-#: requires the private imports to be exactly these: a new one fails (export the name instead),
-#: and so does an entry no import matches any more (delete it).
+#: the package's ``__init__``: (importer, imported module) -> reason.
+#: tests/architecture/test_import_graph.py requires the private imports to be exactly these: a new
+#: one fails (export the name instead), and so does an entry no import matches any more (delete it).
 _PYDANTIC = "pydantic field types: exporting them would make `import ragmeter.{}` load pydantic"
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     ("ragmeter.answers._schema", "ragmeter.data._schema"): (

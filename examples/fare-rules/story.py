@@ -12,7 +12,7 @@ Usage::
     python examples/fare-rules/story.py           # rewrite the block in README.md
     python examples/fare-rules/story.py --check   # exit 1 when README.md is out of date
 
-``tests/test_example_fare_rules.py`` recomputes the block and compares it with the README.
+``tests/examples/test_example_fare_rules.py`` recomputes the block and compares it with the README.
 """
 
 from __future__ import annotations

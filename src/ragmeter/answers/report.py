@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
 
-from .._errors import RagmeterError, UsageError, ValidationError
+from .._errors import UsageError, ValidationError
+from ..data import golden_version_of
 from ._passages import PassageIndex
 from ._schema import AnswerSet, is_abstention, looks_abstained
 from .abstention import AbstentionSummary, abstention_verdict, summarize_abstention
@@ -405,15 +406,6 @@ def check_answers(
         tuple(fbw),
         judge.info.label if (judge is not None and judge_metrics) else None,
     )
-
-
-def golden_version_of(golden: Any) -> str | None:
-    """The golden set's version, or None when it cannot be computed (no corpus, not frozen)."""
-    try:
-        v = getattr(golden, "version", None)
-    except RagmeterError:
-        return None
-    return None if v is None else str(v)
 
 
 def _contexts(

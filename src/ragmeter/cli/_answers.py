@@ -173,7 +173,7 @@ def check_cmd(
         sets, loaded, judge=j, judge_metrics=metrics, contexts=contexts, judge_prompts=judge_prompts
     )
     reports = [c.report for c in checked]
-    failed = sum(1 for r in reports for c in r.checks for s in c.judged.values() if not s.ok)
+    failed = sum(c.failed for c in checked)
     if fmt == Format.json:
         objs = [c.report.to_dict() for c in checked]
         for o, c in zip(objs, checked, strict=True):

@@ -4,7 +4,7 @@ Every command module is imported explicitly (the import-graph test sees each one
 a command module's top imports only typer, rich and the CLI's helpers, everything heavy (numpy,
 pyarrow, pydantic, SQLAlchemy, the library's packages and ``ragmeter.workflows``) inside its
 command functions, so ``ragmeter --help`` and ``--version`` load none of it
-(tests/test_cli_startup.py checks ``sys.modules`` after both).
+(tests/architecture/test_cli_startup.py checks ``sys.modules`` after both).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def gate_cmd(
 ) -> None:
     """Exit 1 when the candidate regresses by the rule given, 0 otherwise (CI gate)."""
     from ..paired import GateRule
-    from ..workflows.gate import run_gate
+    from ..workflows.gate import run_gate, write_reports
     from ..workflows.refs import Scoring
     from ._compare import check_ledger, comparing, record_and_say
     from ._render_compare import print_gate, say_warnings
@@ -126,10 +126,7 @@ def gate_cmd(
         )
     say_warnings(out.compared.comparison)
     result = out.result
-    if markdown is not None:
-        _write(markdown, result.to_markdown())
-    if junit is not None:
-        _write(junit, result.to_junit_xml())
+    write_reports(result, markdown=markdown, junit=junit)
     if report is not None and store is not None:
         from ..lab import write_report
         from ._store_options import store_errors
@@ -209,10 +206,3 @@ def _report_runs(
             "their ranked lists from the store"
         )
     return [str(i) for i in ids]
-
-
-def _write(path: Path, text: str) -> None:
-    """The gate's markdown and JUnit reports: whole or not at all (a CI job never reads half)."""
-    from ..io import atomic_write
-
-    atomic_write(path, text)

@@ -5,104 +5,19 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from .._errors import UsageError
 from ._common import Format, console, err_console, handle_errors, print_json
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
-    from ..paired import Comparison, SizePlan
+    from ..paired import SizePlan
 
 
 def register(app: typer.Typer) -> None:
     app.command("plan")(plan_cmd)
-
-
-def parse_sizes(text: str) -> list[int]:
-    """``"50,100,200,500"`` -> golden-set sizes (positive whole numbers)."""
-    out = []
-    for piece in (p.strip() for p in text.split(",")):
-        if not piece:
-            continue
-        try:
-            n = int(piece)
-        except ValueError:
-            raise UsageError(
-                f"--n takes question counts such as 50,100,200,500; cannot read '{piece}'"
-            ) from None
-        if n < 1:
-            raise UsageError(f"--n: a golden set needs at least 1 question, got {n}")
-        out.append(n)
-    if not out:
-        raise UsageError("--n: give at least one question count, e.g. 50,100,200,500")
-    return out
-
-
-def _spread_source(
-    base: str | None,
-    cand: str | None,
-    metric: str | None,
-    source: Path | None,
-    rates: dict[str, float | None],
-    intersect: bool,
-    confidence: float | None,
-) -> dict[str, Any]:
-    """The keyword arguments of ``plan_size`` for the one input mode the options name."""
-    given_rates = any(v is not None for v in rates.values())
-    modes = [
-        m
-        for m, on in (
-            ("two evaluations", base is not None),
-            ("--from", source is not None),
-            ("rates", given_rates),
-        )
-        if on
-    ]
-    if len(modes) > 1:
-        raise UsageError(
-            f"give one input: rates (--baseline-rate, --discordance), --from "
-            f"COMPARISON.json, or two evaluations; got {' and '.join(modes)}"
-        )
-    if metric is not None and base is None:
-        raise UsageError("--metric picks the column of two evaluations BASE CAND; give them too")
-    if base is not None:
-        if cand is None:
-            raise UsageError("give two evaluations: BASE and CAND")
-        return {"comparison": _compare_evaluations(base, cand, metric, intersect, confidence)}
-    if source is not None:
-        from ..paired import read_comparison
-
-        return {"comparison": read_comparison(source)}
-    if rates["baseline_rate"] is None:
-        raise UsageError(
-            "give --baseline-rate and --discordance (the share of questions "
-            "expected to change outcome), --from COMPARISON.json, or two "
-            "evaluations BASE CAND with --metric"
-        )
-    return {
-        "baseline_rate": rates["baseline_rate"],
-        "discordance": rates["discordance"],
-        "difference": 0.0 if rates["difference"] is None else rates["difference"],
-    }
-
-
-def _compare_evaluations(
-    base: str, cand: str, metric: str | None, intersect: bool, confidence: float | None
-) -> Comparison:
-    """The two evaluations compared as 'ragmeter compare' would (5,000 resamples, seed 0), with
-    no ledger; the comparison's warnings are not shown (the plan needs only the spread)."""
-    from ..workflows.compare import CompareOptions, compare_pair
-    from ..workflows.refs import load_pair
-
-    pair = load_pair(base, cand, store=None)
-    options = CompareOptions(
-        intersect=intersect, confidence=0.95 if confidence is None else confidence
-    )
-    with err_console.status("resampling questions..."):
-        return compare_pair(pair, metric, options=options).comparison
 
 
 # -- rendering -------------------------------------------------------------------------------------
@@ -135,14 +50,6 @@ def describe_inputs(plan: SizePlan) -> str:
     if s.var_diff is not None:
         parts.append(f"Var(d) = {s.var_diff:.4f}")
     return "Inputs: " + "; ".join(parts) + "."
-
-
-def _notes(plan: SizePlan, extra: dict[int, str]) -> dict[int, str]:
-    out = dict(extra)
-    for r in plan.rows:
-        if r.rough:
-            out[r.n] = "; ".join(x for x in (out.get(r.n), "rough") if x)
-    return out
 
 
 def plan_table(plan: SizePlan, notes: dict[int, str]) -> Table:
@@ -285,31 +192,16 @@ def plan_cmd(
 ) -> None:
     """How many questions a paired comparison needs: the expected interval half-width at each
     golden-set size, and the size for a target half-width."""
-    from ..paired import plan_size
+    from ..workflows.plan import PlanInputs, parse_sizes, plan_sizes
 
     ns = parse_sizes(sizes)  # before any file is read: a bad --n fails at once
-    kwargs = _spread_source(
-        base,
-        cand,
-        metric,
-        source,
-        {"baseline_rate": baseline_rate, "discordance": discordance, "difference": difference},
-        intersect,
-        confidence,
+    inputs = PlanInputs(
+        base, cand, metric, source, baseline_rate, discordance, difference, intersect
     )
-    plan = plan_size(**kwargs, sizes=ns, confidence=confidence, target=target)
-    notes: dict[int, str] = {}
-    if plan.target is not None:
-        need = plan.n_for(plan.target)
-        which = "paired" if need["paired"] is not None else "one_rate"
-        n_t = need[which]
-        assert n_t is not None
-        notes[n_t] = "target"
-        if n_t not in plan.sizes:
-            plan = plan_size(
-                **kwargs, sizes=[*ns, n_t], confidence=plan.confidence, target=plan.target
-            )
-    notes = _notes(plan, notes)
+    planned = plan_sizes(
+        inputs, ns, confidence=confidence, target=target, status=err_console.status
+    )
+    plan, notes = planned.plan, planned.notes
     if fmt == Format.json:
         print_json({**plan.to_dict(), "notes": {str(k): v for k, v in notes.items()}})
     elif fmt == Format.csv:

@@ -66,27 +66,19 @@ def run_cmd(
     and is stored; the failures are counted, never passed).
     """
     from ..engines import resolve_engine
-    from ..experiments import run_experiment
+    from ..workflows.experiment import run_and_record
     from ._store_options import open_store, say_stored, store_errors
 
     runner = resolve_engine(engine, address=ray_address)  # checked before anything runs
     check_writes(experiment, cache_dir, allow_outside=allow_outside, db=db)
     store = open_store(db, no_store)
-    ids: dict[str, int] = {}
     options: dict[str, Any] = dict(
         console=err_console, cache_dir=cache_dir, use_cache=not no_cache, engine=runner
     )
     with runner_closed(runner), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagmeterWarning)
-        if store is None:
-            result = run_experiment(experiment, allow_outside=allow_outside, **options)
-        else:
-            from ..workflows.experiment import run_and_record
-
-            with store_errors(store.url):
-                result, ids = run_and_record(
-                    store, experiment, allow_outside=allow_outside, **options
-                )
+        with contextlib.nullcontext() if store is None else store_errors(store.url):
+            result, ids = run_and_record(store, experiment, allow_outside=allow_outside, **options)
     for w in caught:
         if issubclass(w.category, RagmeterWarning):
             err_console.print(line(("warning:", "yellow"), f" {w.message}"))

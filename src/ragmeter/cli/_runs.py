@@ -53,17 +53,16 @@ def list_cmd(
     db: str | None = db_option(),
 ) -> None:
     """Stored runs, newest first: experiment, variant, status, golden version, headline metrics."""
+    from ..workflows.runs import list_runs
+
     if status is not None and status not in STATUSES:
         raise UsageError(f"--status must be one of {', '.join(STATUSES)}, got '{status}'")
     store = open_required(db)
     with store_errors(store.url):
-        # as Store.runs(): runs of dead processes are marked interrupted first; each damaged
-        # run is one warning naming it, and the rest are listed
-        page = store.runs_page(
-            experiment=experiment, golden_version=golden, status=status, limit=limit or None
+        listed = list_runs(
+            store, experiment=experiment, golden=golden, status=status, limit=limit or None
         )
-    records = list(page.records)
-    more = page.total - len(records) - len(page.damaged)
+    records, more = listed.records, listed.more
     if fmt == Format.json:
         print_json([r.to_dict() for r in records])
     elif fmt == Format.csv:
@@ -133,10 +132,12 @@ def show_cmd(
     db: str | None = db_option(),
 ) -> None:
     """One run: its record, the metrics of every evaluation level, its settings and provenance."""
+    from ..workflows.runs import show_run
+
     store = open_required(db)
     with store_errors(store.url):
-        r = store.run(run_id)
-        evals = {lvl: store.evaluation(run_id, lvl) for lvl in r.levels}
+        shown = show_run(store, run_id)
+    r, evals = shown.record, shown.evaluations
     if fmt == Format.json:
         d = r.to_dict()
         d["evaluations"] = {
@@ -156,16 +157,13 @@ def show_cmd(
         for k, v in e.aggregate.items():
             t.add_row(lit(k), "-" if v is None else f"{v:.4f}")
         console.print(t)
-    from ..paired import flatten
-
-    settings = flatten(dict(r.config))
-    if settings:
+    if shown.settings:
         console.print(lit("settings", TITLE))
         t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         t.add_column("setting", overflow="fold")
         t.add_column("value", overflow="fold")
-        for k, v in settings.items():
-            t.add_row(lit(k), lit(json.dumps(v, ensure_ascii=False, default=str)))
+        for name, value in shown.settings.items():
+            t.add_row(lit(name), lit(json.dumps(value, ensure_ascii=False, default=str)))
         console.print(t)
 
 
@@ -186,23 +184,22 @@ def delete_cmd(
 
     Their evaluations and ranked lists go with them; comparisons that used them keep their
     numbers."""
-    from ..store import DamagedRowError
+    from ..workflows.runs import DamagedRun, delete_runs, runs_to_delete
 
     store = open_required(db)
-    ids = list(dict.fromkeys(run_ids))
-    shown: list[str] = []
     with store_errors(store.url):
-        for i in ids:  # every id is checked before anything is deleted
-            try:
-                r = store.run(i)
-            except DamagedRowError as exc:  # a damaged run can still be deleted
-                shown.append(f"  run {i}: damaged ({exc.what})")
-                continue
-            shown.append(
-                f"  run {r.id}: {r.experiment} / {r.name} ({r.status}, {r.golden_version or '-'})"
+        found = runs_to_delete(store, run_ids)  # every id is checked before anything is deleted
+    ids = [r.id for r in found]
+    for r in found:
+        if isinstance(r, DamagedRun):
+            err_console.print(lit(f"  run {r.id}: damaged ({r.what})"))
+        else:
+            err_console.print(
+                lit(
+                    f"  run {r.id}: {r.experiment} / {r.name} "
+                    f"({r.status}, {r.golden_version or '-'})"
+                )
             )
-    for text in shown:
-        err_console.print(lit(text))
     what = f"{len(ids)} run{'s' if len(ids) > 1 else ''} from {shown_url(store)}"
     if not yes:
         if not can_ask():
@@ -211,8 +208,7 @@ def delete_cmd(
             err_console.print("nothing deleted")
             return
     with store_errors(store.url):
-        for i in ids:
-            store.delete_run(i)
+        delete_runs(store, ids)
     err_console.print(lit(f"deleted {'runs' if len(ids) > 1 else 'run'} {id_ranges(ids)}"))
 
 
@@ -229,19 +225,15 @@ def export_cmd(
 
     evaluation.json (and chunk_evaluation.json), config.json, run.trec when its ranked lists
     were stored, and run.json (the store's record)."""
-    from ..store import export_files, export_names
+    from ..store import export_names
+    from ..workflows.runs import export_run
     from ._outputs import check_folder
 
     # before the store is read: never into its artifacts folder, never over its database
     check_folder(out, option="--out", files=export_names(), db=db)
     store = open_required(db)
     with store_errors(store.url):
-        r = store.run(run_id)
-    there = [n for n in export_files(r) if (out / n).exists()]
-    if there and not force:
-        raise UsageError(f"{out} already holds {', '.join(there)}; pass --force to replace them")
-    with store_errors(store.url):
-        written = store.export_run(run_id, out)
+        written = export_run(store, run_id, out, force=force)
     for p in written:
         console.print(lit(str(p)), soft_wrap=True)
 
@@ -261,9 +253,11 @@ def import_cmd(
 
     Every file of every PATH is checked first; then all of them are stored in one transaction,
     or none. A run or ledger entry already in the store is skipped, saying which run it is."""
+    from ..workflows.runs import import_paths
+
     store = open_required(db)
     with store_errors(store.url):
-        done = store.import_paths(paths)
+        done = import_paths(store, paths)
     for p in done.paths:
         parts = []
         ledger = p.path.suffix == ".jsonl" and p.path.is_file()

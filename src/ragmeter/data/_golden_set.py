@@ -17,7 +17,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._errors import InputError, NotFoundError, Problem, UsageError, ValidationError
+from .._errors import (
+    InputError,
+    NotFoundError,
+    Problem,
+    RagmeterError,
+    UsageError,
+    ValidationError,
+)
 from ._schema import Question
 from ._validate import check_questions, parse_records
 from ._version import (
@@ -39,6 +46,7 @@ __all__ = [
     "GoldenSet",
     "assign_split",
     "golden_stats",
+    "golden_version_of",
     "load_golden",
     "validate_golden",
     "write_golden",
@@ -248,6 +256,17 @@ class GoldenSet:
         return golden_stats(self)
 
 
+def golden_version_of(golden: object) -> str | None:
+    """``golden``'s version (:attr:`GoldenSet.version`), or None when it has none or it cannot
+    be computed (no corpus and not frozen, changed since frozen, documents missing): the
+    version the evaluations, answer reports and experiment results record."""
+    try:
+        v = getattr(golden, "version", None)
+    except RagmeterError:
+        return None
+    return None if v is None else str(v)
+
+
 def load_golden(
     path: str | os.PathLike[str], corpus: Corpus | str | os.PathLike[str] | None = None
 ) -> GoldenSet:
@@ -325,8 +344,5 @@ def golden_stats(golden: GoldenSet) -> dict[str, Any]:
         "documents_referenced": len(golden.doc_ids),
         "labels_sha256": golden.labels_digest,
     }
-    try:
-        out["version"] = golden.version
-    except (UsageError, InputError):
-        out["version"] = None
+    out["version"] = golden_version_of(golden)
     return out

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._errors import InputError, UsageError
+from ..data import golden_version_of
 from ..io import Run
 from ..metrics import Evaluation, Metric
 from ..retrieval import (
@@ -698,7 +699,7 @@ class _Context:
             rollup_run(run, chunking),
             list(dict.fromkeys(metrics)),
             run_name=v.name,
-            golden_version=_golden_version(self.golden),
+            golden_version=golden_version_of(self.golden),
             config={
                 **config,
                 "level": "document",
@@ -749,14 +750,6 @@ def _spans_run_warning(w: warnings.WarningMessage, shape: str) -> bool:
     """The span evaluator's warning about documents without chunks, which for a spans run (one
     chunk per returned span) says only that nothing was returned from them."""
     return shape == "spans" and "with no chunk in chunking" in str(w.message)
-
-
-def _golden_version(golden: Any) -> str | None:
-    """The golden-set version, as the span-level evaluation records it (None if unknown)."""
-    try:
-        return golden.version
-    except UsageError:
-        return None
 
 
 def _context_tokens(run: Run, chunking: Any, s: Settings) -> float:

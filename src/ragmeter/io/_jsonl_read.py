@@ -249,6 +249,10 @@ def _check(f: Field, obj: dict[str, Any]) -> tuple[Any, str | None]:
 
 
 def _json_type(x: Any) -> str:
+    """The JSON name of a value's type ("string", "array", "object"; Python's for numbers), as
+    the run and qrels readers' field messages say it. ``_reading`` names Python types and
+    ``metrics``' evaluation files say "a string", "a list": three spellings of three sets of
+    messages, kept apart so that no message changes."""
     return {bool: "boolean", str: "string", list: "array", dict: "object", type(None): "null"}.get(
         type(x), type(x).__name__
     )

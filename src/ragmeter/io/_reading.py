@@ -164,7 +164,9 @@ def _refuse_constant(text: str, value: Any, document: bool) -> None:
 
 
 def _json_type(value: Any) -> str:
-    """The Python name of a JSON value's type, as the loaders' messages have always said it."""
+    """The Python name of a JSON value's type, as the loaders' messages have always said it
+    (not ``_jsonl_read``'s JSON names nor the evaluation files' "a string": each keeps its
+    messages' text)."""
     return type(value).__name__
 
 

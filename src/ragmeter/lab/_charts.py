@@ -103,7 +103,7 @@ def rank_curve_spec(
 
 # -- the comparison --------------------------------------------------------------------------
 def bootstrap_histogram_spec(
-    bins: Sequence[Mapping[str, float]],
+    bins: Sequence[Mapping[str, object]],
     *,
     ci: tuple[float, float],
     mean_delta: float,

@@ -236,10 +236,9 @@ def run_context(
                 problem = f"the experiment file {exp_path} could not be read ({_one_line(exc)})"
     golden = None
     if loaded is not None:
-        try:
-            file_version = loaded.golden.version
-        except RagmeterError:
-            file_version = None
+        from ..data import golden_version_of
+
+        file_version = golden_version_of(loaded.golden)
         if run.golden_version is None or file_version == run.golden_version:
             golden = loaded.golden
         else:

@@ -5,18 +5,19 @@ came from (the workflow's: the lab draws no bootstrap of its own)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import quote
 
 from .._errors import UsageError
 from .._pvalue import format_p
-from ._charts import bootstrap_histogram_spec
+from ._charts import Spec, bootstrap_histogram_spec
+from ._views import TemplateVariables
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..metrics import Evaluation, Metric
-    from ..paired import Comparison
+    from ..paired import Comparison, PairedStats
     from ..store import RunRecord, Store
     from ..workflows.compare import BootstrapDistribution, CompareOutcome
 
@@ -50,29 +51,29 @@ class PairChoice:
     shared: tuple[str, ...] = ()
     headroom: frozenset[str] = field(default_factory=frozenset)
 
-    def possible(self) -> list[dict[str, Any]]:
+    @property
+    def possible(self) -> list[PossibleComparison]:
         """The comparisons that can still be made: metric, whether it is headroom (not
-        quality), the lab's URL and the command line."""
+        quality), the lab's URL and the command line (``_pair_note.html`` reads them)."""
         return [
-            {
-                "metric": m,
-                "headroom": m in self.headroom,
-                "url": f"/compare?base={self.base}&cand={self.cand}&metric={quote(m, safe='@')}",
-                "command": f'ragmeter compare {self.base} {self.cand} -m "{m}"',
-            }
+            PossibleComparison(
+                metric=m,
+                headroom=m in self.headroom,
+                url=f"/compare?base={self.base}&cand={self.cand}&metric={quote(m, safe='@')}",
+                command=f'ragmeter compare {self.base} {self.cand} -m "{m}"',
+            )
             for m in self.shared
         ]
 
-    def to_context(self) -> dict[str, Any]:
-        return {
-            "base": self.base,
-            "cand": self.cand,
-            "base_name": self.base_name,
-            "cand_name": self.cand_name,
-            "note": self.note,
-            "no_shared_cutoff": self.no_shared_cutoff,
-            "possible": self.possible(),
-        }
+
+@dataclass(frozen=True)
+class PossibleComparison:
+    """A comparison two runs with no default metric can still be asked for."""
+
+    metric: str
+    headroom: bool
+    url: str
+    command: str
 
 
 class NoSharedMetric(UsageError):
@@ -255,29 +256,149 @@ def compute(
     return out, choices[0]
 
 
-def histogram(dist: BootstrapDistribution | None) -> dict[str, Any]:
+class Bin(TypedDict):
+    """One bar of the bootstrap histogram (the chart's data row)."""
+
+    x0: float
+    x1: float
+    count: int
+
+
+@dataclass(frozen=True)
+class Histogram(TemplateVariables):
+    """The resampled means the interval is the percentiles of, binned."""
+
+    bins: list[Bin]
+    percentile_ci: tuple[float, float] | None
+    method: str | None = None
+
+
+def histogram(dist: BootstrapDistribution | None) -> Histogram:
     """The resampled means the interval is the percentiles of (the workflow's distribution),
     binned: a few distinct values become one bar each."""
     if dist is None:
-        return {"bins": [], "percentile_ci": None}
-    bins = [{"x0": b.x0, "x1": b.x1, "count": b.count} for b in dist.bins(MAX_BINS)]
-    return {"bins": bins, "percentile_ci": dist.interval(), "method": dist.method}
+        return Histogram([], None)
+    bins = [Bin(x0=b.x0, x1=b.x1, count=b.count) for b in dist.bins(MAX_BINS)]
+    return Histogram(bins, dist.interval(), dist.method)
 
 
-def _row(label: str, s: Any, holm: float | None = None, small: bool = False) -> dict[str, Any]:
-    return {
-        "label": label,
-        "n": s.n,
-        "base": s.baseline_mean,
-        "cand": s.candidate_mean,
-        "delta": s.mean_delta,
-        "ci": s.ci_text,
-        "wlt": f"{s.wins}/{s.losses}/{s.ties}",
-        "fixed_broken": None if s.fixed is None else f"{s.fixed}/{s.broken}",
-        "p": format_p(s.sign_test_p),
-        "holm": None if holm is None else f"{holm:.3g}",
-        "small": small,
-    }
+@dataclass(frozen=True)
+class StatsRow:
+    """One row of the overall / splits / slices table."""
+
+    label: str
+    n: int
+    base: float
+    cand: float
+    delta: float
+    ci: str
+    wlt: str
+    fixed_broken: str | None
+    p: str
+    holm: str | None
+    small: bool
+
+
+def _row(label: str, s: PairedStats, holm: float | None = None, small: bool = False) -> StatsRow:
+    return StatsRow(
+        label=label,
+        n=s.n,
+        base=s.baseline_mean,
+        cand=s.candidate_mean,
+        delta=s.mean_delta,
+        ci=s.ci_text,
+        wlt=f"{s.wins}/{s.losses}/{s.ties}",
+        fixed_broken=None if s.fixed is None else f"{s.fixed}/{s.broken}",
+        p=format_p(s.sign_test_p),
+        holm=None if holm is None else f"{holm:.3g}",
+        small=small,
+    )
+
+
+@dataclass(frozen=True)
+class QuestionLink:
+    """A question id, linked to the question view when the golden set is known."""
+
+    qid: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class MoverRow:
+    """One of the biggest movers, formatted as ``ragmeter compare`` prints it."""
+
+    qid: str
+    url: str | None
+    change: str
+    baseline: str
+    candidate: str
+    ranks: str
+    slices: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """A yes/no line of "Is it a fair test?" with its text."""
+
+    ok: bool
+    text: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ConfigDiff:
+    key: str
+    baseline: str
+    candidate: str
+
+
+@dataclass(frozen=True)
+class ComparisonView(TemplateVariables):
+    """Everything the comparison page shows (``c`` in ``comparison.html`` and
+    ``_report_comparison.html``); also a read-only mapping of its fields."""
+
+    stored_id: int | None
+    base_run: int | None
+    cand_run: int | None
+    baseline: str
+    candidate: str
+    metric: str
+    binary: bool
+    golden_version: str | None
+    n: int
+    mean_delta: float
+    delta_text: str
+    ci: tuple[float, float]
+    ci_text: str
+    confidence: str
+    wins: int
+    losses: int
+    ties: int
+    fixed: int | None
+    broken: int | None
+    fixed_ids: list[QuestionLink]
+    broken_ids: list[QuestionLink]
+    sign_p: str
+    verdict: str
+    verdict_line: str
+    bootstrap: str
+    rows: list[StatsRow]
+    slice_note: str | None
+    any_small: bool
+    movers: list[MoverRow]
+    has_ranks: bool
+    changes: list[str]
+    one_change: Check
+    fairness: Check
+    config_diff: list[ConfigDiff]
+    warnings: list[str]
+    selection: str | None
+    histogram: Histogram
+    histogram_spec: Spec | None
+    histogram_matches: bool
+    #: ``ragmeter run``'s note, for runs that share no k or budget (set by
+    #: :func:`live_comparison_context`)
+    cutoff_note: str | None = None
 
 
 def comparison_context(
@@ -287,7 +408,7 @@ def comparison_context(
     stored_id: int | None = None,
     base_run: int | None = None,
     cand_run: int | None = None,
-) -> dict[str, Any]:
+) -> ComparisonView:
     """Everything the comparison page shows, from a Comparison and its bootstrap distribution."""
     hist = histogram(dist)
     rows = [_row("all", c.overall)]
@@ -299,88 +420,79 @@ def comparison_context(
         )
     v = c.golden_version
 
-    def links(ids: Any) -> list[dict[str, str | None]]:
-        return [{"qid": q, "url": question_url(v, q)} for q in (ids or ())]
+    def links(ids: Sequence[str] | None) -> list[QuestionLink]:
+        return [QuestionLink(q, question_url(v, q)) for q in (ids or ())]
 
     movers = [
-        {
-            "qid": m.qid,
-            "url": question_url(v, m.qid),
-            "change": m.change_text(c.binary),
-            "baseline": f"{m.baseline:.4f}",
-            "candidate": f"{m.candidate:.4f}",
-            "ranks": m.ranks_text,
-            "slices": ", ".join(m.slices),
-        }
+        MoverRow(
+            qid=m.qid,
+            url=question_url(v, m.qid),
+            change=m.change_text(c.binary),
+            baseline=f"{m.baseline:.4f}",
+            candidate=f"{m.candidate:.4f}",
+            ranks=m.ranks_text,
+            slices=", ".join(m.slices),
+        )
         for m in c.movers
     ]
     n_changes = len(c.changes)
-    return {
-        "stored_id": stored_id,
-        "base_run": base_run,
-        "cand_run": cand_run,
-        "baseline": c.baseline,
-        "candidate": c.candidate,
-        "metric": c.label,
-        "binary": c.binary,
-        "golden_version": v,
-        "n": c.n,
-        "mean_delta": c.mean_delta,
-        "delta_text": f"{c.mean_delta:+.4f}",
-        "ci": c.ci,
-        "ci_text": c.overall.ci_text,
-        "confidence": f"{c.confidence:.0%}",
-        "wins": c.wins,
-        "losses": c.losses,
-        "ties": c.ties,
-        "fixed": c.fixed,
-        "broken": c.broken,
-        "fixed_ids": links(c.fixed_ids),
-        "broken_ids": links(c.broken_ids),
-        "sign_p": format_p(c.sign_test_p),
-        "sign_p_2": format_p(c.sign_test_p),
-        "verdict": c.verdict,
-        "verdict_line": c.verdict_line,
-        "bootstrap": c.method_line,
-        "rows": rows,
-        "slice_note": c.slice_note,
-        "any_small": any(sr.small for sr in c.slices.values()),
-        "movers": movers,
-        "has_ranks": c.movers_have_ranks,
-        "changes": [str(ch) for ch in c.changes],
-        "one_change": {
-            "ok": n_changes == 1,
-            "text": "one change: " + str(c.changes[0])
+    return ComparisonView(
+        stored_id=stored_id,
+        base_run=base_run,
+        cand_run=cand_run,
+        baseline=c.baseline,
+        candidate=c.candidate,
+        metric=c.label,
+        binary=c.binary,
+        golden_version=v,
+        n=c.n,
+        mean_delta=c.mean_delta,
+        delta_text=f"{c.mean_delta:+.4f}",
+        ci=c.ci,
+        ci_text=c.overall.ci_text,
+        confidence=f"{c.confidence:.0%}",
+        wins=c.wins,
+        losses=c.losses,
+        ties=c.ties,
+        fixed=c.fixed,
+        broken=c.broken,
+        fixed_ids=links(c.fixed_ids),
+        broken_ids=links(c.broken_ids),
+        sign_p=format_p(c.sign_test_p),
+        verdict=c.verdict,
+        verdict_line=c.verdict_line,
+        bootstrap=c.method_line,
+        rows=rows,
+        slice_note=c.slice_note,
+        any_small=any(sr.small for sr in c.slices.values()),
+        movers=movers,
+        has_ranks=c.movers_have_ranks,
+        changes=[str(ch) for ch in c.changes],
+        one_change=Check(
+            n_changes == 1,
+            "one change: " + str(c.changes[0])
             if n_changes == 1
             else "no setting differs between the two runs"
             if n_changes == 0
             else f"{n_changes} changes ({', '.join(ch.name for ch in c.changes)}): with more "
             "than one change per run the comparison cannot say which change caused the "
             "difference",
-        },
-        "fairness": {
-            "ok": not c.fairness,
-            "problems": list(c.fairness),
-        },
-        "config_diff": [
-            {"key": d.key, "baseline": str(d.baseline), "candidate": str(d.candidate)}
-            for d in c.config_diff
-        ],
-        "warnings": list(c.warnings),
-        "selection": c.selection_line,
-        "histogram": hist,
-        "histogram_spec": (
-            bootstrap_histogram_spec(hist["bins"], ci=c.ci, mean_delta=c.mean_delta, label=c.label)
-            if hist["bins"]
+        ),
+        fairness=Check(not c.fairness, problems=list(c.fairness)),
+        config_diff=[ConfigDiff(d.key, str(d.baseline), str(d.candidate)) for d in c.config_diff],
+        warnings=list(c.warnings),
+        selection=c.selection_line,
+        histogram=hist,
+        histogram_spec=(
+            bootstrap_histogram_spec(hist.bins, ci=c.ci, mean_delta=c.mean_delta, label=c.label)
+            if hist.bins
             else None
         ),
-        "histogram_matches": dist is not None and dist.matches(c.ci),
-        # set by live_comparison_context for runs that share no k or budget
-        "cutoff_note": None,
-    }
+        histogram_matches=dist is not None and dist.matches(c.ci),
+    )
 
 
-def stored_comparison_context(store: Store, comparison_id: int) -> dict[str, Any]:
+def stored_comparison_context(store: Store, comparison_id: int) -> ComparisonView:
     """A stored comparison (``ragmeter compare`` recorded it) as the page shows it."""
     from ..workflows.compare import stored_comparison
 
@@ -401,7 +513,7 @@ def live_comparison_context(
     metric: str | None,
     level: str | None = None,
     **options: Any,
-) -> dict[str, Any]:
+) -> ComparisonView:
     """``/compare?base=&cand=&metric=``: computed now on the stored evaluations (``options``:
     ``n_resamples``, ``seed``, ``intersect`` as ``ragmeter compare`` takes them). Without a
     metric and with none to default to, raises :class:`NoSharedMetric`. A comparison of runs
@@ -412,18 +524,35 @@ def live_comparison_context(
     out = comparison_context(
         found.comparison, found.distribution, base_run=int(base), cand_run=int(cand)
     )
-    out["cutoff_note"] = choice.note if choice.no_shared_cutoff else None
-    return out
+    return replace(out, cutoff_note=choice.note if choice.no_shared_cutoff else None)
 
 
-def choices(store: Store) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunChoice:
+    """A finished run the comparison and sweep forms offer."""
+
+    id: int
+    name: str
+    experiment: str | None
+    base: bool
+
+
+@dataclass(frozen=True)
+class CompareForm:
+    """The comparison form: the runs and metrics it offers and what is chosen."""
+
+    runs: list[RunChoice]
+    metrics: list[str]
+    base: int | str | None = None
+    cand: int | str | None = None
+    metric: str = ""
+
+
+def choices(store: Store) -> CompareForm:
     """What the comparison form offers: finished runs and their metrics."""
     runs = [r for r in store.runs() if r.status == "finished"]
     metrics = list(dict.fromkeys(m for r in runs for m in r.metrics))
-    return {
-        "runs": [
-            {"id": r.id, "name": r.name, "experiment": r.experiment, "base": r.is_baseline}
-            for r in runs
-        ],
-        "metrics": metrics,
-    }
+    return CompareForm(
+        runs=[RunChoice(r.id, r.name, r.experiment, r.is_baseline) for r in runs],
+        metrics=metrics,
+    )

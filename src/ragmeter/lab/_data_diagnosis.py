@@ -6,13 +6,15 @@ scores the run file), and the answers are checked against the same prompt contex
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._errors import NotFoundError, UsageError
-from ._data_comparison import question_url
+from ._data_comparison import QuestionLink, question_url
 
 if TYPE_CHECKING:
-    from ..store import RunRecord, Store
+    from ..diagnosis import TableCell
+    from ..store import AnswerSetRow, RunRecord, Store
 
 
 def pick_run(store: Store, answers: Mapping[str, Any], run_id: int | None) -> RunRecord | None:
@@ -23,6 +25,90 @@ def pick_run(store: Store, answers: Mapping[str, Any], run_id: int | None) -> Ru
     return run_for_answers(store, answers, run_id)
 
 
+@dataclass(frozen=True)
+class AnswersShown:
+    """The stored answer set a diagnosis reads."""
+
+    id: int
+    name: str
+    golden_version: str | None
+    source: str | None
+    n_answers: int
+
+
+@dataclass(frozen=True)
+class DiagnosedRun:
+    """The retrieval run the answers came from, at the prompt cut and the large k."""
+
+    id: int
+    name: str
+    k: int | None
+    budget: int | None
+    large_k: int
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the retrieval-by-answer table, with its questions."""
+
+    key: str
+    title: str
+    reading: str
+    count: int
+    bad: bool
+    largest: bool
+    questions: list[QuestionLink]
+
+
+@dataclass(frozen=True)
+class Step:
+    question: str
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class NextExperiment:
+    change: str
+    metric: str
+    comparison: str
+    refutation: str
+    alternative: str | None
+    assumption: str | None
+
+
+@dataclass(frozen=True)
+class AnswerSummary:
+    correct: Any
+    n_scored: Any
+    ok: Any
+    ok_known: Any
+    ok_rate: Any
+    support_unknown: Any
+    faithful_but_wrong: Any
+    cites_outside_context: Any
+
+
+@dataclass(frozen=True)
+class DiagnosisView:
+    """Everything ``_diagnosis_body.html`` shows (``d``)."""
+
+    answers: AnswersShown
+    run: DiagnosedRun
+    command: str
+    evidence_label: str
+    cells: dict[str, Cell]
+    n: int
+    largest: str
+    excluded: int
+    steps: list[Step]
+    notes: list[str]
+    failing_link: str
+    experiment: NextExperiment
+    summary: AnswerSummary
+    diagnosis: dict[str, Any]
+
+
 def diagnosis_context(
     store: Store,
     answers_id: int,
@@ -30,7 +116,7 @@ def diagnosis_context(
     run_id: int | None = None,
     large_k: int | None = None,
     cache: MutableMapping[Any, Any] | None = None,
-) -> dict[str, Any]:
+) -> DiagnosisView:
     from ..workflows.answers import stored_answer_set
     from ..workflows.diagnose import PromptRun, categories, diagnose, largest_bad_line
     from ._context import settings_of
@@ -43,7 +129,7 @@ def diagnosis_context(
     if run is None:
         raise NotFoundError(
             f"answer set {answers_id} has no stored retrieval run on golden set "
-            f"{aset.get('golden_version') or '(none)'} to read its evidence from"
+            f"{aset.golden_version or '(none)'} to read its evidence from"
         )
     prepared = prepared_run(store, run.id, cache)
     if not prepared.has_chunking:
@@ -62,60 +148,58 @@ def diagnosis_context(
         chunking=prepared.chunking,
         answers=stored_answer_set(aset),
         run=PromptRun(prepared.run, run.name, k, budget, big),
-        golden_version=aset.get("golden_version"),
+        golden_version=aset.golden_version,
     )
     d, table, report, version = result.diagnosis, result.table, result.report, result.golden_version
     assert table is not None and report is not None  # a run and answers always give both
 
-    def cell(c: Any) -> dict[str, Any]:
+    def cell(c: TableCell) -> Cell:
         ids = list(table.ids[c.key])
-        return {
-            "key": c.key,
-            "title": c.title,
-            "reading": c.reading,
-            "count": len(ids),
-            "bad": c.bad,
-            "largest": table.largest_bad is not None and table.largest_bad.key == c.key,
-            "questions": [{"qid": q, "url": question_url(version, q)} for q in ids],
-        }
+        return Cell(
+            key=c.key,
+            title=c.title,
+            reading=c.reading,
+            count=len(ids),
+            bad=c.bad,
+            largest=table.largest_bad is not None and table.largest_bad.key == c.key,
+            questions=[QuestionLink(q, question_url(version, q)) for q in ids],
+        )
 
     cells = {c.key: cell(c) for c in categories()}
     summary = report.summary()
     e = d.experiment
-    return {
-        "answers": {k: aset[k] for k in ("id", "name", "golden_version", "source", "n_answers")},
-        "run": {"id": run.id, "name": run.name, "k": k, "budget": budget, "large_k": big},
-        "command": _command(run, k, budget, big, aset),
-        "evidence_label": table.evidence_label,
-        "cells": cells,
-        "n": table.n,
-        "largest": largest_bad_line(table),
-        "excluded": len(table.excluded),
-        "steps": [
-            {"question": s.question, "status": s.status, "detail": s.detail} for s in d.steps
-        ],
-        "notes": list(d.notes),
-        "failing_link": d.failing_link or "none",
-        "experiment": {
-            "change": e.change,
-            "metric": e.metric,
-            "comparison": e.comparison,
-            "refutation": e.refutation,
-            "alternative": e.alternative,
-            "assumption": e.assumption,
-        },
-        "summary": {
-            "correct": summary["correct"],
-            "n_scored": summary["n_scored"],
-            "ok": summary["ok"],
-            "ok_known": summary["ok_known"],
-            "ok_rate": summary["ok_rate"],
-            "support_unknown": summary["correct_support_unknown"],
-            "faithful_but_wrong": summary["faithful_but_wrong"],
-            "cites_outside_context": summary["cites_outside_context"],
-        },
-        "diagnosis": d.to_dict(),
-    }
+    return DiagnosisView(
+        answers=AnswersShown(aset.id, aset.name, aset.golden_version, aset.source, aset.n_answers),
+        run=DiagnosedRun(run.id, run.name, k, budget, big),
+        command=_command(run, k, budget, big, aset),
+        evidence_label=table.evidence_label,
+        cells=cells,
+        n=table.n,
+        largest=largest_bad_line(table),
+        excluded=len(table.excluded),
+        steps=[Step(s.question, s.status, s.detail) for s in d.steps],
+        notes=list(d.notes),
+        failing_link=d.failing_link or "none",
+        experiment=NextExperiment(
+            change=e.change,
+            metric=e.metric,
+            comparison=e.comparison,
+            refutation=e.refutation,
+            alternative=e.alternative,
+            assumption=e.assumption,
+        ),
+        summary=AnswerSummary(
+            correct=summary["correct"],
+            n_scored=summary["n_scored"],
+            ok=summary["ok"],
+            ok_known=summary["ok_known"],
+            ok_rate=summary["ok_rate"],
+            support_unknown=summary["correct_support_unknown"],
+            faithful_but_wrong=summary["faithful_but_wrong"],
+            cites_outside_context=summary["cites_outside_context"],
+        ),
+        diagnosis=d.to_dict(),
+    )
 
 
 def _command(
@@ -136,7 +220,14 @@ def _command(
     )
 
 
-def diagnosis_list_context(store: Store) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DiagnosisList:
+    """``/diagnosis`` without an answer set: the stored ones to pick from."""
+
+    answer_sets: list[AnswerSetRow]
+
+
+def diagnosis_list_context(store: Store) -> DiagnosisList:
     from ._data_stored import answer_sets
 
-    return {"answer_sets": answer_sets(store)}
+    return DiagnosisList(answer_sets(store))

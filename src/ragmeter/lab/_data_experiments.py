@@ -4,10 +4,13 @@ ledger's count and its optimism sentence per golden-set version."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._views import TemplateVariables
+
 if TYPE_CHECKING:  # pragma: no cover
-    from ..store import RunRecord, Store
+    from ..store import AnswerSetRow, ComparisonRow, JudgeValidationRow, RunRecord, Store
 
 #: headline metrics per run (those at the token budget first, as ``ragmeter runs list``)
 HEADLINE = 3
@@ -51,43 +54,117 @@ def selection_sentence(n_variants: int, estimate: Any = None, at: int | None = N
     return text
 
 
-def ledger_by_version(store: Store) -> dict[str, dict[str, Any]]:
+@dataclass(frozen=True)
+class LedgerLine:
+    """One golden version's selection ledger: its counts and the optimism sentence."""
+
+    version: str
+    n_comparisons: int
+    n_variants: int
+    variants: list[str]
+    sentence: str
+
+
+def ledger_by_version(store: Store) -> dict[str, LedgerLine]:
     """Per golden version: the ledger's counts and the sentence."""
     from ..workflows.experiment import ledger_by_version as read_ledger
 
     return {
-        v.version: {
-            "version": v.version,
-            "n_comparisons": v.summary.n_comparisons,
-            "n_variants": v.summary.n_variants,
-            "variants": list(v.summary.variants),
-            "sentence": selection_sentence(v.summary.n_variants, v.estimate, v.comparison_id),
-        }
+        v.version: LedgerLine(
+            version=v.version,
+            n_comparisons=v.summary.n_comparisons,
+            n_variants=v.summary.n_variants,
+            variants=list(v.summary.variants),
+            sentence=selection_sentence(v.summary.n_variants, v.estimate, v.comparison_id),
+        )
         for v in read_ledger(store)
     }
 
 
-def run_row(r: RunRecord, baseline_of: Mapping[str, int]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunRow:
+    """One stored run in its experiment's table."""
+
+    id: int
+    name: str
+    label: str | None
+    status: str
+    is_baseline: bool
+    golden_version: str | None
+    finished: str
+    headline: list[tuple[str, Any]]
+    changes: list[str]
+    message: str | None
+    has_ranked: bool
+    #: the comparison with its experiment's baseline (None: nothing to compare)
+    compare_url: str | None
+
+
+def run_row(r: RunRecord, baseline_of: Mapping[str, int]) -> RunRow:
     base = baseline_of.get(r.experiment)
     metric = compare_metric(r.metrics)
-    return {
-        "id": r.id,
-        "name": r.name,
-        "label": r.label,
-        "status": r.status,
-        "is_baseline": r.is_baseline,
-        "golden_version": r.golden_version,
-        "finished": when(r.finished_at or r.started_at),
-        "headline": headline(r.metrics),
-        "changes": list(r.changes),
-        "message": r.message,
-        "has_ranked": r.has_ranked,
-        "compare_url": None
+    return RunRow(
+        id=r.id,
+        name=r.name,
+        label=r.label,
+        status=r.status,
+        is_baseline=r.is_baseline,
+        golden_version=r.golden_version,
+        finished=when(r.finished_at or r.started_at),
+        headline=headline(r.metrics),
+        changes=list(r.changes),
+        message=r.message,
+        has_ranked=r.has_ranked,
+        compare_url=None
         if base is None or base == r.id or metric is None or r.status != "finished"
         # /compare picks the metric both runs share (the candidate's own may be at a k the
         # baseline was not scored at)
         else f"/compare?base={base}&cand={r.id}",
-    }
+    )
+
+
+@dataclass(frozen=True)
+class ExperimentGroup:
+    name: str
+    runs: list[RunRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StoredComparisonLine:
+    """A stored comparison as the list shows it, with when it was made."""
+
+    id: int
+    baseline: str
+    candidate: str
+    metric: str
+    n: int
+    mean_delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    wins: int
+    losses: int
+    ties: int
+    created: str
+
+    @classmethod
+    def of(cls, c: ComparisonRow) -> StoredComparisonLine:
+        return cls(c.id, c.baseline, c.candidate, c.metric, c.n, c.mean_delta, c.ci_low,
+                   c.ci_high, c.wins, c.losses, c.ties, when(c.created_at))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ExperimentsPage(TemplateVariables):
+    """Everything ``experiments.html`` shows (its top-level variables)."""
+
+    filters: dict[str, str | None]
+    options: dict[str, list[str]]
+    groups: list[ExperimentGroup]
+    n_runs: int
+    n_all: int
+    ledger: list[LedgerLine]
+    comparisons: list[StoredComparisonLine]
+    answer_sets: list[AnswerSetRow]
+    judges: list[JudgeValidationRow]
 
 
 def experiments_context(
@@ -96,7 +173,7 @@ def experiments_context(
     experiment: str | None = None,
     golden: str | None = None,
     status: str | None = None,
-) -> dict[str, Any]:
+) -> ExperimentsPage:
     """Everything the experiments page shows, built from the store alone."""
     from ._data_stored import answer_sets, judge_validations
 
@@ -112,27 +189,25 @@ def experiments_context(
     for r in everything:  # newest first: the newest finished baseline of each experiment
         if r.is_baseline and r.status == "finished":
             baseline_of.setdefault(r.experiment, r.id)
-    groups: list[dict[str, Any]] = []
+    groups: list[ExperimentGroup] = []
     for r in shown:
-        if not groups or groups[-1]["name"] != r.experiment:
-            groups.append({"name": r.experiment, "runs": []})
-        groups[-1]["runs"].append(run_row(r, baseline_of))
+        if not groups or groups[-1].name != r.experiment:
+            groups.append(ExperimentGroup(r.experiment))
+        groups[-1].runs.append(run_row(r, baseline_of))
     ledger = ledger_by_version(store)
     versions = list(dict.fromkeys([*(r.golden_version or "" for r in everything), *ledger]))
-    return {
-        "filters": {"experiment": experiment, "golden": golden, "status": status},
-        "options": {
+    return ExperimentsPage(
+        filters={"experiment": experiment, "golden": golden, "status": status},
+        options={
             "experiment": sorted({r.experiment for r in everything}),
             "golden": sorted({r.golden_version for r in everything if r.golden_version}),
             "status": sorted({r.status for r in everything}),
         },
-        "groups": groups,
-        "n_runs": len(shown),
-        "n_all": len(everything),
-        "ledger": [ledger[v] for v in versions if v in ledger],
-        "comparisons": [
-            {**c, "created": when(c.get("created_at"))} for c in store.comparisons()[:50]
-        ],
-        "answer_sets": answer_sets(store),
-        "judges": judge_validations(store),
-    }
+        groups=groups,
+        n_runs=len(shown),
+        n_all=len(everything),
+        ledger=[ledger[v] for v in versions if v in ledger],
+        comparisons=[StoredComparisonLine.of(c) for c in store.comparisons()[:50]],
+        answer_sets=answer_sets(store),
+        judges=judge_validations(store),
+    )

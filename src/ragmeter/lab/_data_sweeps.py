@@ -6,10 +6,11 @@ and the headroom past the prompt's cutoff marked."""
 from __future__ import annotations
 
 from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
-from ._charts import sweep_spec
+from ._charts import Spec, sweep_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import RunRecord, Store
@@ -33,6 +34,60 @@ def parse_ids(text: str | None) -> list[int]:
         raise UsageError(f"runs must be stored run ids separated by commas, got {text!r}") from None
 
 
+@dataclass(frozen=True)
+class RunName:
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where the lead changes: at this cutoff, from one run (or a tie) to another."""
+
+    at: int
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Headroom:
+    run: str
+    value: float | None
+
+
+@dataclass(frozen=True)
+class CutoffRow:
+    """One cutoff of the table: each run's value, the leader, past the prompt's cutoff."""
+
+    cutoff: int
+    values: list[float]
+    leader: str | None
+    beyond: bool
+
+
+@dataclass(frozen=True)
+class SweepView:
+    """Everything ``_sweep_body.html`` shows (``s``)."""
+
+    runs: list[RunName]
+    names: list[str]
+    metric: str
+    kind: str
+    cutoffs_text: str
+    label: str
+    summary: str
+    crossovers: list[Crossover]
+    headroom_metric: str
+    headroom: list[Headroom]
+    prompt: int | None
+    prompt_cuts: list[int]
+    notes: list[str]
+    table: list[CutoffRow]
+    spec: Spec
+    #: :meth:`ragmeter.paired.Sweep.to_dict` (``ragmeter sweep -f json``'s record)
+    sweep: dict[str, Any]
+
+
 def sweeps_context(
     store: Store,
     run_ids: Sequence[int],
@@ -41,7 +96,7 @@ def sweeps_context(
     kind: str | None = None,
     cutoffs: str | None = None,
     cache: MutableMapping[Any, Any] | None = None,
-) -> dict[str, Any]:
+) -> SweepView:
     """The sweeps page's model: :func:`ragmeter.workflows.sweep.stored_sweep` on the stored
     runs (prepared from their ranked lists, kept in ``cache``), laid out for the page."""
     from ..workflows.sweep import SpanSource, stored_sweep
@@ -74,30 +129,30 @@ def sweeps_context(
         for cut, v in zip(s.cutoffs, row.tolist(), strict=True)
     ]
     table = [
-        {
-            "cutoff": cut,
-            "values": [float(s.values[i, j]) for i in range(len(s.runs))],
-            "leader": lead,
-            "beyond": prompt is not None and cut > prompt,
-        }
+        CutoffRow(
+            cutoff=cut,
+            values=[float(s.values[i, j]) for i in range(len(s.runs))],
+            leader=lead,
+            beyond=prompt is not None and cut > prompt,
+        )
         for j, (cut, lead) in enumerate(zip(s.cutoffs, s.leaders, strict=True))
     ]
-    return {
-        "runs": [{"id": r.id, "name": r.name} for r in runs],
-        "names": list(s.runs),
-        "metric": metric,
-        "kind": kind,
-        "cutoffs_text": found.cutoffs,
-        "label": s.label,
-        "summary": s.summary(),
-        "crossovers": [{"at": c, "from": a or "tie", "to": b or "tie"} for c, a, b in s.crossovers],
-        "headroom_metric": str(s.headroom_metric or ""),
-        "headroom": [{"run": n, "value": s.headroom.get(n)} for n in s.runs],
-        "prompt": prompt,
-        "prompt_cuts": list(found.prompt_cuts),
-        "notes": list(s.notes),
-        "table": table,
-        "spec": sweep_spec(
+    return SweepView(
+        runs=[RunName(r.id, r.name) for r in runs],
+        names=list(s.runs),
+        metric=metric,
+        kind=kind,
+        cutoffs_text=found.cutoffs,
+        label=s.label,
+        summary=s.summary(),
+        crossovers=[Crossover(c, a or "tie", b or "tie") for c, a, b in s.crossovers],
+        headroom_metric=str(s.headroom_metric or ""),
+        headroom=[Headroom(n, s.headroom.get(n)) for n in s.runs],
+        prompt=prompt,
+        prompt_cuts=list(found.prompt_cuts),
+        notes=list(s.notes),
+        table=table,
+        spec=sweep_spec(
             values,
             cutoffs=s.cutoffs,
             label=s.label,
@@ -105,15 +160,38 @@ def sweeps_context(
             kind=kind,
             crossovers=s.crossovers,
         ),
-        "sweep": s.to_dict(),
-    }
+        sweep=s.to_dict(),
+    )
 
 
-def sweep_choices(store: Store) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SweepRun:
+    """A finished run with ranked lists the sweep form offers."""
+
+    id: int
+    name: str
+    golden: str | None
+
+
+@dataclass(frozen=True)
+class SweepForm:
+    """The sweep form: what it offers and what is asked for (``selected``: the run ids)."""
+
+    runs_all: list[SweepRun]
+    metrics: list[str]
+    suggest: str | None
+    runs: str = ""
+    metric: str = "R"
+    kind: str = ""
+    cutoffs: str = ""
+    selected: list[int] | None = None
+
+
+def sweep_choices(store: Store) -> SweepForm:
     runs = [r for r in store.runs() if r.status == "finished" and r.has_ranked]
     newest = [r.id for r in runs if runs and r.experiment == runs[0].experiment]
-    return {
-        "runs_all": [{"id": r.id, "name": r.name, "golden": r.golden_version} for r in runs],
-        "metrics": list(sweep_metrics()),
-        "suggest": f"/sweeps?runs={','.join(map(str, sorted(newest)))}" if newest else None,
-    }
+    return SweepForm(
+        runs_all=[SweepRun(r.id, r.name, r.golden_version) for r in runs],
+        metrics=list(sweep_metrics()),
+        suggest=f"/sweeps?runs={','.join(map(str, sorted(newest)))}" if newest else None,
+    )

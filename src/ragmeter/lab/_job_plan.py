@@ -14,12 +14,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._errors import InputError, RagmeterError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..experiments import Experiment, Variant
+    from ..experiments import Experiment, Settings, Variant
     from ..store import RunRecord, Store
 
 
@@ -135,7 +135,11 @@ def _whole(name: str, value: str | int | None) -> int | None:
         raise UsageError(f"{name} must be a whole number, not {str(value)!r}") from None
 
 
-def _retriever_table(text: str, known: Sequence[Method], base: Any) -> dict[str, Any]:
+#: one ``[[variant]]`` table of the experiment file (TOML values: strings, numbers, tables)
+VariantTable: TypeAlias = dict[str, object]
+
+
+def _retriever_table(text: str, known: Sequence[Method], base: Settings) -> VariantTable:
     """The variant keys for the method the page names: a method of the experiment's runs (its
     label), a JSON table, or a shorthand (``bm25``, ``dense``, ``e5``, ``hybrid``)."""
     text = text.strip()
@@ -143,7 +147,7 @@ def _retriever_table(text: str, known: Sequence[Method], base: Any) -> dict[str,
         return {}
     for m in known:
         if m.label == text:
-            keys: dict[str, Any] = {"retriever": dict(m.retriever or {})}
+            keys: VariantTable = {"retriever": dict(m.retriever or {})}
             if m.reranker != base.reranker:
                 keys["reranker"] = dict(m.reranker) if m.reranker else "none"
             return keys
@@ -160,7 +164,7 @@ def _retriever_table(text: str, known: Sequence[Method], base: Any) -> dict[str,
     return keys
 
 
-def variant_name(settings: Any) -> str:
+def variant_name(settings: Settings) -> str:
     """A name that says what the variant runs: ``lab: bm25 · tokens:100:0 · k=12``."""
     parts = [settings.label(), settings.chunker or Path(str(settings.chunks)).name]
     if settings.k is not None:
@@ -192,7 +196,7 @@ def plan_job(
     runs = experiment_runs(store, run=run, experiment=experiment)
     path = experiment_file(runs, root)
     exp = load_experiment(path, warn=False)
-    table: dict[str, Any] = {}
+    table: VariantTable = {}
     table.update(_retriever_table(retriever, methods(exp, runs), exp.baseline.settings))
     if chunker.strip():
         table["chunker"] = chunker.strip()

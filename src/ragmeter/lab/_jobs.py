@@ -60,30 +60,54 @@ class Job:
             for key, value in values.items():
                 setattr(self, key, value)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> JobSnapshot:
         """A consistent copy for one page render."""
         with self.lock:
             share = None
             if self.total:
                 share = min(1.0, self.done / self.total)
-            return {
-                "id": self.id,
-                "experiment": self.experiment,
-                "variant": self.variant,
-                "changes": list(self.changes),
-                "warnings": list(self.warnings),
-                "baseline_run": self.baseline_run,
-                "status": self.status,
-                "live": self.status in LIVE,
-                "step": self.step,
-                "done": self.done,
-                "total": self.total,
-                "share": share,
-                "phase": self.phase,
-                "run_id": self.run_id,
-                "error": self.error,
-                "seconds": (self.ended or time.monotonic()) - self.started,
-            }
+            return JobSnapshot(
+                id=self.id,
+                experiment=self.experiment,
+                variant=self.variant,
+                changes=list(self.changes),
+                warnings=list(self.warnings),
+                baseline_run=self.baseline_run,
+                status=self.status,
+                live=self.status in LIVE,
+                step=self.step,
+                done=self.done,
+                total=self.total,
+                share=share,
+                phase=self.phase,
+                run_id=self.run_id,
+                error=self.error,
+                seconds=(self.ended or time.monotonic()) - self.started,
+            )
+
+
+@dataclass(frozen=True)
+class JobSnapshot:
+    """A job as one page render shows it (``_job.html``'s ``job``)."""
+
+    id: str
+    experiment: str
+    variant: str
+    changes: list[str]
+    warnings: list[str]
+    baseline_run: int | None
+    status: str
+    #: queued or running: the page polls it
+    live: bool
+    step: str
+    done: int
+    total: int | None
+    #: done / total, None while the total is unknown
+    share: float | None
+    phase: tuple[int, int, str]
+    run_id: int | None
+    error: str | None
+    seconds: float
 
 
 class JobProgress:
@@ -118,7 +142,7 @@ def start_job(state: LabState, plan: JobPlan) -> Job:
     name = plan.experiment.name
     with state.lock:
         for other in state.jobs.values():
-            if other.experiment == name and other.snapshot()["live"]:
+            if other.experiment == name and other.snapshot().live:
                 raise JobConflict(other)
         job = Job(
             id=str(next(_ids)),

@@ -127,6 +127,35 @@ def cutoff_of(
 
 
 # -- the page model --------------------------------------------------------------------------
+def metric_choices() -> list[tuple[str, str]]:
+    """The metrics the lab's table and cards offer: (key, label), the headroom last."""
+    from ._recompute import HEADROOM, LABELS, METRICS
+
+    return [(key, LABELS[key]) for key in (*METRICS, HEADROOM)]
+
+
+def empty_page() -> LabPage:
+    """``lab.html`` with nothing chosen (the page a bad request's message is shown on)."""
+    return LabPage(
+        experiments=[],
+        methods=[],
+        chunkings=[],
+        baselines=[],
+        params=dict.fromkeys(
+            ("experiment", "method", "chunking", "cut", "k", "budget", "baseline", "metric")
+        ),
+        form_k=4,
+        form_budget=1200,
+        cutoff=None,
+        metric="R",
+        metrics=metric_choices(),
+        sorts=SORTS,
+        shows=SHOWS,
+        run=None,
+        base_run=None,
+    )
+
+
 def lab_context(
     store: Store,
     cache: MutableMapping[Any, Any] | None = None,
@@ -147,7 +176,7 @@ def lab_context(
 ) -> LabPage:
     """Everything ``lab.html`` shows (``inline=True`` also puts each shown question's ranked
     list in the page, for the self-contained report)."""
-    from ._recompute import HEADROOM, LABELS, METRICS, scores
+    from ._recompute import HEADROOM, METRICS, scores
 
     runs = _shown_runs(store)
     experiment, method, chunking, chosen = _pick(
@@ -186,7 +215,7 @@ def lab_context(
         form_budget=cutoff.budget or _setting(chosen, "budget") or 1200,
         cutoff=cutoff,
         metric=metric,
-        metrics=[(key, LABELS[key]) for key in (*METRICS, HEADROOM)],
+        metrics=metric_choices(),
         sorts=SORTS,
         shows=SHOWS,
         run=chosen,

@@ -16,14 +16,23 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, RagmeterError
 from ._render import STATIC, render
+from ._views import TemplateVariables
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
+    from ._report_data import (
+        ComparisonSection,
+        DiagnosisSection,
+        JudgeSection,
+        RunSection,
+        SweepSection,
+    )
 
 #: the inline scripts of a report, in load order (under lab/static/)
 SCRIPTS = (
@@ -75,13 +84,48 @@ def question_anchor(run_id: int, qid: str) -> str:
     return f"r{int(run_id)}-q{qid.encode('utf-8').hex()}"
 
 
+@dataclass(frozen=True)
+class OverviewRow:
+    """One reported run in the report's table of runs."""
+
+    id: int
+    name: str
+    experiment: str
+    is_baseline: bool
+    report_baseline: bool
+    golden_version: str | None
+    finished: str
+    changes: list[str]
+    headline: list[tuple[str, Any]]
+    n_queries: int | None
+    context_tokens: float | None
+
+
+@dataclass(frozen=True)
+class ReportPage(TemplateVariables):
+    """Everything ``report.html`` shows (its top-level variables)."""
+
+    title: str
+    generated: str
+    store: str
+    selectors: list[str]
+    baseline: OverviewRow
+    overview: list[OverviewRow]
+    runs: list[RunSection]
+    no_ranked: list[int]
+    comparisons: list[ComparisonSection]
+    sweep: SweepSection | None
+    diagnoses: list[DiagnosisSection]
+    judge: JudgeSection | None
+
+
 def report_context(
     store: Store,
     selectors: Sequence[str],
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
     root: str | Path | None = None,
-) -> dict[str, Any]:
+) -> ReportPage:
     """Everything the report shows (see docs/lab.md), built from the store without HTTP; the
     comparisons on ``metric`` with ``options`` (``ragmeter gate``'s) when given. Files the
     stored runs name are read only inside ``root`` (default: the current folder), as the lab
@@ -101,44 +145,44 @@ def report_context(
     base = runs[0]
     cache = LabCache(root)
     overview = [
-        {
-            "id": r.id,
-            "name": r.name,
-            "experiment": r.experiment,
-            "is_baseline": r.is_baseline,
-            "report_baseline": r.id == base.id,
-            "golden_version": r.golden_version,
-            "finished": when(r.finished_at or r.started_at),
-            "changes": list(r.changes),
-            "headline": headline(r.metrics),
-            "n_queries": r.n_queries,
-            "context_tokens": r.context_tokens,
-        }
+        OverviewRow(
+            id=r.id,
+            name=r.name,
+            experiment=r.experiment,
+            is_baseline=r.is_baseline,
+            report_baseline=r.id == base.id,
+            golden_version=r.golden_version,
+            finished=when(r.finished_at or r.started_at),
+            changes=list(r.changes),
+            headline=headline(r.metrics),
+            n_queries=r.n_queries,
+            context_tokens=r.context_tokens,
+        )
         for r in runs
     ]
     sections = [run_section(store, r, cache, question_anchor) for r in runs if r.has_ranked]
     # a question links into the report only where the report embeds its ranked list
-    embedded = {q["anchor"] for s in sections for q in s["questions"] if q["list"]}
+    embedded = {q.anchor for s in sections for q in s.questions if q.list}
 
     def link(run_id: int, qid: str) -> str | None:
         anchor = question_anchor(run_id, qid)
         return f"#{anchor}" if anchor in embedded else None
 
     comparisons = [comparison_section(store, base, r, link, metric, options) for r in runs[1:]]
-    return {
-        "title": f"ragmeter report: {base.experiment}",
-        "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "store": store.display_url,
-        "selectors": list(selectors),
-        "baseline": overview[0],
-        "overview": overview,
-        "runs": sections,
-        "no_ranked": [r.id for r in runs if not r.has_ranked],
-        "comparisons": comparisons,
-        "sweep": sweep_section(store, runs, cache),
-        "diagnoses": diagnosis_sections(store, runs, cache, link),
-        "judge": judge_section(store, [r.golden_version for r in runs]),
-    }
+    return ReportPage(
+        title=f"ragmeter report: {base.experiment}",
+        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        store=store.display_url,
+        selectors=list(selectors),
+        baseline=overview[0],
+        overview=overview,
+        runs=sections,
+        no_ranked=[r.id for r in runs if not r.has_ranked],
+        comparisons=comparisons,
+        sweep=sweep_section(store, runs, cache),
+        diagnoses=diagnosis_sections(store, runs, cache, link),
+        judge=judge_section(store, [r.golden_version for r in runs]),
+    )
 
 
 def render_report(

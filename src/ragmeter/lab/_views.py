@@ -1,7 +1,10 @@
 """The lab's view models: what each page's template reads, as typed records.
 
 The functions that build them (:mod:`._lab_page`, :mod:`._data_question`, :mod:`._data_slider`)
-are pure functions of a store, so the report builds the same pages without HTTP. Templates read
+are pure functions of a store, so the report builds the same pages without HTTP. The other pages'
+models sit beside their data functions (``_data_comparison``, ``_data_sweeps``,
+``_data_diagnosis``, ``_data_judges``, ``_data_experiments``, ``_report_data``, ``_report``,
+``_jobs``, ``views/jobs``); the stored listings are the store's own records. Templates read
 the fields as attributes (``view.cards``, ``row.values[key]``); Jinja finds an attribute
 before an item, so a template never needs to know a record from a mapping. A page whose fields
 are its template's top-level variables (:class:`LabPage`) is also a read-only mapping of them:
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import RunRecord
+    from ._charts import Spec
     from ._ranked_list import Piece, QuestionList
     from ._recompute import PromptCutoff
 
@@ -158,7 +162,8 @@ class LabPage(TemplateVariables):
     params: dict[str, Any]
     form_k: int
     form_budget: int
-    cutoff: PromptCutoff
+    #: None on the page a bad request's message is shown on
+    cutoff: PromptCutoff | None
     metric: str
     metrics: list[tuple[str, str]]
     sorts: Mapping[str, str]
@@ -311,6 +316,6 @@ class SliderPage:
     metrics: list[str]
     #: :meth:`ragmeter.explain.RankCurve.to_dict` (the page's JSON)
     curve: dict[str, Any]
-    spec: dict[str, Any]
+    spec: Spec
     #: the curve's first row (the passage at rank 1)
     first: dict[str, Any]

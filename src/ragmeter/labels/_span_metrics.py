@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import InputError, RagmeterWarning, UsageError
+from ..data import golden_version_of
 from ..io import check_query_ids, dictionary_codes
 from ..io import flat as _flat
 from ..metrics import REGISTRY, ColumnDetails, Evaluation, Metric, parse_list
@@ -243,7 +244,7 @@ def evaluate_spans(
         values=values,
         missing_ids=tuple(missing_ids),
         no_relevant_ids=tuple(no_relevant),
-        golden_version=_version(golden),
+        golden_version=golden_version_of(golden),
         config=config,
         slices=dict(mapping.slices),
         splits=dict(mapping.splits),
@@ -339,13 +340,6 @@ def _to_run(run: Any):  # -> Run
     r = to_run(run)
     refuse_empty(run, r)  # an empty dict or table: nothing to score, as an empty file
     return r
-
-
-def _version(golden: Any) -> str | None:
-    try:
-        return getattr(golden, "version", None)
-    except (UsageError, InputError):
-        return None
 
 
 def _warn_unchunked(spans: SpanTable, chunking: Any, extent: np.ndarray) -> None:

@@ -145,7 +145,9 @@ def check_record(d: Mapping[str, Any], where: str) -> None:
 
 
 def _json_type(x: Any) -> str:
-    """The JSON name of a value's type, for messages."""
+    """The JSON name of a value's type, for messages ("a string", "a list": not the readers'
+    spellings in ``ragmeter.io``, whose messages keep theirs; the store's import plan uses this
+    one for evaluation files)."""
     if x is None:
         return "null"
     if isinstance(x, bool):

@@ -5,10 +5,10 @@ accounting, k-sweeps and the CI gate.
 ``paired`` so that the package never shadows the function).
 """
 
-from ._bootstrap import BootstrapInterval, bootstrap_means, paired_bootstrap
+from ._bootstrap import BootstrapInterval, bootstrap_means, paired_bootstrap, percentile_interval
 from ._changes import Budget, Change, changes, chunk_size, context_budget, same_budget
 from ._comparison import Comparison, Mover, SliceResult, compare
-from ._configdiff import SettingDiff, config_diff, flatten, is_setting
+from ._configdiff import SettingDiff, config_diff, config_settings, flatten, is_setting
 from ._gate import GateCheck, GateResult, GateRule, gate
 from ._ledger import DEFAULT_LEDGER, UNVERSIONED, Ledger, LedgerSummary
 from ._plan import PlanRow, SizePlan, plan_size
@@ -50,6 +50,7 @@ __all__ = [
     "chunk_size",
     "compare",
     "config_diff",
+    "config_settings",
     "context_budget",
     "flatten",
     "gate",
@@ -57,6 +58,7 @@ __all__ = [
     "is_setting",
     "optimism_from_pair",
     "paired_bootstrap",
+    "percentile_interval",
     "plan_size",
     "randomisation_test",
     "read_comparison",

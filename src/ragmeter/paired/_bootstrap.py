@@ -202,11 +202,18 @@ def bootstrap_interval(
     if len(d) == 0:
         return BootstrapInterval(float("nan"), float("nan"), confidence, n_resamples, seed, chosen)
     means, _ = bootstrap_means(d, n_resamples=n_resamples, seed=seed, method=method)
+    lo, hi = percentile_interval(means, confidence)
+    return BootstrapInterval(
+        lo, hi, confidence, n_resamples, seed, chosen, means if keep_means else None
+    )
+
+
+def percentile_interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of resampled ``means`` at ``confidence``: what
+    :func:`bootstrap_interval` reports of the means it drew."""
     tail = round((1.0 - confidence) / 2.0 * 100.0, 10)  # 2.5, not 2.5000000000000022
     lo, hi = np.percentile(means, [tail, 100.0 - tail])
-    return BootstrapInterval(
-        float(lo), float(hi), confidence, n_resamples, seed, chosen, means if keep_means else None
-    )
+    return float(lo), float(hi)
 
 
 def bootstrap_means(

@@ -714,7 +714,6 @@ def compare(
     n_variants = None
     if ledger is not None:
         from ._ledger import Ledger
-        from ._selection import optimism_from_pair
 
         book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
         book.record(
@@ -728,11 +727,10 @@ def compare(
             mean_delta=overall.mean_delta,
             ci=overall.ci,
         )
-        n_variants = book.summary(version).n_variants
-        if n_variants > 1:
-            selection = optimism_from_pair(
-                a, b, n_variants, n_searches=selection_searches, seed=seed
-            )
+        n_variants, selection = book.selection_estimate(
+            version, a, b, n_searches=selection_searches, seed=seed
+        )
+        if selection is not None:
             notes.append(
                 f"{n_variants} variants have been tried on golden set version "
                 f"{version or '(none)'}: {selection.describe()}; read the winner's "

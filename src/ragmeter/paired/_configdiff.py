@@ -43,7 +43,7 @@ BOOKKEEPING = frozenset(
 #: settings: the span evaluator's effective k per budget follows from the chunking.
 MEASURED = frozenset({"effective_k", "n_spans", "budgets", "context_tokens"})
 #: Keys (at any depth) that change how fast a run goes, never its numbers: an encoder's threads
-#: give the same vectors bit for bit (tests/test_threads.py), so they are not a change.
+#: give the same vectors bit for bit (tests/retrieval/test_threads.py), so they are not a change.
 EXECUTION = frozenset({"threads"})
 
 _MISSING = "<unset>"
@@ -94,6 +94,13 @@ def is_setting(key: str) -> bool:
     parts = key.lower().split(".")
     top_bookkeeping = len(parts) == 1 and parts[0] in BOOKKEEPING  # "retriever.name" is a setting
     return not top_bookkeeping and not (MEASURED | EXECUTION).intersection(parts)
+
+
+def config_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of a config, flattened to dotted keys, bookkeeping and measured keys left
+    out: what a variant's fingerprint (the ledger's ``variant_id``, the store's config hash)
+    is taken over."""
+    return {k: v for k, v in flatten(config).items() if is_setting(k)}
 
 
 def config_diff(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[SettingDiff]:

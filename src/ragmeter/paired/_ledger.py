@@ -26,12 +26,17 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError
 from ..io import append_line, iter_jsonl
 from ._changes import changes
-from ._configdiff import flatten, is_setting
+from ._configdiff import config_settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ._selection import SelectionEstimate
 
 DEFAULT_LEDGER = Path(".ragmeter") / "ledger.jsonl"
 #: Ledger key for comparisons of runs that carry no golden-set version.
@@ -39,8 +44,12 @@ UNVERSIONED = "<unversioned>"
 
 
 def variant_id(run: str, config: Mapping[str, Any]) -> str:
-    """``run`` plus a short fingerprint of its settings, e.g. ``bm25+rerank#3f9a1c2b``."""
-    settings = {k: v for k, v in flatten(config).items() if is_setting(k)}
+    """``run`` plus a short fingerprint of its settings, e.g. ``bm25+rerank#3f9a1c2b``.
+
+    The store's ``config_hash`` digests the same settings (:func:`config_settings`) but spells the
+    JSON with non-ASCII kept and keeps the whole digest: each is what its existing ledgers and
+    databases hold, so the two are not merged."""
+    settings = config_settings(config)
     if not settings:
         return run
     blob = json.dumps(settings, sort_keys=True, default=str).encode()
@@ -153,3 +162,23 @@ class Ledger:
         mine = [e for e in self.entries() if e.get("golden_version") == key]
         variants = dict.fromkeys(str(e["candidate"]) for e in mine if e.get("candidate"))
         return LedgerSummary(key, len(mine), tuple(variants))
+
+    def selection_estimate(
+        self,
+        golden_version: str | None,
+        baseline: np.ndarray,
+        candidate: np.ndarray,
+        *,
+        n_searches: int = 300,
+        seed: int | None = 0,
+    ) -> tuple[int, SelectionEstimate | None]:
+        """How many variants this ledger has counted on ``golden_version`` and, when more than
+        one, the simulated optimism of the best of that many on this question-by-question pair
+        (:func:`~ragmeter.paired.optimism_from_pair`): what ``compare`` attaches after counting
+        a comparison, and what a page view attaches without counting one."""
+        n = self.summary(golden_version).n_variants
+        if n <= 1:
+            return n, None
+        from ._selection import optimism_from_pair
+
+        return n, optimism_from_pair(baseline, candidate, n, n_searches=n_searches, seed=seed)

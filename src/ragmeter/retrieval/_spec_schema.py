@@ -202,7 +202,7 @@ def _models(kinds: Mapping[str, Kind[object]]) -> tuple[type[_Spec], ...]:
             not isinstance(model, type)
             or not issubclass(model, _Spec)
             or model.model_fields["kind"].annotation != Literal[kind.name]
-        ):  # pragma: no cover - a registry mistake, caught by tests/test_retriever_kinds.py
+        ):  # pragma: no cover - a registry mistake (tests/retrieval/test_retriever_kinds.py)
             raise TypeError(f"{kind.settings} is not the settings model of kind {kind.name!r}")
         out.append(model)
     return tuple(out)

@@ -94,6 +94,12 @@ class Damage(Exception):
     """One wrong value of a row (internal: becomes a :class:`DamagedRowError`)."""
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (its type's name when that is empty): what a
+    damaged row's message quotes of the error that reading it raised."""
+    return (str(exc).splitlines() or [""])[0] or type(exc).__name__
+
+
 def decode_errors() -> tuple[type[BaseException], ...]:
     """What a value that cannot be decoded raises while rows are fetched: a JSON or timestamp
     parse error in SQLAlchemy's result processing, or the driver's own (psycopg's DataError
@@ -218,7 +224,7 @@ class Row:
             return None
         if not isinstance(v, dt.datetime):
             raise Damage(f"{name} is not a timestamp")
-        return v if v.tzinfo is not None else v.replace(tzinfo=dt.UTC)
+        return utc(v)
 
     def mapping(self, name: str) -> dict[str, Any]:
         v = self._m[name]
@@ -301,7 +307,8 @@ def check_columns(d: dict[str, Any], kinds: dict[str, tuple[str, ...]]) -> None:
 
 
 def utc(value: Any) -> Any:
-    """A checked timestamp in UTC (SQLite gives back naive ones: every stored time is UTC)."""
+    """A checked timestamp (or None) in UTC (SQLite gives back naive ones: every stored time
+    is UTC)."""
     if value is None or value.tzinfo is not None:
         return value
     return value.replace(tzinfo=dt.UTC)

@@ -356,14 +356,14 @@ def _one(store: Store, table: str, row_id: object) -> tuple[int, Row]:
 def stored_records(store: Store, table: str, row_id: int, blob: str) -> tuple[dict[str, Any], ...]:
     """The JSON records of an answer set or judge-label set, read from its blob ``blob``
     (DamagedRowError when the blob does not read back as JSON objects)."""
-    from ._damage import part_of
+    from ._damage import first_line, part_of
 
     with reading(store.engine) as conn, part_of(table, row_id, "its records"):
         table_ = store.blobs.get_table(conn, blob)
     try:
         records = [json.loads(x) for x in table_.column("record").to_pylist()]
     except (KeyError, ValueError, TypeError) as exc:
-        why = (str(exc).splitlines() or [""])[0] or type(exc).__name__
+        why = first_line(exc)
         raise DamagedRowError(table, row_id, f"its records are not JSON: {why}") from None
     if not all(isinstance(x, dict) for x in records):
         raise DamagedRowError(table, row_id, "its records are not JSON objects")
@@ -428,16 +428,13 @@ def count_runs(
     """How many runs match the filters (damaged ones included: counting reads no values)."""
     import sqlalchemy as sa
 
+    from ._runs import run_filters
+
     q = (
         sa.select(sa.func.count())
         .select_from(m.runs)
         .join(m.experiments, m.experiments.c.id == m.runs.c.experiment_id)
     )
-    if experiment is not None:
-        q = q.where(m.experiments.c.name == experiment)
-    if golden_version is not None:
-        q = q.where(m.runs.c.golden_version == golden_version)
-    if status is not None:
-        q = q.where(m.runs.c.status == status)
+    q = run_filters(q, experiment=experiment, golden_version=golden_version, status=status)
     with reading(store.engine) as conn:
         return int(conn.execute(q).scalar_one())

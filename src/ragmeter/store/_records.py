@@ -59,13 +59,6 @@ class RunRecord:
         return d
 
 
-def utc(value: dt.datetime | None) -> dt.datetime | None:
-    """SQLite gives back naive datetimes: every stored time is UTC."""
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=dt.UTC)
-
-
 def evaluation_tables(e: Evaluation) -> tuple[Any, dict[str, Any]]:
     """(values table: qid + one float64 column per metric, the rest as a JSON-ready dict)."""
     import pyarrow as pa
@@ -90,7 +83,7 @@ def evaluation_from(row: Any, values: Any, extras: Any) -> Evaluation:
     import pyarrow as pa
 
     from .._errors import RagmeterError
-    from ._damage import Damage, Row
+    from ._damage import Damage, Row, first_line
 
     v = Row(row)
     names = v.strings("metrics")
@@ -131,5 +124,5 @@ def evaluation_from(row: Any, values: Any, extras: Any) -> Evaluation:
         pa.ArrowException,
         RagmeterError,
     ) as exc:
-        why = (str(exc).splitlines() or [""])[0] or type(exc).__name__
+        why = first_line(exc)
         raise Damage(f"its values do not read back as an evaluation: {why}") from None

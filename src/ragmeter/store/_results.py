@@ -11,6 +11,8 @@ from . import _models as m
 from ._engine import insert_row, reading, writing
 
 if TYPE_CHECKING:  # pragma: no cover
+    import sqlalchemy as sa
+
     from ..paired import Comparison
     from ._store import Store
 
@@ -71,7 +73,7 @@ def load_comparison(store: Store, comparison_id: int) -> Comparison:
     import sqlalchemy as sa
 
     from ..paired import Comparison
-    from ._damage import Damage, DamagedRowError, Row, fetch, part_of
+    from ._damage import Damage, DamagedRowError, Row, fetch, first_line, part_of
 
     cid = store._id(comparison_id, "comparison")
     t = m.comparisons
@@ -99,7 +101,7 @@ def load_comparison(store: Store, comparison_id: int) -> Comparison:
         except DamagedRowError:
             raise
         except Exception as exc:  # any shape from_dict cannot take: the row is damaged
-            why = (str(exc).splitlines() or [""])[0] or type(exc).__name__
+            why = first_line(exc)
             raise Damage(f"it does not read back as a comparison: {why}") from None
 
 
@@ -184,23 +186,17 @@ def record_answers(
 ) -> int:
     """An answer set (each answer with its context, as the answers file holds it) and the
     report ``answers check`` made of it."""
-    from ._values import json_ready, now
-
-    with writing(store.engine) as conn:
-        blob = store.blobs.put_table(conn, _table([json_ready(dict(a)) for a in answers]))
-        return insert_row(
-            conn,
-            m.answer_sets.insert().values(
-                created_at=now(),
-                run_id=run_id,
-                name=name,
-                golden_version=golden_version,
-                source=source,
-                n_answers=len(answers),
-                answers_blob=blob,
-                report=json_ready(dict(report)),
-            ),
-        )
+    return _record_set(
+        store,
+        m.answer_sets,
+        answers,
+        report,
+        "answers",
+        run_id=run_id,
+        name=name,
+        golden_version=golden_version,
+        source=source,
+    )
 
 
 def record_judge_validation(
@@ -213,22 +209,40 @@ def record_judge_validation(
     source: str | None = None,
 ) -> int:
     """Judge labels with the prompt and model that made them, and the validation report."""
+    return _record_set(
+        store,
+        m.judge_labels,
+        labels,
+        report,
+        "labels",
+        judge=judge,
+        prompt=prompt,
+        prompt_hash=None if prompt is None else hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+        source=source,
+    )
+
+
+def _record_set(
+    store: Store,
+    table: sa.Table,
+    records: Sequence[Mapping[str, Any]],
+    report: Mapping[str, Any],
+    what: str,
+    **columns: Any,
+) -> int:
+    """One row of ``table`` (answer sets, judge labels): its JSON ``records`` as a blob
+    (``{what}_blob``) with their count (``n_{what}``), the ``report`` and the other
+    ``columns``; its id. :func:`._listings.stored_records` reads the records back."""
     from ._values import json_ready, now
 
     with writing(store.engine) as conn:
-        blob = store.blobs.put_table(conn, _table([json_ready(dict(x)) for x in labels]))
+        blob = store.blobs.put_table(conn, _table([json_ready(dict(r)) for r in records]))
         return insert_row(
             conn,
-            m.judge_labels.insert().values(
+            table.insert().values(
                 created_at=now(),
-                judge=judge,
-                prompt=prompt,
-                prompt_hash=None
-                if prompt is None
-                else hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
-                source=source,
-                n_labels=len(labels),
-                labels_blob=blob,
+                **columns,
+                **{f"n_{what}": len(records), f"{what}_blob": blob},
                 report=json_ready(dict(report)),
             ),
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._about import __version__
 from .._errors import UsageError
@@ -18,6 +18,7 @@ from ._records import RunRecord, evaluation_tables
 from ._values import LEVELS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy import Select
     from sqlalchemy.engine import Connection
 
     from ._store import Store
@@ -330,6 +331,27 @@ def end_unfinished(store: Store, run_ids: Sequence[int], *, status: str, message
         )
 
 
+Q = TypeVar("Q", bound="Select[Any]")
+
+
+def run_filters(
+    q: Q,
+    *,
+    experiment: str | None = None,
+    golden_version: str | None = None,
+    status: str | None = None,
+) -> Q:
+    """``q`` (runs joined with their experiments) narrowed to the runs of ``experiment``, of
+    ``golden_version`` and in ``status`` (None: any): the filters listing and counting share."""
+    if experiment is not None:
+        q = q.where(m.experiments.c.name == experiment)
+    if golden_version is not None:
+        q = q.where(m.runs.c.golden_version == golden_version)
+    if status is not None:
+        q = q.where(m.runs.c.status == status)
+    return q
+
+
 @dataclass(frozen=True)
 class Selected:
     """The runs a query found, and the damaged ones left out (each names its id and what is
@@ -363,12 +385,7 @@ def select_runs(
     )
     if ids is not None:
         q = q.where(m.runs.c.id.in_(list(ids)))
-    if experiment is not None:
-        q = q.where(m.experiments.c.name == experiment)
-    if golden_version is not None:
-        q = q.where(m.runs.c.golden_version == golden_version)
-    if status is not None:
-        q = q.where(m.runs.c.status == status)
+    q = run_filters(q, experiment=experiment, golden_version=golden_version, status=status)
     if limit is not None:
         q = q.limit(int(limit))
     with reading(store.engine) as conn:

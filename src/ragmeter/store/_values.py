@@ -26,9 +26,9 @@ def new_invocation() -> str:
 
 def config_hash(config: Mapping[str, Any]) -> str:
     """sha256 of the run's settings (bookkeeping keys removed): equal settings, equal hash."""
-    from ..paired import flatten, is_setting
+    from ..paired import config_settings
 
-    settings = {k: v for k, v in flatten(config).items() if is_setting(k)}
+    settings = config_settings(config)
     blob = json.dumps(settings, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -148,6 +148,11 @@ class CheckedAnswers:
     report: AnswerReport
     usage: dict[str, Any] | None
 
+    @property
+    def failed(self) -> int:
+        """How many judgements of this set failed (recorded as failed, never as passes)."""
+        return sum(1 for c in self.report.checks for s in c.judged.values() if not s.ok)
+
 
 def check_answer_sets(
     sets: Sequence[AnswerSet],
@@ -161,24 +166,38 @@ def check_answer_sets(
     """Score each set: correctness, abstention, quote/value faithfulness, faithful-but-wrong,
     and the judge's metrics. One judge serves every set: each set's usage is what judging its
     answers added."""
-    from ..answers import check_answers
     from ..answers.judges import usage_between, usage_reading
 
     out = []
     for s in sets:
         before = usage_reading(judge)
-        report = check_answers(
-            s,
-            inputs.golden,
-            corpus=inputs.corpus,
-            chunks=inputs.chunking,
-            judge=judge,
-            judge_metrics=list(judge_metrics),
-            contexts=contexts,
-            judge_prompts=judge_prompts,
-        )
+        report = _check(s, inputs, judge, judge_metrics, contexts, judge_prompts)
         out.append(CheckedAnswers(s, report, usage_between(before, usage_reading(judge))))
     return out
+
+
+def _check(
+    answers: AnswerSet,
+    inputs: AnswerInputs,
+    judge: Judge | None,
+    judge_metrics: Sequence[str],
+    contexts: Mapping[str, Sequence[str]] | None,
+    judge_prompts: Path | None,
+) -> AnswerReport:
+    """:func:`ragmeter.answers.check_answers` on one set with ``inputs``: the check and the
+    dry run's planned check are one call."""
+    from ..answers import check_answers
+
+    return check_answers(
+        answers,
+        inputs.golden,
+        corpus=inputs.corpus,
+        chunks=inputs.chunking,
+        judge=judge,
+        judge_metrics=list(judge_metrics),
+        contexts=contexts,
+        judge_prompts=judge_prompts,
+    )
 
 
 def judge_usage(judge: Judge | None) -> dict[str, Any] | None:
@@ -200,23 +219,13 @@ def plan_judge_calls(
     """The check run with a judge that records its requests and sends none
     (:class:`ragmeter.answers.judges.PlanningJudge`): what the judge would be asked, how many
     replies the cache holds, estimated tokens and cost."""
-    from ..answers import check_answers
     from ..answers.judges import PlanningJudge
 
     if judge is None or not judge_metrics:
         raise UsageError("--dry-run counts a judge's calls: give --judge fake or --judge openai")
     planner = PlanningJudge(judge)
     for s in sets:
-        check_answers(
-            s,
-            inputs.golden,
-            corpus=inputs.corpus,
-            chunks=inputs.chunking,
-            judge=planner,
-            judge_metrics=list(judge_metrics),
-            contexts=contexts,
-            judge_prompts=judge_prompts,
-        )
+        _check(s, inputs, planner, judge_metrics, contexts, judge_prompts)
     return planner.plan
 
 
@@ -228,7 +237,7 @@ def record_answer_sets(
 ) -> list[int]:
     """Record each checked set with the context each answer was given (its own ``context``,
     else the prompt context ``contexts`` cut for it) and its report; their ids."""
-    from ..answers.report import golden_version_of
+    from ..data import golden_version_of
 
     version = golden_version_of(golden)
     ids = []

@@ -134,11 +134,9 @@ class BootstrapDistribution:
 
     def interval(self) -> tuple[float, float]:
         """The percentile interval of the means at the comparison's confidence."""
-        import numpy as np
+        from ..paired import percentile_interval
 
-        tail = round((1.0 - self.confidence) / 2.0 * 100.0, 10)
-        lo, hi = (float(x) for x in np.percentile(self.means, [tail, 100.0 - tail]))
-        return lo, hi
+        return percentile_interval(self.means, self.confidence)
 
     def matches(self, ci: tuple[float, float]) -> bool:
         """The percentile interval is ``ci`` (to 1e-12): the distribution is the interval's."""
@@ -221,12 +219,11 @@ def compare_pair(
 def _with_estimate(c: Comparison, ledger: Ledger, seed: int) -> Comparison:
     """``c`` with the selection estimate for the variants ``ledger`` has counted on its golden
     version (nothing recorded)."""
-    from ..paired import optimism_from_pair
-
-    n = ledger.summary(c.golden_version).n_variants
-    if n <= 1:
+    n, sel = ledger.selection_estimate(
+        c.golden_version, c.baseline_values, c.candidate_values, seed=seed
+    )
+    if sel is None:
         return c
-    sel = optimism_from_pair(c.baseline_values, c.candidate_values, n, seed=seed)
     return replace(c, selection=sel, n_variants_tried=n)
 
 

@@ -121,7 +121,8 @@ def diagnose(
       first evaluation's.
     """
     from ..answers.contexts import prompt_contexts
-    from ..answers.report import check_answers, golden_version_of
+    from ..answers.report import check_answers
+    from ..data import golden_version_of
     from ..diagnosis import diagnose as walk
     from ..diagnosis import (
         evidence_from_evaluation,

@@ -25,18 +25,21 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def run_and_record(
-    store: Store,
+    store: Store | None,
     path: str | os.PathLike[str],
     *,
     allow_outside: bool = False,
     **run_kwargs: Any,
 ) -> tuple[ExperimentResult, dict[str, int]]:
     """Run the experiment file at ``path`` (see :func:`ragmeter.run_experiment`) and record
-    every variant; returns the result and ``{variant name: run id}``."""
+    every variant; returns the result and ``{variant name: run id}`` (with no store: the
+    result alone, recorded nowhere, and no ids)."""
     from ..experiments import load_experiment, load_user_code, run_experiment
     from ..retrieval.pipelines import routed  # the runner holds the same context for the run
     from ..store import end_unfinished
 
+    if store is None:
+        return run_experiment(Path(path), allow_outside=allow_outside, **run_kwargs), {}
     exp = load_experiment(Path(path), allow_outside=allow_outside)
     # a broken module of the user's fails before any run is recorded (none is left "failed")
     with routed():  # what it prints at import goes to stderr, as during the run

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from .refs import RunRef, Scoring
 
-__all__ = ["GateOutcome", "run_gate"]
+__all__ = ["GateOutcome", "run_gate", "write_reports"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +60,16 @@ def run_gate(
         ledger=LedgerUse(count_in=ledger),
     )
     return GateOutcome(compared, gate(compared.comparison, rule))
+
+
+def write_reports(
+    result: GateResult, *, markdown: Path | None = None, junit: Path | None = None
+) -> None:
+    """The gate's markdown summary and JUnit XML, each written whole or not at all (a CI job
+    never reads half a report)."""
+    from ..io import atomic_write
+
+    if markdown is not None:
+        atomic_write(markdown, result.to_markdown())
+    if junit is not None:
+        atomic_write(junit, result.to_junit_xml())

@@ -196,14 +196,11 @@ def check_golden(golden: PathLike, corpus: Corpus | PathLike) -> FrozenCheck:
 
 
 def check_dict(check: FrozenCheck) -> dict[str, Any]:
-    """``ragmeter golden freeze --check --format json``."""
-    return {
-        "lock": str(check.lock_path),
-        "ok": check.ok,
-        "locked_version": check.locked_version,
-        "current_version": check.current_version,
-        "changes": check.describe(),
-    }
+    """``ragmeter golden freeze --check --format json``: :func:`frozen_note`'s fields, the
+    verdict second."""
+    note = frozen_note(check)
+    order = ("lock", "ok", "locked_version", "current_version", "changes")
+    return {k: note[k] for k in order}
 
 
 def freeze_golden(

@@ -68,7 +68,11 @@ class RunRef:
     def parse(cls, text: str) -> RunRef:
         """A stored run (``12``, ``run:12``, ``run:12:chunk``) or an evaluation file (``PATH``,
         ``PATH#RUN``). A bare number that is also a file here, and ``run:`` followed by
-        anything but an id (and a level), are refused with a :class:`UsageError`."""
+        anything but an id (and a level), are refused with a :class:`UsageError`.
+
+        ``ragmeter report``'s selectors (:func:`.report.resolve_runs`) read differently, on
+        purpose: they name stored runs or experiments, never files, so a number there is a run
+        id and other text an experiment name."""
         m = _STORED.fullmatch(text)
         if m is not None:
             return cls(text, "stored", run_id=int(m[1]), level=m[2])

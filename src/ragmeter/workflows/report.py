@@ -34,6 +34,11 @@ def resolve_runs(store: Store, selectors: Sequence[str]) -> list[RunRecord]:
 
     A selector is a stored run id (``12``, ``run:12``) or an experiment name (every finished run
     of it, its baseline first). The first run named is the report's baseline.
+
+    These are not :meth:`.refs.RunRef.parse`'s rules, on purpose: a report shows stored runs
+    only, so any other text is an experiment name (never a file: a number is a run id even when
+    a file of that name is here), and it shows every level a run has (``run:12:chunk`` names no
+    level here, it is looked up as an experiment).
     """
     if not selectors:
         raise UsageError("name at least one stored run (12, run:12) or experiment")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse
 
@@ -29,17 +31,17 @@ def compare_page(
     level: str | None = None,
 ) -> HTMLResponse:
     store = state_of(request).store
-    form = {"base": base, "cand": cand, "metric": metric or "", **choices(store)}
+    form = replace(choices(store), base=base, cand=cand, metric=metric or "")
     try:
         base_id, cand_id = stored_id(store, base), stored_id(store, cand)
-        form.update(base=base_id, cand=cand_id)  # (the form's choices are ids)
+        form = replace(form, base=base_id, cand=cand_id)  # (the form's choices are ids)
         if base_id is None or cand_id is None:
             return page(
                 request, "comparison.html", title="Comparison", form=form, c=None, error=None
             )
         c = live_comparison_context(store, base_id, cand_id, metric or None, level or None)
     except NoSharedMetric as exc:  # runs that share no k or budget: ragmeter run's note
-        pair = exc.choice.to_context()
+        pair = exc.choice
         return page(request, "comparison.html", title="Comparison", form=form, c=None,
                     error=None, pair=pair)  # fmt: skip
     except RagmeterError as exc:
@@ -47,11 +49,11 @@ def compare_page(
         return page(
             request, "comparison.html", code, title="Comparison", form=form, c=None, error=str(exc)
         )
-    form["metric"] = c["metric"]
+    form = replace(form, metric=c.metric)
     return page(
         request,
         "comparison.html",
-        title=f"{c['candidate']} vs {c['baseline']}",
+        title=f"{c.candidate} vs {c.baseline}",
         form=form,
         c=c,
         error=None,

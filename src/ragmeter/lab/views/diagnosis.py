@@ -23,25 +23,33 @@ def diagnosis_page(
     large_k: int | None = None,
 ) -> HTMLResponse:
     state = state_of(request)
-    listing = diagnosis_list_context(state.store)
+    sets = diagnosis_list_context(state.store).answer_sets
     try:
         answers_id = stored_id(state.store, answers, "answer set")
         run_id = stored_id(state.store, run)
         if answers_id is None:
-            return page(request, "diagnosis.html", title="Diagnosis", d=None, error=None, **listing)
+            return page(
+                request, "diagnosis.html", title="Diagnosis", d=None, error=None, answer_sets=sets
+            )
         d = diagnosis_context(
             state.store, answers_id, run_id=run_id, large_k=large_k, cache=state.contexts
         )
     except RagmeterError as exc:
         code = 404 if isinstance(exc, NotFoundError) else 400
         return page(
-            request, "diagnosis.html", code, title="Diagnosis", d=None, error=str(exc), **listing
+            request,
+            "diagnosis.html",
+            code,
+            title="Diagnosis",
+            d=None,
+            error=str(exc),
+            answer_sets=sets,
         )
     return page(
         request,
         "diagnosis.html",
-        title=f"Diagnosis: {d['answers']['name']}",
+        title=f"Diagnosis: {d.answers.name}",
         d=d,
         error=None,
-        **listing,
+        answer_sets=sets,
     )

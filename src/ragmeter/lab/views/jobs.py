@@ -8,8 +8,9 @@ partial htmx polls every second while the job runs, or the whole page when opene
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -17,10 +18,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from ..._errors import NotFoundError, RagmeterError
 from .._app_state import state_of
 from .._render import fragment, page
+from .._views import TemplateVariables
 from ._ids import stored_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...store import Store
+    from .._jobs import JobSnapshot
 
 router = APIRouter()
 
@@ -38,66 +41,103 @@ def _from_jobs_page(request: Request) -> bool:
     return request.headers.get("hx-target") == "job-area"
 
 
-def experiments_with_files(store: Store, root: Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class ExperimentFile:
+    """A stored experiment and the file the lab would extend (``problem``: why it cannot)."""
+
+    name: str
+    file: str
+    run: int
+    problem: str | None
+
+
+def experiments_with_files(store: Store, root: Path) -> list[ExperimentFile]:
     """Every stored experiment whose runs name an experiment file (the lab can extend those
     inside its folder ``root``; one named elsewhere is listed with the reason it cannot be)."""
     from .._context import experiment_file_of
     from .._paths import OutsideRoot
 
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ExperimentFile] = {}
     for r in store.runs():
-        if r.experiment in out and out[r.experiment]["problem"] is None:
+        if r.experiment in out and out[r.experiment].problem is None:
             continue
         try:
             path = experiment_file_of(r, root)
         except OutsideRoot as exc:
-            out.setdefault(
-                r.experiment, {"name": r.experiment, "file": exc.shown, "run": r.id,
-                               "problem": str(exc)}
-            )  # fmt: skip
+            out.setdefault(r.experiment, ExperimentFile(r.experiment, exc.shown, r.id, str(exc)))
             continue
         if path is not None:
-            out[r.experiment] = {"name": r.experiment, "file": str(path), "run": r.id,
-                                 "problem": None}  # fmt: skip
-    return sorted(out.values(), key=lambda e: e["name"])
+            out[r.experiment] = ExperimentFile(r.experiment, str(path), r.id, None)
+    return sorted(out.values(), key=lambda e: e.name)
+
+
+@dataclass(frozen=True)
+class BaselineShown:
+    """The experiment's baseline, each field's placeholder in the start form."""
+
+    method: str
+    chunker: str
+    k: int | None
+    budget: int | None
+    depth: int | None
+
+
+@dataclass(frozen=True)
+class StartForm:
+    """The start form of one experiment: its file, baseline and the known choices."""
+
+    experiment: str
+    file: str
+    baseline: BaselineShown
+    methods: list[str]
+    chunkers: list[str]
+    stored: int
+
+
+@dataclass(frozen=True)
+class FormContext(TemplateVariables):
+    """``jobs.html``'s ``form`` (None: no experiment chosen) and ``form_error``."""
+
+    form: StartForm | None
+    form_error: str | None
 
 
 def form_context(
     store: Store, root: Path, *, run: int | None, experiment: str | None
-) -> dict[str, Any]:
+) -> FormContext:
     """What the start form needs: the experiment, its baseline and the known choices."""
     from .._job_plan import chunkers, experiment_file, experiment_runs, methods
 
     if run is None and not experiment:
-        return {"form": None, "form_error": None}
+        return FormContext(None, None)
     try:
         runs = experiment_runs(store, run=run, experiment=experiment)
         from ...experiments import load_experiment
 
         exp = load_experiment(experiment_file(runs, root), warn=False)
     except RagmeterError as exc:
-        return {"form": None, "form_error": str(exc).splitlines()[0]}
+        return FormContext(None, str(exc).splitlines()[0])
     b = exp.baseline.settings
-    return {
-        "form_error": None,
-        "form": {
-            "experiment": runs[0].experiment,
-            "file": str(exp.path),
-            "baseline": {
-                "method": b.label(),
-                "chunker": b.chunker or (b.chunks.name if b.chunks else "-"),
-                "k": b.k,
-                "budget": b.budget,
-                "depth": b.depth,
-            },
-            "methods": [m.label for m in methods(exp, runs)],
-            "chunkers": chunkers(exp, runs),
-            "stored": len([r for r in runs if r.status == "finished"]),
-        },
-    }
+    return FormContext(
+        form=StartForm(
+            experiment=runs[0].experiment,
+            file=str(exp.path),
+            baseline=BaselineShown(
+                method=b.label(),
+                chunker=b.chunker or (b.chunks.name if b.chunks else "-"),
+                k=b.k,
+                budget=b.budget,
+                depth=b.depth,
+            ),
+            methods=[m.label for m in methods(exp, runs)],
+            chunkers=chunkers(exp, runs),
+            stored=len([r for r in runs if r.status == "finished"]),
+        ),
+        form_error=None,
+    )
 
 
-def _jobs(request: Request) -> list[dict[str, Any]]:
+def _jobs(request: Request) -> list[JobSnapshot]:
     state = state_of(request)
     with state.lock:
         jobs = list(state.jobs.values())
@@ -226,4 +266,4 @@ def job_status(request: Request, job_id: str) -> Response:
     snap = job.snapshot()
     if _htmx(request):
         return fragment(request, "_job.html", job=snap)
-    return _page(request, experiment=snap["experiment"])
+    return _page(request, experiment=snap.experiment)

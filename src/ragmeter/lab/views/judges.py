@@ -16,8 +16,15 @@ router = APIRouter()
 
 @router.get("/judges")
 def judges_page(request: Request) -> HTMLResponse:
-    ctx = judges_list_context(state_of(request).store)
-    return page(request, "judges.html", title="Judge validations", j=None, error=None, **ctx)
+    listing = judges_list_context(state_of(request).store)
+    return page(
+        request,
+        "judges.html",
+        title="Judge validations",
+        j=None,
+        error=None,
+        validations=listing.validations,
+    )
 
 
 @router.get("/judges/{vid}")

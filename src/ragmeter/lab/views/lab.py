@@ -3,15 +3,12 @@ question's ranked list with its evidence marked (the model is built by :mod:`.._
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Query, Request
 from starlette.responses import HTMLResponse
 
 from ..._errors import NotFoundError, RagmeterError, UsageError
 from .._app_state import state_of
-from .._lab_page import SHOWS, SORTS, cutoff_of, lab_context, lab_url, question_model
-from .._recompute import HEADROOM, LABELS, METRICS
+from .._lab_page import cutoff_of, empty_page, lab_context, lab_url, question_model
 from .._render import fragment, page
 
 router = APIRouter()
@@ -54,10 +51,12 @@ def lab_page(
         )
     except RagmeterError as exc:
         code = 404 if isinstance(exc, NotFoundError) else 400
-        return _swappable(page(request, "lab.html", code, title="Lab", error=str(exc), **_empty()))
+        return _swappable(
+            page(request, "lab.html", code, title="Lab", error=str(exc), **empty_page())
+        )
     title = "Lab"
-    if ctx["view"] is not None:
-        title = f"Lab · {ctx['run'].name} at {ctx['cutoff'].label}"
+    if ctx.view is not None and ctx.run is not None and ctx.cutoff is not None:
+        title = f"Lab · {ctx.run.name} at {ctx.cutoff.label}"
     return page(request, "lab.html", title=title, error=None, **ctx)
 
 
@@ -69,31 +68,6 @@ def _whole(name: str, text: str | None) -> int | None:
         return int(text.strip())
     except ValueError:
         raise UsageError(f"{name} must be a whole number, got {text!r}") from None
-
-
-def _empty() -> dict[str, Any]:
-    return {
-        "experiments": [],
-        "methods": [],
-        "chunkings": [],
-        "baselines": [],
-        "params": dict.fromkeys(
-            ("experiment", "method", "chunking", "cut", "k", "budget", "baseline", "metric")
-        ),
-        "form_k": 4,
-        "form_budget": 1200,
-        "cutoff": None,
-        "metric": "R",
-        "metrics": [(key, LABELS[key]) for key in (*METRICS, HEADROOM)],
-        "sorts": SORTS,
-        "shows": SHOWS,
-        "run": None,
-        "base_run": None,
-        "not_run": None,
-        "problem": None,
-        "notes": [],
-        "view": None,
-    }
 
 
 @router.get("/lab/question")

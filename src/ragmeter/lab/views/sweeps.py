@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse
 
@@ -22,13 +24,13 @@ def sweeps_page(
     cutoffs: str | None = None,
 ) -> HTMLResponse:
     state = state_of(request)
-    form = {
-        "runs": runs or "",
-        "metric": metric,
-        "kind": kind or "",
-        "cutoffs": cutoffs or "",
-        **sweep_choices(state.store),
-    }
+    form = replace(
+        sweep_choices(state.store),
+        runs=runs or "",
+        metric=metric,
+        kind=kind or "",
+        cutoffs=cutoffs or "",
+    )
     try:
         ids = parse_ids(runs)
         if not ids:
@@ -44,5 +46,5 @@ def sweeps_page(
     except RagmeterError as exc:
         code = 404 if isinstance(exc, NotFoundError) else 400
         return page(request, "sweeps.html", code, title="Sweeps", form=form, s=None, error=str(exc))
-    form["selected"] = ids
-    return page(request, "sweeps.html", title=f"Sweep: {s['label']}", form=form, s=s, error=None)
+    form = replace(form, selected=ids)
+    return page(request, "sweeps.html", title=f"Sweep: {s.label}", form=form, s=s, error=None)
