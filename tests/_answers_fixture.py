@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragmeter.data._schema import Document, Evidence, Question
+from ragmeter.data import Document, Evidence, Question
 from ragmeter.data.corpus import Corpus
 from ragmeter.data.golden import GoldenSet
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from ragmeter.cli._app import app as cli_app
+from ragmeter.cli import app as cli_app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fare-rules"
 

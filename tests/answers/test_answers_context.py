@@ -24,13 +24,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter import UsageError
-from ragmeter.answers._schema import answers_from_records
+from ragmeter.answers import answers_from_records
 from ragmeter.answers.contexts import prompt_contexts
 from ragmeter.answers.report import check_answers
 from ragmeter.chunking import Chunking
-from ragmeter.cli._app import app
-from ragmeter.diagnosis._diagnose import diagnose
-from ragmeter.diagnosis._table import build_table, table_from_counts, table_from_report
+from ragmeter.cli import app
+from ragmeter.diagnosis import build_table, diagnose, table_from_counts, table_from_report
 
 # two chunks per document: the halves split at a sentence boundary (offsets by hand)
 _CUT = {

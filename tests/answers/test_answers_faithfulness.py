@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pytest
 from _answers_fixture import BAGGAGE, FEES_2024, FEES_2026, corpus, doc_cite
 
+from ragmeter.answers import Answer
 from ragmeter.answers._passages import PassageIndex
-from ragmeter.answers._schema import Answer
 from ragmeter.answers.faithfulness import check_faithfulness, extract_quotes, normalize_quote
 
 
@@ -110,7 +110,7 @@ def test_stated_values_must_be_in_the_cited_passage() -> None:
 
 
 def test_unresolvable_citations_are_reported() -> None:
-    from ragmeter.answers._schema import answers_from_records
+    from ragmeter.answers import answers_from_records
 
     index = PassageIndex(corpus())
     aset = answers_from_records(
@@ -151,7 +151,7 @@ def test_unresolvable_citations_are_reported() -> None:
 )
 def test_schema_problems_name_the_field(rec: dict, field: str) -> None:
     from ragmeter import ValidationError
-    from ragmeter.answers._schema import answers_from_records
+    from ragmeter.answers import answers_from_records
 
     with pytest.raises(ValidationError) as exc:
         answers_from_records([rec], path="a.jsonl")

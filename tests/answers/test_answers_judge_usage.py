@@ -28,7 +28,7 @@ from _loopback import send_json
 from test_experiment_judge import serve
 from typer.testing import CliRunner
 
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 
 #: the judge's reply: every answer correct
 VERDICT = json.dumps({"verdict": "correct"})
@@ -213,7 +213,7 @@ def _usage(pt: int | None, ct: int | None, unknown: int, cost: float | None) -> 
 )
 def test_the_shared_cells_never_show_an_unmeasured_zero(usage, tokens, cost) -> None:
     """The rule both commands print by (cli/_render_usage.py, used by answers check and run)."""
-    from ragmeter.answers.judges._usage import tokens_unknown
+    from ragmeter.answers.judges import tokens_unknown
     from ragmeter.cli._render_usage import usage_cells
 
     cells = usage_cells(usage, priced=True, unknown=True)

@@ -10,10 +10,10 @@ from _answers_fixture import answers, corpus, golden, write_jsonl, write_world
 from typer.testing import CliRunner
 
 from ragmeter import UsageError, ValidationError
-from ragmeter.answers._schema import answers_from_records, load_answers
+from ragmeter.answers import answers_from_records, load_answers
 from ragmeter.answers.paired import compare_answers
 from ragmeter.answers.report import check_answers
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 
 
 def _report():

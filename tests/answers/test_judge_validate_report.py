@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ragmeter import ValidationError
 from ragmeter._errors import Problem
 from ragmeter.answers.judge_validation import load_judge_labels
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fare-rules"
 JUDGE_INFO = {"name": "FAKE JUDGE (rule-based, not a model)", "model": "fake-rules-v1"}
@@ -230,8 +230,7 @@ def test_fare_rules_human_labels_validate_the_fake_judge(tmp_path: Path) -> None
 
 # -- answers check --dry-run ----------------------------------------------------------------------
 def test_planning_judge_counts_cache_duplicates_and_cost(tmp_path: Path) -> None:
-    from ragmeter.answers.judges._plan import PlanningJudge
-    from ragmeter.answers.judges._protocol import JudgeRequest
+    from ragmeter.answers.judges import JudgeRequest, PlanningJudge
     from ragmeter.answers.judges.openai import OpenAIJudge
     from ragmeter.chat import DiskCache, cache_key
 

@@ -18,7 +18,7 @@ from ragmeter.answers.judge_validation import (
     load_judge_labels,
     validate_judge,
 )
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 
 
 def _pairs_from_confusion(c: list[list[int]], labels: list[str]) -> tuple[list[str], list[str]]:

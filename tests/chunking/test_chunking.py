@@ -14,7 +14,7 @@ from ragmeter.chunking import (
     make_chunker,
     split_sentences,
 )
-from ragmeter.data._schema import Document
+from ragmeter.data import Document
 
 WORDPIECE = get_tokenizer("minilm-wordpiece")
 REGEX = get_tokenizer("regex-words")

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from ragmeter import InputError, UsageError
 from ragmeter.chunking import chunk_corpus, get_tokenizer, index_texts, make_chunker
 from ragmeter.data import Document, Evidence, Question
-from ragmeter.io._tables import Run
+from ragmeter.io import Run
 from ragmeter.labels import chunk_qrels, document_qrels, evaluate_spans, rollup_run
-from ragmeter.metrics._ranking import rank_run
+from ragmeter.metrics import rank_run
 
 DOCS = [
     Document(id="a", title="Aspirin trial", text="  Aspirin reduces pain.\n"),

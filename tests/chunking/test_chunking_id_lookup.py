@@ -18,8 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.chunking import _id_lookup
-from ragmeter.chunking._chunking import Chunking
+from ragmeter.chunking import Chunking, _id_lookup
 from ragmeter.chunking._id_lookup import IdLookup
 
 #: pieces ids are made of: NUL (inside and trailing), non-ASCII, an 8-byte word edge, '#'.

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter.chunking import chunk_corpus, get_tokenizer
-from ragmeter.data._schema import Document
+from ragmeter.data import Document
 
 #: pieces that break naive chunkers: combining marks, emoji sequences, CJK, CRLF, control and
 #: exotic spaces, ligatures, characters whose lower-case form is longer, markdown headings.

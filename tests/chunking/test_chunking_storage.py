@@ -11,7 +11,7 @@ import pytest
 
 from ragmeter import InputError, UsageError, ValidationError
 from ragmeter.chunking import chunk_corpus, load_chunking
-from ragmeter.data._schema import Document
+from ragmeter.data import Document
 
 DOCS = [
     Document(id="fees", text="# Fees\n\nChange fee: $75. Name change: not allowed. ½ price 😀."),

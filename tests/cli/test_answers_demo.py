@@ -10,8 +10,7 @@ from _answers_fixture import answers, write_jsonl, write_world
 from rich.console import Console
 
 from ragmeter.cli._demo._answers_section import run
-from ragmeter.metrics import parse
-from ragmeter.metrics._evaluation import Evaluation
+from ragmeter.metrics import Evaluation, parse
 
 
 def test_demo_section(tmp_path: Path) -> None:

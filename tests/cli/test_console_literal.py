@@ -467,13 +467,13 @@ def test_chunk_progress_bar_is_literal_on_a_terminal(data, monkeypatch) -> None:
 
 def test_answer_renderers_are_literal_on_an_emoji_console(data) -> None:
     """The shared renderers take any console: data must not depend on its emoji setting."""
-    from ragmeter.answers._schema import load_answers
+    from ragmeter.answers import load_answers
     from ragmeter.answers.report import check_answers
     from ragmeter.cli._render_answers import print_report
     from ragmeter.cli._render_diagnosis import print_diagnosis
     from ragmeter.data.corpus import load_corpus
     from ragmeter.data.golden import load_golden
-    from ragmeter.diagnosis._diagnose import diagnose
+    from ragmeter.diagnosis import diagnose
 
     corpus = load_corpus(data["corpus"])
     gold = load_golden(data["golden"], corpus)

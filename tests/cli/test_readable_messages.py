@@ -130,7 +130,7 @@ def test_python_warnings_print_the_message_only(tmp_path: Path) -> None:
 def test_a_run_with_no_encoder_does_not_claim_the_cache(
     fare_rules_dir: Path, tmp_path: Path
 ) -> None:
-    from ragmeter.experiments._runner import ExperimentResult
+    from ragmeter.experiments import ExperimentResult
 
     result = ExperimentResult.__new__(ExperimentResult)
     from ragmeter.cli._run import encoder_note

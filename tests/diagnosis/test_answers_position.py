@@ -27,16 +27,11 @@ from ragmeter import UsageError
 from ragmeter.answers import answers_from_records, check_answers
 from ragmeter.chunking import Chunking
 from ragmeter.cli import app
-from ragmeter.data._schema import Document, Evidence, Question
+from ragmeter.data import Document, Evidence, Question
 from ragmeter.data.corpus import Corpus
 from ragmeter.data.golden import GoldenSet, write_golden
-from ragmeter.diagnosis._position import (
-    contexts_run,
-    evidence_positions,
-    lost_in_the_middle,
-    position_bin,
-    wilson,
-)
+from ragmeter.diagnosis import contexts_run, evidence_positions, lost_in_the_middle
+from ragmeter.diagnosis._position import position_bin, wilson
 
 runner = CliRunner()
 

@@ -12,10 +12,8 @@ from rich.console import Console
 
 from ragmeter import UsageError
 from ragmeter.cli._demo._verdict_section import verdict_section
-from ragmeter.diagnosis import NextExperiment
-from ragmeter.diagnosis._refutation import RuleCheck, Verdicts, apply_rule
-from ragmeter.metrics import parse
-from ragmeter.metrics._evaluation import Evaluation
+from ragmeter.diagnosis import NextExperiment, RuleCheck, Verdicts, apply_rule
+from ragmeter.metrics import Evaluation, parse
 from ragmeter.paired import PairedStats
 
 TUNE = [f"t{i:02d}" for i in range(12)]

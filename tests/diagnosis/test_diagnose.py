@@ -10,11 +10,10 @@ from _answers_fixture import answers, corpus, golden, write_jsonl, write_world
 from typer.testing import CliRunner
 
 from ragmeter import UsageError
-from ragmeter.answers._schema import answers_from_records
+from ragmeter.answers import answers_from_records
 from ragmeter.answers.report import check_answers
-from ragmeter.cli._app import app
-from ragmeter.diagnosis._diagnose import RecallAt, Thresholds, diagnose
-from ragmeter.diagnosis._table import build_table, table_from_counts
+from ragmeter.cli import app
+from ragmeter.diagnosis import RecallAt, Thresholds, build_table, diagnose, table_from_counts
 
 
 def _lab_pairs() -> list[tuple[int, int]]:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ragmeter.cli._app import app
-from ragmeter.metrics._evaluation import Evaluation
+from ragmeter.cli import app
+from ragmeter.metrics import Evaluation
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fare-rules"
 RUNS = EXAMPLE / "runs"  # written by `ragmeter run` at session start (conftest)

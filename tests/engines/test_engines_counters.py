@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 from ragmeter.answers.judges import FakeJudge, OpenAIJudge
 from ragmeter.engines._counters import add, counted_call, counters, difference
 from ragmeter.engines._pool import _Holder
-from ragmeter.generation import CallableGenerator
-from ragmeter.generation._openai import OpenAIGenerator
+from ragmeter.generation import CallableGenerator, OpenAIGenerator
 from ragmeter.retrieval.dense import MiniLMEncoder
 
 USAGE = (

@@ -21,6 +21,7 @@ from ragmeter.cli import app
 from ragmeter.engines import LocalEngine, RayEngine, local, resolve_engine
 from ragmeter.engines._ray import import_roots
 from ragmeter.generation import (
+    CachedGenerator,
     CallableGenerator,
     ContextSpec,
     Passage,
@@ -28,8 +29,7 @@ from ragmeter.generation import (
     load_prompt,
     make_request,
 )
-from ragmeter.generation._cache import CachedGenerator
-from ragmeter.retrieval._cache import Cache, encode_cached
+from ragmeter.retrieval import Cache, encode_cached
 
 TEXTS = [f"text {i} about fares and refunds {'x ' * (i % 5)}" for i in range(30)]
 

@@ -29,7 +29,7 @@ ray = pytest.importorskip(
 
 from ragmeter.cli import app  # noqa: E402
 from ragmeter.engines import RayEngine, WorkerLost, local  # noqa: E402
-from ragmeter.retrieval._cache import Cache  # noqa: E402
+from ragmeter.retrieval import Cache  # noqa: E402
 from ragmeter.retrieval.dense import MiniLMEncoder  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]

@@ -37,13 +37,13 @@ from ragmeter.engines import RayEngine, local  # noqa: E402
 from ragmeter.generation import (  # noqa: E402
     CallableGenerator,
     ContextSpec,
+    OpenAIGenerator,
     Passage,
     assemble,
     load_prompt,
     make_request,
 )
-from ragmeter.generation._openai import OpenAIGenerator  # noqa: E402
-from ragmeter.retrieval._cache import Cache  # noqa: E402
+from ragmeter.retrieval import Cache  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

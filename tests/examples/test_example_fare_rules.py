@@ -418,8 +418,7 @@ def test_baseline_answers_agree_with_the_measured_baseline_run(
 ) -> None:
     from ragmeter.answers import check_answers, load_answers
     from ragmeter.answers.contexts import prompt_contexts
-    from ragmeter.diagnosis._diagnose import evidence_from_evaluation
-    from ragmeter.diagnosis._table import table_from_report
+    from ragmeter.diagnosis import evidence_from_evaluation, table_from_report
     from ragmeter.labels import evaluate_spans
 
     (corpus, gold), chunking, run = baseline_run
@@ -467,7 +466,7 @@ def test_every_answer_kind_agrees_with_its_measured_run_and_the_readme_is_genera
 ) -> None:
     story = _story()
     m = story.measure(EXAMPLE, result=experiment)
-    from ragmeter.diagnosis._diagnose import evidence_from_evaluation
+    from ragmeter.diagnosis import evidence_from_evaluation
 
     for variant in VARIANTS:
         ev_name = {v: k for k, v in story.ANSWERS.items()}[variant]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ragmeter import InputError, RagmeterWarning, ValidationError
-from ragmeter.experiments import load_experiment
-from ragmeter.experiments._config import chunk_size, effective_changes
+from ragmeter.experiments import effective_changes, load_experiment
+from ragmeter.experiments._config import chunk_size
 from ragmeter.metrics import parse
 
 HEAD = """\

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter import ValidationError, evaluate
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.experiments import load_experiment, run_experiment
 from ragmeter.retrieval import BM25Retriever
 
@@ -267,7 +267,7 @@ def test_the_printed_table_rounds_once(beir_experiment, monkeypatch) -> None:
     from rich.console import Console
 
     from ragmeter.cli._render_experiment import render_experiment
-    from ragmeter.experiments._runner import VariantResult
+    from ragmeter.experiments import VariantResult
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -20,7 +20,7 @@ from _experiment_files import FARE_RULES, fare_rules_experiment
 from typer.testing import CliRunner
 
 from ragmeter import ValidationError
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.experiments import load_experiment, run_experiment
 from ragmeter.paired import context_budget
 

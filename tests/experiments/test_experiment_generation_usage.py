@@ -23,7 +23,7 @@ from _loopback import send_json
 from test_experiment_judge import make, run, serve
 from typer.testing import CliRunner
 
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 
 PYTHON = 'kind = "python"\ntarget = "generators.extractive:answer"'
 #: an answer with a citation of the first passage

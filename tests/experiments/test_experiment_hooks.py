@@ -11,9 +11,14 @@ import pytest
 from _experiment_files import toy_experiment
 from test_experiment_run import EXPERIMENT
 
-from ragmeter.experiments import Experiment, VariantResult, load_experiment, run_experiment
-from ragmeter.experiments._outputs import slug
-from ragmeter.experiments._runner import config_record_of
+from ragmeter.experiments import (
+    Experiment,
+    VariantResult,
+    config_record_of,
+    load_experiment,
+    run_experiment,
+    slug,
+)
 
 #: the toy experiment with BM25 variants only (no encoder: fast, no model download)
 BM25_ONLY = EXPERIMENT.split('[[variant]]\nname = "dense"')[0] + (

@@ -27,7 +27,7 @@ from _loopback import running, send_json
 from typer.testing import CliRunner
 
 from ragmeter import ValidationError
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.experiments import load_experiment, run_experiment
 
 #: 10 answerable questions and 4 unanswerable ones (lines 81-84 of the example's golden set)

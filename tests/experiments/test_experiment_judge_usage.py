@@ -26,7 +26,7 @@ from _loopback import send_json
 from test_experiment_judge import FAKE, make, openai_judge, run, serve
 from typer.testing import CliRunner
 
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 
 #: the [judge] prices (per 1000 tokens)
 PRICES = {"price_per_1k_prompt": 0.5, "price_per_1k_completion": 2.0}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import ragmeter
-from ragmeter.experiments import _provenance
-from ragmeter.experiments._provenance import provenance, versions
+from ragmeter.experiments import _provenance, provenance
+from ragmeter.experiments._provenance import versions
 
 
 @pytest.fixture(autouse=True)

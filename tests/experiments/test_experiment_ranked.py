@@ -21,10 +21,10 @@ from test_experiment_document import FIXTURE as BEIR_FIXTURE
 from ragmeter import InputError
 from ragmeter.chunking import Chunking, load_chunking
 from ragmeter.data import load_corpus
-from ragmeter.experiments import run_experiment
-from ragmeter.experiments._outputs import ranked_rows, slug, write_run
-from ragmeter.experiments._ranked import RANKED_SCHEMA, ranked_table, repr_strings
-from ragmeter.io._tables import Run
+from ragmeter.experiments import ranked_table, run_experiment, slug
+from ragmeter.experiments._outputs import ranked_rows, write_run
+from ragmeter.experiments._ranked import RANKED_SCHEMA, repr_strings
+from ragmeter.io import Run
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fare-rules"
 

@@ -12,9 +12,8 @@ import pytest
 from _experiment_files import toy_experiment
 from typer.testing import CliRunner
 
-from ragmeter.cli._app import app
-from ragmeter.experiments import run_experiment
-from ragmeter.experiments._table import table_rows
+from ragmeter.cli import app
+from ragmeter.experiments import run_experiment, table_rows
 
 EXPERIMENT = """\
 name = "toy experiment"

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter._errors import InputError, UsageError
-from ragmeter.generation import ContextSpec, Passage, assemble
-from ragmeter.generation._assemble import arrange, dedupe
+from ragmeter.generation import ContextSpec, Passage, arrange, assemble, dedupe
 
 
 def _p(rank: int, doc: str = "", start: int = 0, end: int = 0, text: str = "", tokens: int = 5):

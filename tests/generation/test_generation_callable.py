@@ -16,14 +16,15 @@ from ragmeter.generation import (
     ContextSpec,
     Generation,
     Generator,
+    GeneratorConfig,
     Passage,
     answer_key,
     assemble,
     load_prompt,
     make_generator,
     make_request,
+    parse_generator,
 )
-from ragmeter.generation._factory import GeneratorConfig, parse_generator
 
 PASSAGES = [
     Passage("fares#0-40", "fares", 0, 40, "The change fee is $75.", 6, 1),

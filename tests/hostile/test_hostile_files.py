@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter._errors import InputError, RagmeterWarning, ValidationError
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.data import Document, Question, load_corpus, write_corpus, write_golden
 from ragmeter.experiments import load_experiment, run_experiment
 
@@ -105,7 +105,7 @@ NAME = st.text(alphabet="aAbB -!_1", min_size=1, max_size=5).filter(lambda s: s.
 )
 @given(names=st.lists(NAME, min_size=1, max_size=4))
 def test_no_two_variants_ever_share_a_folder(tmp_path: Path, names: list[str]) -> None:
-    from ragmeter.experiments._outputs import slug
+    from ragmeter.experiments import slug
 
     variants = "".join(
         f"[[variant]]\nname = {json.dumps(n)}\nk = {i + 3}\n\n" for i, n in enumerate(names)
@@ -350,9 +350,10 @@ def _writers() -> dict[str, Callable[[Path], Path]]:
     """Each writer of ragmeter, writing into ``folder``; returns the target it writes."""
     from ragmeter.chat import DiskCache
     from ragmeter.chunking import chunk_corpus
-    from ragmeter.experiments._outputs import write_cached_run, write_json, write_run
-    from ragmeter.io._tables import Run
-    from ragmeter.paired._ledger import Ledger
+    from ragmeter.experiments import write_json
+    from ragmeter.experiments._outputs import write_cached_run, write_run
+    from ragmeter.io import Run
+    from ragmeter.paired import Ledger
     from ragmeter.retrieval import Cache, encode_cached
     from ragmeter.retrieval.bm25 import BM25Retriever
 
@@ -484,7 +485,7 @@ def test_a_failed_write_is_a_clean_error_and_leaves_nothing(
 def test_the_ledger_is_cut_back_when_the_disk_fills_mid_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragmeter.paired._ledger import Ledger
+    from ragmeter.paired import Ledger
 
     ledger = Ledger(tmp_path / "ledger.jsonl")
     ledger.append({"metric": "R@2", "n": 5})
@@ -578,7 +579,7 @@ def test_gate_reports_on_a_real_full_disk_leave_no_empty_file(small_tmpfs: Path)
 
 
 def test_a_real_read_only_folder_is_a_clean_error(small_tmpfs: Path) -> None:
-    from ragmeter.paired._ledger import Ledger
+    from ragmeter.paired import Ledger
 
     (small_tmpfs / "corpus.jsonl").write_text("old\n")
     subprocess.run(["mount", "-o", "remount,ro", str(small_tmpfs)], check=True)

@@ -49,10 +49,9 @@ from typer.testing import CliRunner
 
 from ragmeter import compare
 from ragmeter._errors import RagmeterError
-from ragmeter.cli._app import app
-from ragmeter.data import Question, write_corpus, write_golden
-from ragmeter.data._schema import Document
-from ragmeter.metrics._evaluation import Evaluation
+from ragmeter.cli import app
+from ragmeter.data import Document, Question, write_corpus, write_golden
+from ragmeter.metrics import Evaluation
 from ragmeter.paired import Ledger
 from ragmeter.store import Store
 from ragmeter.store import _models as m
@@ -902,7 +901,7 @@ def shown(store: Store, run_id: int) -> None:
     """Build what ``runs show`` prints of a run (its record table, where timings, tokens and
     means are formatted, each level's means, the settings), without the terminal."""
     from ragmeter.cli._render_runs import record_table
-    from ragmeter.paired._configdiff import flatten
+    from ragmeter.paired import flatten
 
     r = store.run(run_id)
     record_table(r)

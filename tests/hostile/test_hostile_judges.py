@@ -363,7 +363,7 @@ def test_refusal_with_empty_claims_is_a_failure_not_cached(tmp_path: Path) -> No
 
 
 def test_cached_reply_that_no_longer_fits_is_asked_again(tmp_path: Path) -> None:
-    from ragmeter.answers.judges._prompts import load_prompt
+    from ragmeter.answers.judges import load_prompt
     from ragmeter.chat import DiskCache, cache_key
 
     item = {"id": "c", "question": "<<c>> fee?", "answer": "It is $75.", "context": "Fee: $75."}
@@ -553,7 +553,7 @@ def test_judge_cli_options_are_refused_and_their_help_says_the_bound(
 ) -> None:
     from typer.testing import CliRunner
 
-    from ragmeter.cli._app import app
+    from ragmeter.cli import app
 
     runner = CliRunner()
     args = [

@@ -54,7 +54,7 @@ from fastapi.testclient import TestClient
 from ragmeter import Evaluation
 from ragmeter._errors import RagmeterWarning, UsageError
 from ragmeter.cli import app as cli_app
-from ragmeter.lab._app import create_app
+from ragmeter.lab import create_app
 from ragmeter.metrics import parse
 from ragmeter.store import Store
 
@@ -237,7 +237,7 @@ def hostile_rows(w: SimpleNamespace) -> list[tuple[str, dict[str, Any], dict[str
 def test_paths_from_the_store_outside_the_lab_folder_are_never_opened_or_run(
     store_url: str, world: SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragmeter.lab._report import write_report
+    from ragmeter.lab import write_report
 
     w = world
     store = record(store_url, w)
@@ -529,7 +529,7 @@ def test_each_page_says_which_damaged_rows_its_lists_left_out(
 ) -> None:
     import sqlalchemy as sa
 
-    from ragmeter.lab._report import write_report
+    from ragmeter.lab import write_report
 
     store = record(store_url, world)
     client = lab_client(store)
@@ -567,7 +567,8 @@ def test_the_notice_names_each_damaged_row_once_and_counts_them(
     rows: list[tuple[str, int, str]],
 ) -> None:
     from ragmeter.lab._notices import MAX_NAMED, notice
-    from ragmeter.store._damage import LABEL, DamagedRowError
+    from ragmeter.store import DamagedRowError
+    from ragmeter.store._damage import LABEL
 
     found = [DamagedRowError(t, k, what) for t, k, what in rows]
     line = notice(found)

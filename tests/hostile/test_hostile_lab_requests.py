@@ -30,9 +30,8 @@ from starlette.middleware import Middleware
 from starlette.testclient import TestClient
 
 from ragmeter._errors import UsageError
-from ragmeter.cli._app import app as cli_app
-from ragmeter.lab import _security
-from ragmeter.lab._app import create_app
+from ragmeter.cli import app as cli_app
+from ragmeter.lab import _security, create_app
 from ragmeter.lab._security import COOKIE, UNSAFE
 
 #: the cap on a lab request body (the old reader stopped reading there, and went on)

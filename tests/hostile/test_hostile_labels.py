@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter import InputError, UsageError, ValidationError
-from ragmeter.answers._schema import answers_from_records
+from ragmeter.answers import answers_from_records
 from ragmeter.answers.judge_validation import (
     JudgeLabel,
     load_human_labels,
     load_judge_labels,
     validate_judge,
 )
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.data.squad import load_squad
-from ragmeter.diagnosis._table import table_from_file
+from ragmeter.diagnosis import table_from_file
 from ragmeter.metrics import evaluate
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fare-rules"
@@ -402,7 +402,7 @@ def test_lone_surrogate_in_squad_and_traffic_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("field", ["id", "question", "answer"])
 def test_lone_surrogate_in_records_built_in_python(field: str) -> None:
-    from ragmeter.data._schema import Question
+    from ragmeter.data import Question
 
     rec: dict[str, Any] = {"id": "q1", "question": "fee?", "answer": "$75"}
     rec[field] = "x\ud800"

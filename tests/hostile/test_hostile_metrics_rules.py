@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter import InputError, RagmeterWarning, evaluate
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 runner = CliRunner()
@@ -123,7 +123,7 @@ def test_skip_scores_a_query_answered_with_nothing_as_pytrec_eval_does() -> None
 
 def test_span_labels_count_a_question_answered_with_nothing_as_present() -> None:
     from ragmeter.chunking import from_ranges
-    from ragmeter.data._schema import Document, Evidence, Question
+    from ragmeter.data import Document, Evidence, Question
     from ragmeter.labels import evaluate_spans
 
     doc = Document(id="d", text="x" * 100)

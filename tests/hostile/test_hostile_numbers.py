@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter import InputError, UsageError
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 TOY = REPO / "tests" / "fixtures" / "toy"

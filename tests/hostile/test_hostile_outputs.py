@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter._errors import InputError, UsageError
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.store import Store
 
 TOY = Path(__file__).parents[1] / "fixtures" / "toy"
@@ -578,8 +578,7 @@ def test_an_experiment_beside_the_store_still_runs(tmp_path: Path) -> None:
 
 
 def test_the_python_check_names_the_field_and_line(tmp_path: Path) -> None:
-    from ragmeter.experiments import load_experiment
-    from ragmeter.experiments._paths import check_store_writes
+    from ragmeter.experiments import check_store_writes, load_experiment
     from ragmeter.store import protected_paths
 
     exp_path = toy_experiment(

@@ -21,8 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter import InputError, RagmeterWarning, ValidationError, read_qrels, read_run
-from ragmeter.io import _trec_check, _trec_columns, _trec_fast, _trec_lines
-from ragmeter.io._source import open_source
+from ragmeter.io import _trec_check, _trec_columns, _trec_fast, _trec_lines, open_source
 from ragmeter.io._trec_format import QRELS, RUN, Unclean
 
 
@@ -436,7 +435,7 @@ def _parse_only(p: Path, layout: Any) -> Any:
 def test_nan_literal_in_a_json_document_names_line_column_and_field(
     tmp_path: Path, literal: str
 ) -> None:
-    from ragmeter.io._reading import read_json
+    from ragmeter.io import read_json
 
     p = write(tmp_path, '{\n  "run": "a",\n  "n_queries": ' + literal + "\n}\n", "eval.json")
     with pytest.raises(InputError) as e:
@@ -457,7 +456,7 @@ def test_nan_literal_in_an_evaluation_file_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
 def test_nan_literal_in_a_jsonl_record_names_the_column(tmp_path: Path, literal: str) -> None:
-    from ragmeter.io._reading import iter_jsonl
+    from ragmeter.io import iter_jsonl
 
     p = write(tmp_path, '{"a": 1}\n{"a": [1, ' + literal + "]}\n", "x.jsonl")
     with pytest.raises(InputError) as e:
@@ -529,7 +528,7 @@ def test_invalid_utf8_in_a_jsonl_run_or_qrels_names_offset_and_line(
 def test_invalid_utf8_jsonl_through_the_cli_is_exit_2(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from ragmeter.cli._app import app
+    from ragmeter.cli import app
 
     qrels = write(tmp_path, b'{"qid": "q\xe9", "doc": "d1", "rel": 1}\n', "qrels.jsonl")
     run = write(tmp_path, _RUNROW, "base.jsonl")

@@ -31,8 +31,8 @@ from typer.testing import CliRunner
 # justified: jinja2 is a core dependency; the guard names it if an install lacks it
 pytest.importorskip("jinja2")
 
-from ragmeter.cli._app import app
-from ragmeter.experiments._config import Experiment, Settings, Variant
+from ragmeter.cli import app
+from ragmeter.experiments import Experiment, Settings, Variant
 from ragmeter.experiments._table import primary_metric
 from ragmeter.metrics import Metric, parse
 from ragmeter.store import Store
@@ -213,7 +213,7 @@ def test_lab_comparison_pages(kchange: KChange) -> None:
     pytest.importorskip("fastapi")  # justified: the lab is the web extra
     from starlette.testclient import TestClient
 
-    from ragmeter.lab._app import create_app
+    from ragmeter.lab import create_app
 
     k = kchange
     base, k2, d60 = k.ids["baseline"], k.ids["k2"], k.ids["depth 60"]

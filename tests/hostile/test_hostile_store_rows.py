@@ -205,7 +205,7 @@ def lab_client(w: World) -> Any:
     pytest.importorskip("httpx")
     from fastapi.testclient import TestClient
 
-    from ragmeter.lab._app import create_app
+    from ragmeter.lab import create_app
 
     client = TestClient(
         create_app(store=w.store), base_url="http://127.0.0.1", raise_server_exceptions=False

@@ -393,7 +393,7 @@ def test_the_lab_opens_a_read_only_store(store_url: str, tmp_path: Path) -> None
     pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
-    from ragmeter.lab._app import create_app
+    from ragmeter.lab import create_app
 
     seed(store_url, tmp_path)
     app_ = create_app(read_only_url(store_url))
@@ -569,7 +569,8 @@ def test_a_bad_connect_timeout_is_one_line(value: str, tmp_path, monkeypatch) ->
 def test_a_sqlite_uri_store_keeps_its_artifacts_beside_the_file(tmp_path: Path) -> None:
     """``sqlite:///file:PATH?uri=true`` names the same file as ``sqlite:///PATH``: the same
     store, the same artifacts folder (not a folder named "file:" in the current one)."""
-    from ragmeter.store._url import artifact_root, sqlite_path
+    from ragmeter.store import sqlite_path
+    from ragmeter.store._url import artifact_root
 
     path = tmp_path / "a b" / "store.db"
     quoted = str(path).replace(" ", "%20")

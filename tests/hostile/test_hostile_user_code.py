@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter._errors import InputError, UsageError
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.data import Evidence, Question, write_corpus, write_golden
 from ragmeter.generation import (
     CachedGenerator,

@@ -40,7 +40,7 @@ from test_hostile_user_code import broken_modules
 from typer.testing import CliRunner
 
 from ragmeter._errors import InputError, UsageError
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.data import Evidence, Question, write_corpus, write_golden
 from ragmeter.experiments import run_experiment
 from ragmeter.retrieval.pipelines._calls import Caller

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from ragmeter import InputError, RagmeterWarning, UsageError
-from ragmeter.io._tables import Qrels, Run
+from ragmeter.io import Qrels, Run
 from ragmeter.io.convert import to_qrels, to_run
 from ragmeter.io.jsonl import write_qrels_jsonl, write_run_jsonl
 from ragmeter.io.trec import write_qrels, write_run

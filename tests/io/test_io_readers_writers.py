@@ -23,8 +23,14 @@ from typer.testing import CliRunner
 
 from ragmeter._errors import InputError, ValidationError
 from ragmeter.cli import app
-from ragmeter.io._atomic import append_line, atomic_path, atomic_write, write_text_lines
-from ragmeter.io._reading import iter_jsonl, read_json
+from ragmeter.io import (
+    append_line,
+    atomic_path,
+    atomic_write,
+    iter_jsonl,
+    read_json,
+    write_text_lines,
+)
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "fare-rules"
 GOLDEN = EXAMPLE / "golden.jsonl"
@@ -147,7 +153,7 @@ def _load_corpus(p: Path) -> Any:
 
 
 def _load_answers(p: Path) -> Any:
-    from ragmeter.answers._schema import load_answers
+    from ragmeter.answers import load_answers
 
     return load_answers(p)
 
@@ -165,13 +171,13 @@ def _load_human(p: Path) -> Any:
 
 
 def _load_ledger(p: Path) -> Any:
-    from ragmeter.paired._ledger import Ledger
+    from ragmeter.paired import Ledger
 
     return Ledger(p).entries()
 
 
 def _load_table(p: Path) -> Any:
-    from ragmeter.diagnosis._table import table_from_file
+    from ragmeter.diagnosis import table_from_file
 
     return table_from_file(p)
 
@@ -516,7 +522,7 @@ def _document(doc: dict[str, Any], line2: bytes) -> bytes:
 
 
 def _plan(p: Path) -> Any:
-    from ragmeter.paired._plan_io import read_comparison
+    from ragmeter.paired import read_comparison
 
     return read_comparison(p)
 
@@ -528,7 +534,7 @@ def _load_squad(p: Path) -> Any:
 
 
 def _read_lock(p: Path) -> Any:
-    from ragmeter.data._version import read_lock
+    from ragmeter.data import read_lock
 
     return read_lock(p)
 

@@ -13,9 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter import InputError, RagmeterWarning, UsageError, ValidationError, read_qrels, read_run
-from ragmeter.io import _trec_columns, _trec_fast, _trec_lines
+from ragmeter.io import _trec_columns, _trec_fast, _trec_lines, open_source
 from ragmeter.io._duplicates import pair_hashes, string_hashes
-from ragmeter.io._source import open_source
 from ragmeter.io._trec_format import RUN as RUN_LAYOUT
 from ragmeter.io._trec_format import Unclean
 from ragmeter.io.trec import write_qrels, write_run

@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter._errors import InputError
-from ragmeter.io import _trec_check, _trec_columns
-from ragmeter.io._source import open_source
+from ragmeter.io import _trec_check, _trec_columns, open_source
 from ragmeter.io._trec_format import QRELS, RUN
 from ragmeter.io.trec import read_qrels, read_run
 

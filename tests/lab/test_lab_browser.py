@@ -35,7 +35,7 @@ from _lab_store import cli as cli_lines  # noqa: E402
 from _lab_store import record_fare_rules  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from ragmeter.cli._app import app as cli  # noqa: E402
+from ragmeter.cli import app as cli  # noqa: E402
 from ragmeter.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,7 +95,7 @@ def folder(store: Store) -> Path:
 def server(store: Store, folder: Path) -> Iterator[str]:
     import uvicorn
 
-    from ragmeter.lab._app import create_app
+    from ragmeter.lab import create_app
 
     port = free_port()
     app = create_app(store.url, host="127.0.0.1", root=folder)
@@ -172,7 +172,7 @@ class Watch:
 def cli_means(k: int) -> dict[str, float]:
     """``ragmeter eval --golden ... --chunks runs/chunks-300.jsonl runs/baseline/run.trec --k K``
     (the baseline's 300-token chunking), as the library computes it for the CLI."""
-    from ragmeter.labels._files import evaluate_spans_files
+    from ragmeter.labels import evaluate_spans_files
 
     (ev,) = evaluate_spans_files(
         [FARE / "runs" / "baseline" / "run.trec"],
@@ -264,7 +264,7 @@ def test_broken_question_shows_its_ranked_list(
 def test_report_from_file_makes_no_request(
     browser: Any, store: Store, folder: Path, tmp_path: Path, shots: Path
 ) -> None:
-    from ragmeter.lab._report import write_report
+    from ragmeter.lab import write_report
 
     out = write_report(store, ["1", "2", "3", "4"], tmp_path / "report.html", root=folder)
     w = Watch(browser)
@@ -349,7 +349,7 @@ def test_every_view_opens_cleanly(browser: Any, server: str, store: Store, shots
 def test_hostile_text_opens_no_dialog(
     browser: Any, server: str, store: Store, folder: Path, tmp_path: Path, shots: Path
 ) -> None:
-    from ragmeter.lab._report import write_report
+    from ragmeter.lab import write_report
 
     xss = [r for r in store.runs() if r.experiment == XSS_NAME]
     assert len(xss) == 2

@@ -21,7 +21,7 @@ pytest.importorskip("bm25s")  # justified: the example's retriever is an optiona
 from fastapi.testclient import TestClient
 
 from ragmeter.experiments import run_experiment
-from ragmeter.lab._app import create_app
+from ragmeter.lab import create_app
 from ragmeter.lab._job_plan import plan_job
 from ragmeter.lab._jobs import Job, JobProgress, one_line, run_job
 from ragmeter.store import Store

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter import Store, compare, load_corpus
-from ragmeter.cli._app import app as cli_app
+from ragmeter.cli import app as cli_app
 from ragmeter.lab._context import load_experiment_files, run_context
 from ragmeter.lab._paths import LabCache
 from ragmeter.lab._prepared import prepared_run

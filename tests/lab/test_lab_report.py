@@ -21,7 +21,7 @@ pytest.importorskip("jinja2")
 
 from _lab_store import FareStore, cli, cli_json, record_fare_rules
 
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.store import Store
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -26,8 +26,8 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from ragmeter import Store, load_corpus
-from ragmeter.cli._app import app as cli_app
-from ragmeter.lab._app import create_app
+from ragmeter.cli import app as cli_app
+from ragmeter.lab import create_app
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fare-rules"
 HOSTILE_ID = '<script>alert(1)</script>"><img/src=x/onerror=alert(1)>'

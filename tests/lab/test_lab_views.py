@@ -25,8 +25,9 @@ from _lab_store import EXAMPLE, cli_json, record_fare_rules
 from fastapi.testclient import TestClient
 
 from ragmeter import Store
-from ragmeter.lab._app import create_app
-from ragmeter.paired._bootstrap import bootstrap_interval, bootstrap_means
+from ragmeter.lab import create_app
+from ragmeter.paired import bootstrap_means
+from ragmeter.paired._bootstrap import bootstrap_interval
 
 HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(1)>'
 VERSION_RE = re.compile(r"g-[0-9a-f]{12}")

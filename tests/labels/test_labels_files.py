@@ -9,7 +9,7 @@ import pytest
 
 from ragmeter import UsageError
 from ragmeter.chunking import chunk_corpus
-from ragmeter.data._schema import Document
+from ragmeter.data import Document
 from ragmeter.labels import evaluate_spans_files
 from ragmeter.labels._files import parse_ints
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.chunking import from_ranges
-from ragmeter.data._schema import Document, Evidence, Question
+from ragmeter.data import Document, Evidence, Question
 from ragmeter.labels import SpanTable, map_spans, overlap_pairs
 
 

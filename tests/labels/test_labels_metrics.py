@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 
 from ragmeter import InputError, RagmeterWarning, UsageError, ValidationError
 from ragmeter.chunking import Chunking, from_ranges
-from ragmeter.data import Corpus, GoldenSet
-from ragmeter.data._schema import Document, Evidence, Question
-from ragmeter.io._tables import Run
+from ragmeter.data import Corpus, Document, Evidence, GoldenSet, Question
+from ragmeter.io import Run
 from ragmeter.labels import evaluate_spans, span_metric_list
 
 DOC = Document(id="d", text="x" * 200)

@@ -6,7 +6,7 @@ import pytest
 
 from ragmeter import RagmeterWarning
 from ragmeter.chunking import from_ranges
-from ragmeter.data._schema import Document, Evidence, Question
+from ragmeter.data import Document, Evidence, Question
 from ragmeter.labels import chunk_qrels, write_chunk_qrels
 
 DOC = Document(id="d", text="x" * 400)

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from ragmeter.chunking import chunk_corpus
-from ragmeter.io._tables import Run
+from ragmeter.io import Run
 from ragmeter.labels import SpanTable, chunk_qrels, evaluate_spans, map_spans
 
 CHUNKINGS = ["tokens:64:16", "sentences:3", "sections:200"]

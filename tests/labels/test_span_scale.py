@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter._errors import UsageError
-from ragmeter.chunking._chunking import Chunking
-from ragmeter.data._schema import Evidence, Question
-from ragmeter.io._tables import Run
+from ragmeter.chunking import Chunking
+from ragmeter.data import Evidence, Question
+from ragmeter.io import Run
 from ragmeter.labels import Overlaps, SpanTable, evaluate_spans, found_ranks, span_mapping
 
 

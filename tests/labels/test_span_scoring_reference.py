@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from ragmeter.chunking._chunking import Chunking
-from ragmeter.data._schema import Evidence, Question
-from ragmeter.io._tables import Run
+from ragmeter.chunking import Chunking
+from ragmeter.data import Evidence, Question
+from ragmeter.io import Run
 from ragmeter.labels import evaluate_spans, span_mapping
 
 METRICS = ["R@1", "R@3", "R", "Hit@2", "RR", "RR@2", "AllR@3", "AllR"]

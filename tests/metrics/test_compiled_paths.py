@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.io._tables import Qrels, Run
+from ragmeter.io import Qrels, Run
 from ragmeter.metrics import _join
 
 # justified: numba comes with the test extra (through ranx); a user without it runs the numpy

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from ragmeter import Evaluation, UsageError, evaluate
-from ragmeter.io._tables import Qrels, Run
-from ragmeter.metrics._ranking import rank_run
+from ragmeter.io import Qrels, Run
+from ragmeter.metrics import rank_run
 
 
 def _run(rows: list[tuple[str, str, float]]) -> Run:

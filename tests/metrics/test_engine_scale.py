@@ -15,8 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter import InputError, evaluate
-from ragmeter.io._source import open_source
-from ragmeter.io._tables import Qrels, Run
+from ragmeter.io import Qrels, Run, open_source
 from ragmeter.io._trec_fast import parse_clean_run
 from ragmeter.io._trec_format import QRELS
 from ragmeter.io.trec import read_qrels, read_run
@@ -330,7 +329,7 @@ def test_hints_of_replaced_columns_are_not_used(tmp_path: Path) -> None:
 
 
 def test_details_are_built_on_first_lookup_only() -> None:
-    from ragmeter.metrics._evaluation import ColumnDetails
+    from ragmeter.metrics import ColumnDetails
 
     d = ColumnDetails(
         ["b", "a"],

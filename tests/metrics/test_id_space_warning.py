@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter import RagmeterWarning, evaluate
-from ragmeter.cli._app import app
-from ragmeter.metrics._evaluation import Evaluation
+from ragmeter.cli import app
+from ragmeter.metrics import Evaluation
 
 QRELS = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
 CHUNK_RUN = {"q1": {"d1#0-10": 3.0, "d2#0-5": 2.0}, "q2": {"d3#0-9": 1.0, "d9#4-8": 0.5}}

@@ -28,8 +28,7 @@ from hypothesis import strategies as st
 
 from ragmeter import evaluate
 from ragmeter._errors import RagmeterWarning
-from ragmeter.metrics import Metric, parse_list
-from ragmeter.metrics._registry import REGISTRY
+from ragmeter.metrics import REGISTRY, Metric, parse_list
 
 Labels = dict[str, dict[str, int]]
 Ranking = dict[str, dict[str, float]]

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ragmeter.io._tables import Qrels, Run
+from ragmeter.io import Qrels, Run
 from ragmeter.metrics import REGISTRY, Metric, parse
 
 PROPS = settings(
@@ -39,7 +39,7 @@ SCORES = (0.0, 0.25, 0.5, 1.0, 1.0 + 1e-9, 2.0, -1.5)
 
 
 def evaluate(qrels: Any, run: Any, metrics: list[Metric], **kw: Any):  # -> Evaluation
-    from ragmeter.metrics._engine import evaluate as _evaluate
+    from ragmeter.metrics import evaluate as _evaluate
 
     return _evaluate(qrels, run, metrics, **kw)
 

@@ -15,14 +15,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter import InputError, UsageError
-from ragmeter.cli._app import app
-from ragmeter.diagnosis._diagnose import RecallAt, diagnose, recall_from_evaluation
-from ragmeter.diagnosis._table import table_from_counts
-from ragmeter.metrics import REGISTRY, Evaluation, Metric, _doc, parse
-from ragmeter.metrics._engine import evaluate
+from ragmeter.cli import app
+from ragmeter.diagnosis import RecallAt, diagnose, recall_from_evaluation, table_from_counts
+from ragmeter.metrics import REGISTRY, Evaluation, Metric, _doc, evaluate, parse
 from ragmeter.metrics._kernels import SpanInputs
-from ragmeter.paired import compare, gate, sweep_values
-from ragmeter.paired._gate import GateRule
+from ragmeter.paired import GateRule, compare, gate, sweep_values
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 runner = CliRunner()

@@ -10,8 +10,8 @@ from test_differential_peers import PYTREC_PAIRS
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.metrics import parse, parse_list
-from ragmeter.metrics._spec import trec_eval_alias, trec_eval_aliases
+from ragmeter.metrics import parse, parse_list, trec_eval_aliases
+from ragmeter.metrics._spec import trec_eval_alias
 
 # (ragmeter metric, trec_eval measure) pairs with trec_eval's defaults (rel=1, linear gain)
 DEFAULT_PAIRS = sorted({(m, t) for m, t, rel, exp in PYTREC_PAIRS if rel == 1 and not exp})

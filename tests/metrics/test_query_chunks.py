@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter._errors import InputError, UsageError
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.io import _trec_chunks
 
 METRICS = "nDCG@10,nDCG,RR@10,R@100,P@5,AP,Hit@3"
@@ -124,8 +124,8 @@ def test_a_bad_line_is_named(tmp_path: Path) -> None:
 
 
 def test_duplicates_keep_their_line_numbers(tmp_path: Path) -> None:
+    from ragmeter.metrics import parse_list
     from ragmeter.metrics._chunked import evaluate_chunked
-    from ragmeter.metrics._spec import parse_list
 
     (tmp_path / "q").write_text("q1 0 d1 1\nq2 0 d1 1\n")
     (tmp_path / "r").write_text("q2 Q0 d1 1 2 t\nq1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq1 Q0 d1 3 0 t\n")

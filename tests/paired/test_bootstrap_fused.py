@@ -11,14 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from ragmeter import UsageError
-from ragmeter.paired import _fused, compare
-from ragmeter.paired._bootstrap import (
-    bootstrap_interval,
-    bootstrap_means,
-    choose_method,
-    paired_bootstrap,
-    resample_means,
-)
+from ragmeter.paired import _fused, bootstrap_means, compare, paired_bootstrap
+from ragmeter.paired._bootstrap import bootstrap_interval, choose_method, resample_means
 
 # justified: numba is the optional [fast] extra; the numpy fallback is tested without it
 needs_numba = pytest.mark.skipif(

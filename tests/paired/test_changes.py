@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from ragmeter import Evaluation, RagmeterWarning, UsageError
-from ragmeter.experiments import load_experiment
-from ragmeter.experiments._config import Settings, effective_changes, settings_config
+from ragmeter.experiments import Settings, effective_changes, load_experiment, settings_config
 from ragmeter.metrics import parse
 from ragmeter.paired import Change, Ledger, changes, compare, context_budget
-from ragmeter.retrieval._specs import describe, normalize_reranker, normalize_retriever
+from ragmeter.retrieval import describe
+from ragmeter.retrieval._specs import normalize_reranker, normalize_retriever
 
 BM25 = normalize_retriever("bm25", "retriever", [])
 HYBRID = normalize_retriever(

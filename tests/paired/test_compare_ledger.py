@@ -13,8 +13,8 @@ import pytest
 
 from ragmeter import Evaluation, InputError, RagmeterWarning
 from ragmeter.metrics import parse
-from ragmeter.paired import Ledger, compare
-from ragmeter.paired._ledger import DEFAULT_LEDGER, UNVERSIONED, variant_id
+from ragmeter.paired import DEFAULT_LEDGER, UNVERSIONED, Ledger, compare
+from ragmeter.paired._ledger import variant_id
 
 
 def ev(run: str, values: list[float], version: str | None = "v1", **config) -> Evaluation:

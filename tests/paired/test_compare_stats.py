@@ -11,15 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter import UsageError
-from ragmeter.paired import _bootstrap, _fused
-from ragmeter.paired._bootstrap import choose_method, paired_bootstrap, resample_means
-from ragmeter.paired._selection import (
-    SEED_DIFFICULTY,
+from ragmeter.paired import (
+    _bootstrap,
+    _fused,
     best_of_n,
     optimism_from_pair,
-    seed_difficulty_chances,
+    paired_bootstrap,
+    randomisation_test,
+    sign_test,
 )
-from ragmeter.paired._tests import randomisation_test, sign_test
+from ragmeter.paired._bootstrap import choose_method, resample_means
+from ragmeter.paired._selection import SEED_DIFFICULTY, seed_difficulty_chances
 
 
 # -- the bootstrap draws the seed's stream -------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from _experiment_files import toy_experiment
 
 from ragmeter import MissingExtraError
-from ragmeter.paired._sweep import Sweep
+from ragmeter.paired import Sweep
 
 pd = pytest.importorskip("pandas")  # justified: DataFrames are the optional [pandas] extra
 

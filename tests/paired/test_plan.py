@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 import ragmeter
 from ragmeter import UsageError
 from ragmeter.cli import app
-from ragmeter.paired import SizePlan, compare, paired_bootstrap, plan_size
+from ragmeter.paired import SizePlan, compare, paired_bootstrap, plan_size, read_comparison
 from ragmeter.paired._plan import half_width, n_needed, z_value
-from ragmeter.paired._plan_io import read_comparison, spread_from_record
+from ragmeter.paired._plan_io import spread_from_record
 
 runner = CliRunner()
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fare-rules" / "runs"

@@ -167,7 +167,7 @@ def budget_scenario():
     chunk of either chunking. S ranks the evidence chunk at rank 3..8 for every question; L ranks
     it first for 9 questions and misses 3. At a budget B, S fits B // 100 chunks and L B // 300."""
     from ragmeter.chunking import from_ranges
-    from ragmeter.data._schema import Document, Evidence, Question
+    from ragmeter.data import Document, Evidence, Question
 
     doc = Document(id="d", text="x" * 3000)
     small = from_ranges(

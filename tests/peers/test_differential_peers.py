@@ -81,7 +81,7 @@ def make_data(seed: int = 7, tie_free: bool = False) -> tuple[Qrels, RunDict]:
 
 
 def ragmeter_eval(qrels: Qrels, run: RunDict, metrics: list[Metric], **kw: Any):  # -> Evaluation
-    from ragmeter.metrics._engine import evaluate
+    from ragmeter.metrics import evaluate
 
     return evaluate(qrels, run, metrics, **kw)
 

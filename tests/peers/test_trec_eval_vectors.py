@@ -108,7 +108,7 @@ def _params() -> list[object]:
 @cache
 def _evaluate(case_id: str) -> tuple[Any, tuple[str, ...]]:
     """(Evaluation of every shared measure in the case's out file, warnings raised on reading)."""
-    from ragmeter.metrics._engine import evaluate
+    from ragmeter.metrics import evaluate
 
     assert DATA is not None
     case = CASES[case_id]

@@ -18,9 +18,9 @@ import pytest
 from ragmeter import ValidationError
 from ragmeter.chunking import chunk_corpus, index_texts
 from ragmeter.data import Document
-from ragmeter.experiments import load_experiment, run_experiment
-from ragmeter.experiments._config import settings_config
-from ragmeter.retrieval._specs import describe, normalize_retriever
+from ragmeter.experiments import load_experiment, run_experiment, settings_config
+from ragmeter.retrieval import describe
+from ragmeter.retrieval._specs import normalize_retriever
 
 DOCS = [
     Document(id="a", title="Zebra", text="Herds migrate."),

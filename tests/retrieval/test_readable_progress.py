@@ -8,7 +8,8 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.retrieval._progress import SILENT, LineProgress, RichProgress, progress_for
+from ragmeter.retrieval import progress_for
+from ragmeter.retrieval._progress import SILENT, LineProgress, RichProgress
 
 
 class Clock:

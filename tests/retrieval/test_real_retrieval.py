@@ -41,7 +41,7 @@ def test_cache(tmp_path_factory) -> Cache:
 
 
 def ndcg10(qrels, run) -> float:
-    from ragmeter.metrics._engine import evaluate
+    from ragmeter.metrics import evaluate
 
     return evaluate(qrels, run, "nDCG@10").mean("nDCG@10")
 

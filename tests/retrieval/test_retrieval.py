@@ -8,7 +8,7 @@ import pytest
 from _retrieval_fakes import HashingEncoder
 
 from ragmeter import Problem, UsageError
-from ragmeter.io._tables import Run
+from ragmeter.io import Run
 from ragmeter.retrieval import (
     BM25Retriever,
     Cache,
@@ -19,10 +19,11 @@ from ragmeter.retrieval import (
     RerankRetriever,
     Retriever,
     cosine_topk,
+    describe,
     fuse,
 )
 from ragmeter.retrieval._protocol import ranked_lists, top_k
-from ragmeter.retrieval._specs import describe, normalize_reranker, normalize_retriever
+from ragmeter.retrieval._specs import normalize_reranker, normalize_retriever
 from ragmeter.retrieval.rerank import BiEncoderReranker
 
 IDS = ["d1", "d2", "d3", "d4", "d5"]

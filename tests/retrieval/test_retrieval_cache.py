@@ -7,9 +7,9 @@ import pytest
 from _retrieval_fakes import HashingEncoder
 
 from ragmeter import RagmeterWarning
-from ragmeter.io._atomic import atomic_path
-from ragmeter.retrieval import Cache, encode_cached
-from ragmeter.retrieval._cache import MAX_SHARDS, digest, texts_digest
+from ragmeter.io import atomic_path
+from ragmeter.retrieval import Cache, digest, encode_cached, texts_digest
+from ragmeter.retrieval._cache import MAX_SHARDS
 
 TEXTS = [f"passage number {i} about fares and fees {i % 7}" for i in range(50)]
 

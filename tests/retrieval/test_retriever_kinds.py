@@ -10,12 +10,18 @@ from typing import Any
 import pytest
 
 from ragmeter._errors import Problem
-from ragmeter.retrieval import KINDS, Retriever
-from ragmeter.retrieval._factory import EncoderPool, build_reranked, build_retriever
+from ragmeter.retrieval import (
+    KINDS,
+    EncoderPool,
+    Retriever,
+    build_reranked,
+    build_retriever,
+    describe,
+)
 from ragmeter.retrieval._kinds import FIRST_STAGE, PIPELINES, RERANKERS, Build
 from ragmeter.retrieval._progress import SILENT
 from ragmeter.retrieval._spec_schema import SPECS
-from ragmeter.retrieval._specs import describe, normalize_reranker, normalize_retriever
+from ragmeter.retrieval._specs import normalize_reranker, normalize_retriever
 from ragmeter.retrieval.pipelines import Pipeline
 from ragmeter.retrieval.rerank import RerankRetriever
 

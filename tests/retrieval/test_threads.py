@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from ragmeter._errors import UsageError
-from ragmeter.retrieval import _threads
-from ragmeter.retrieval._factory import EncoderPool
+from ragmeter.retrieval import EncoderPool, _threads
 from ragmeter.retrieval._specs import normalize_retriever
 
 

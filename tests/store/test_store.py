@@ -24,12 +24,10 @@ from hypothesis import strategies as st
 
 from ragmeter import compare, load_corpus, load_golden
 from ragmeter._errors import NotFoundError, StoreSchemaError, UsageError
-from ragmeter.experiments._outputs import slug
+from ragmeter.experiments import slug
 from ragmeter.experiments._ranked import RANKED_SCHEMA
-from ragmeter.metrics import parse
-from ragmeter.metrics._evaluation import Evaluation
-from ragmeter.paired import Ledger
-from ragmeter.paired._comparison import Comparison
+from ragmeter.metrics import Evaluation, parse
+from ragmeter.paired import Comparison, Ledger
 from ragmeter.store import Store, _blobs
 from ragmeter.store import _models as m
 from ragmeter.store._migrate import HEAD
@@ -497,7 +495,7 @@ def test_compare_counts_variants_through_the_store_ledger(store: Store, tmp_path
 def test_an_experiment_folder_imports_and_exports(
     store: Store, fare_rules_dir: Path, tmp_path: Path
 ) -> None:
-    from ragmeter.io._reading import read_json
+    from ragmeter.io import read_json
     from ragmeter.io.trec import read_run
 
     runs = fare_rules_dir / "runs"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from _answers_fixture import answers, corpus, golden
 
-from ragmeter.answers._schema import answers_from_records
+from ragmeter.answers import answers_from_records
 from ragmeter.answers.judges import OpenAIJudge
 from ragmeter.answers.report import check_answers
 

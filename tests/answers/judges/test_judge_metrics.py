@@ -9,7 +9,7 @@ import pytest
 from _answers_fixture import answers, corpus, golden
 
 from ragmeter import UsageError
-from ragmeter.answers._schema import answers_from_records
+from ragmeter.answers import answers_from_records
 from ragmeter.answers.judge_validation import JudgeLabel, validate_judge
 from ragmeter.answers.judged import JUDGE_METRICS, judge_metric, judge_pairwise, require_one_config
 from ragmeter.answers.judges import (

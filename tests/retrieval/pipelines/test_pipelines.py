@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 from ragmeter import UsageError, ValidationError
 from ragmeter.chunking import chunk_corpus
-from ragmeter.cli._app import app
+from ragmeter.cli import app
 from ragmeter.data import Corpus, Document, GoldenSet
 from ragmeter.experiments import load_experiment, run_experiment
-from ragmeter.io._tables import Run
+from ragmeter.io import Run
 from ragmeter.labels import evaluate_spans
 from ragmeter.retrieval import BM25Retriever, read_byo_run
 from ragmeter.retrieval.pipelines import CallablePipeline, load_target, run_pipeline
