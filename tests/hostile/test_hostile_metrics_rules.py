@@ -105,6 +105,7 @@ def test_a_run_of_only_unlabelled_empty_queries_is_another_questions_run() -> No
 
 # -- a query answered with an empty ranking is in the run (pytrec_eval's rule) ------------------
 def test_skip_scores_a_query_answered_with_nothing_as_pytrec_eval_does() -> None:
+    # justified: pytrec_eval and ir_measures are the [test] extra's peers, which CI installs
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pip install 'ragmeter[test]'")
     run = {"q1": {"a": 1.0, "b": 2.0}, "q2": {}}
     theirs = pytrec_eval.RelevanceEvaluator(QRELS, {"recip_rank", "ndcg_cut_10"}).evaluate(run)
@@ -168,6 +169,7 @@ def test_skip_agrees_with_pytrec_eval_query_by_query(
 ) -> None:
     """ragmeter's skip scores exactly the queries pytrec_eval scores (less those with no
     relevant item, which ragmeter excludes and lists), with pytrec_eval's values."""
+    # justified: pytrec_eval and ir_measures are the [test] extra's peers, which CI installs
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pip install 'ragmeter[test]'")
     qrels, run = case
     measures = {"recip_rank": "RR", "map": "AP", "ndcg_cut_3": "nDCG@3", "P_2": "P@2"}
@@ -240,6 +242,7 @@ def test_the_peers_tie_orders_are_as_documented() -> None:
     """Three items tied at one score: the rank each peer gives the relevant one, per the table
     in docs/metrics.md; and 0.3 + 1e-9 against 0.3 (a tie only in float32). ranx's row (64-bit
     comparison) is held by test_differential_peers.py, which pays ranx's numba start-up once."""
+    # justified: pytrec_eval and ir_measures are the [test] extra's peers, which CI installs
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pip install 'ragmeter[test]'")
     ir_measures = pytest.importorskip("ir_measures", reason="pip install 'ragmeter[test]'")
     text = DOCS.read_text(encoding="utf-8")

@@ -390,7 +390,7 @@ def test_a_read_only_store_that_needs_migrating_is_refused(args, tmp_path: Path)
 
 
 def test_the_lab_opens_a_read_only_store(store_url: str, tmp_path: Path) -> None:
-    pytest.importorskip("fastapi")
+    pytest.importorskip("fastapi")  # justified: the lab is the optional [web] extra
     from fastapi.testclient import TestClient
 
     from ragmeter.lab import create_app
