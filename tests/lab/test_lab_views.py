@@ -421,4 +421,4 @@ def test_every_pages_model_is_a_frozen_record(lab: dict[str, Any]) -> None:
         assert is_dataclass(model) and not isinstance(model, dict), type(model)
         with pytest.raises(FrozenInstanceError):
             setattr(model, "extra", 1)  # noqa: B010
-    assert [row.id for row in experiments_context(store).comparisons] == [3, 2, 1]
+    assert [line.row.id for line in experiments_context(store).comparisons] == [3, 2, 1]

@@ -131,25 +131,14 @@ class ExperimentGroup:
 
 @dataclass(frozen=True)
 class StoredComparisonLine:
-    """A stored comparison as the list shows it, with when it was made."""
+    """A stored comparison as the list shows it: the stored row and when it was made."""
 
-    id: int
-    baseline: str
-    candidate: str
-    metric: str
-    n: int
-    mean_delta: float | None
-    ci_low: float | None
-    ci_high: float | None
-    wins: int
-    losses: int
-    ties: int
+    row: ComparisonRow
     created: str
 
     @classmethod
     def of(cls, c: ComparisonRow) -> StoredComparisonLine:
-        return cls(c.id, c.baseline, c.candidate, c.metric, c.n, c.mean_delta, c.ci_low,
-                   c.ci_high, c.wins, c.losses, c.ties, when(c.created_at))  # fmt: skip
+        return cls(c, when(c.created_at))
 
 
 @dataclass(frozen=True)
