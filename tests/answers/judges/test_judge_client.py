@@ -69,11 +69,21 @@ class ScriptedServer:
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                     outer.changed.notify_all()
+                self.counted = True
                 try:
                     self._act(action)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout): expected
                 finally:
+                    self._done()
+
+            def _done(self) -> None:
+                """The request stops counting as in flight once its reply is about to go out:
+                the client may read the reply and send its next request before this handler
+                thread runs again, so counting until after the write would see one request too
+                many on a loaded machine."""
+                if self.counted:
+                    self.counted = False
                     with outer.lock:
                         outer.in_flight -= 1
 
@@ -101,6 +111,7 @@ class ScriptedServer:
                     self._send(200, b'{"object": "chat.completion"}')
 
             def _send(self, code: int, payload: bytes, extra: dict[str, str] | None = None) -> None:
+                self._done()
                 send_json(self, code, payload, extra)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
