@@ -329,11 +329,14 @@ def test_every_view_opens_cleanly(browser: Any, server: str, store: Store, shots
     # the diagnosis grid's cell opens the list of its questions, in the page
     page.goto(f"{server}/diagnosis?answers=1")
     page.locator('a.cell[href="#cell-generation_failure"]').click()
+    # the page's script opens it on hashchange, after the click returns: wait for it, no eval
+    page.locator("#cell-generation_failure[open]").wait_for()
     assert page.locator("#cell-generation_failure").get_attribute("open") is not None
     # the slider moves the passage: rank 3 shows in the page
     page.goto(f"{server}/slider")
     page.locator(".slider-chart svg").wait_for()
     page.locator(".slider-input").fill("3")
+    page.locator(".slider-rank", has_text="3").wait_for()
     assert page.locator(".slider-rank").inner_text().strip() == "3"
     # a combination not yet run, started from the jobs page: it runs and is stored
     experiment = store.run(1).experiment
