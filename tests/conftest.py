@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _database import PG_HINT, fresh_schema, server_url
@@ -33,6 +33,35 @@ for _folder in sorted({p.parent for p in Path(__file__).resolve().parent.rglob("
 settings.register_profile("ragmeter", derandomize=True, deadline=None)
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ragmeter"))
+
+
+def _build_the_cli_once() -> None:
+    """``CliRunner().invoke(app, ...)`` builds the click command tree of the whole ``ragmeter``
+    app on every call (typer's ``get_command``: every command's signature inspected, about
+    60 ms of CPU), and the suite invokes it hundreds of times. The tree of ``ragmeter.cli.app``
+    is built once per process instead and rebuilt if a command or group is added; each invoke
+    still parses its arguments and runs its command afresh (a click command keeps no state
+    between calls; the command functions look their helpers up when called, so a test's
+    ``monkeypatch`` of a module attribute still applies). Other typer apps are built per call."""
+    import typer.testing
+    from typer.main import get_command
+
+    built: dict[str, Any] = {}
+
+    def get_command_once(app: Any) -> Any:
+        from ragmeter.cli import app as ragmeter_app
+
+        if app is not ragmeter_app:
+            return get_command(app)
+        shape = (len(app.registered_commands), len(app.registered_groups))
+        if built.get("shape") != shape:
+            built.update(shape=shape, command=get_command(app))
+        return built["command"]
+
+    typer.testing._get_command = get_command_once
+
+
+_build_the_cli_once()
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -128,5 +157,9 @@ def pytest_configure(config: pytest.Config) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_experiment(example / "experiment.toml")
+    if getattr(config.option, "numprocesses", None):  # xdist workers start after this
+        from _compiled_warmup import warm_up_if_cold
+
+        warm_up_if_cold()  # numba kernels compiled once here, not once per worker
     chunking = chunk_corpus(load_corpus(example / "corpus.jsonl"), "tokens:300:0")
     save_chunking(chunking, example / "runs" / "chunks-300.jsonl")

@@ -32,15 +32,16 @@ COMMANDS = [
     "chunk",
     "run",
     "metrics",
-    "lab",
     "report",
     "answers",
     "judge",
     "golden",
     "labels",
+    "label",  # labelling queues (docs/labelling.md)
     "explain",
     "runs",
     "db",
+    "lab",  # a group since `lab users` (docs/team.md)
 ]
 
 #: the real entry point (the console script's ``entry``), run as ``ragmeter ARGS``; an atexit

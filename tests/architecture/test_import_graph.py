@@ -722,6 +722,8 @@ ALLOWED_TEST_PRIVATE: dict[tuple[str, str], str] = {
     ("tests/store/test_store.py", "ragmeter.store._migrate"): _STORE,
     ("tests/store/test_store.py", "ragmeter.store._models"): _STORE,
     ("tests/store/test_store.py", "ragmeter.store._url"): _STORE,
+    ("tests/store/test_store_labelling.py", "ragmeter.store._migrate"): _STORE,
+    ("tests/store/test_store_labelling.py", "ragmeter.store._models"): _STORE,
     ("tests/store/test_store_migrations.py", "ragmeter.store._migrate"): _STORE,
     ("tests/store/test_store_migrations.py", "ragmeter.store._models"): _STORE,
     ("tests/store/test_store_processes.py", "ragmeter.store._models"): _STORE,

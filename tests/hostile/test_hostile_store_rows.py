@@ -161,6 +161,15 @@ def world(store_url: str, tmp_path: Path) -> Any:
         labels=[{"id": "q1", "label": "supported", "human": "supported"}],
         report={"kappa": 1.0, "agreement": 1.0, "n": 1},
     )
+    from ragmeter.data import Corpus, Document
+    from ragmeter.store import NewItem
+
+    # a labelling queue (id 1): the label routes reach its item lookups with the hostile ids
+    store.create_queue(
+        "hostile",
+        corpus=Corpus([Document(id="d1", text="one document")]),
+        items=[NewItem(qid="q1", question="what?", double=True)],
+    )
     w = World(
         store_url, store, store.blobs.root, tmp_path / "outside", inline, 0, cid, answers, judge
     )
@@ -300,11 +309,15 @@ def test_every_command_that_takes_a_stored_id_says_not_found(world: World) -> No
 
 # -- lab routes --------------------------------------------------------------------------------
 #: the lab's parameters that name a stored row (run, comparison, answer set, judge validation)
-ID_PARAMS = {"run", "base", "cand", "baseline", "answers", "comparison_id", "vid", "runs"}
+ID_PARAMS = {"run", "base", "cand", "baseline", "answers", "comparison_id", "vid", "runs",
+             "item_id"}  # fmt: skip
 #: the others: hostile text there may be refused (4xx), never a 500
 OTHER_PARAMS = {
     "experiment", "golden", "status", "method", "chunking", "cut", "k", "budget", "metric",
     "sort", "show", "page", "qid", "all", "level", "kind", "cutoffs", "large_k", "job_id",
+    "a", "b",  # /golden/diff: two stored golden-set versions (by their first digits)
+    # a labelling queue (by name), its search, a document, the item a labeller comes from
+    "queue", "q", "retriever", "doc_id", "start", "end", "after",
 }  # fmt: skip
 
 

@@ -361,7 +361,7 @@ def test_a_read_only_store_is_read_and_never_written(store_url: str, tmp_path: P
         if name in ("compare", "gate"):
             assert "not recorded" in res.stderr and "read-only" in res.stderr
         if name == "db-current":
-            assert "revision: 0001" in res.stdout and "up to date" in res.stdout, res.stdout
+            assert "revision: 0002" in res.stdout and "up to date" in res.stdout, res.stdout
         if name == "runs-list":
             assert "killed" in res.stdout and "running" in res.stdout  # not reaped
     # a command that exists to record says so before doing any work

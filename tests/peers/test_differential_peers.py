@@ -243,27 +243,79 @@ def _ranx_pairs() -> list[tuple[str, str]]:
 RANX_PAIRS = _ranx_pairs()
 
 
-#: ranx in a child process: labels, run, measures and make_comparable as JSON on stdin; out come
-#: the mean and per-query value of each measure, or the message of ranx's AssertionError
+#: ranx in a child process: a list of jobs (labels, run, measures, make_comparable) as JSON on
+#: stdin; out comes a list, per job the mean and per-query value of each measure, or the message
+#: of ranx's AssertionError
 RANX_CHILD = """
 import json, sys, warnings
 import ranx
-qrels, run, measures, comparable = json.load(sys.stdin)
-r = ranx.Run(run)
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # numba's unsafe-cast notices
-    try:
-        means = ranx.evaluate(ranx.Qrels(qrels), r, measures, make_comparable=comparable)
-    except AssertionError as exc:
-        print(json.dumps({"refused": str(exc)}))
-        raise SystemExit(0)
-if len(measures) == 1:  # one measure: ranx returns its mean alone
-    means = {measures[0]: means}
-print(json.dumps({
-    "mean": {m: float(v) for m, v in means.items()},
-    "per_query": {m: {q: float(v) for q, v in r.scores[m].items()} for m in measures},
-}))
+
+def one(qrels, run, measures, comparable):
+    r = ranx.Run(run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's unsafe-cast notices
+        try:
+            means = ranx.evaluate(ranx.Qrels(qrels), r, measures, make_comparable=comparable)
+        except AssertionError as exc:
+            return {"refused": str(exc)}
+    if len(measures) == 1:  # one measure: ranx returns its mean alone
+        means = {measures[0]: means}
+    return {
+        "mean": {m: float(v) for m, v in means.items()},
+        "per_query": {m: {q: float(v) for q, v in r.scores[m].items()} for m in measures},
+    }
+
+print(json.dumps([one(*job) for job in json.load(sys.stdin)]))
 """
+
+#: the float64 case: two items 1e-9 apart, the relevant one with the higher score and smaller id
+FLOAT64_QRELS = {"q": {"d999-00": 1, "d999-01": 0}}
+FLOAT64_RUN = {"q": {"d999-00": 0.3 + 1e-9, "d999-01": 0.3}}
+
+Job = tuple[Qrels, RunDict, list[str], bool]
+
+
+def _judged(qrels: Qrels) -> Qrels:
+    return {q: d for q, d in qrels.items() if d}  # ranx cannot hold an empty judgement set
+
+
+def _known_jobs() -> list[Job]:
+    """Every ranx evaluation the tests below ask for: both random runs with every measure, the
+    float64 case and the labels ranx refuses without make_comparable."""
+    measures = [m for _, m in RANX_PAIRS]
+    tie_free, tied = make_data(tie_free=True), make_data(tie_free=False)
+    return [
+        (_judged(tie_free[0]), tie_free[1], measures, True),
+        (_judged(tied[0]), tied[1], measures, True),
+        (FLOAT64_QRELS, FLOAT64_RUN, ["mrr"], False),
+        (_judged(tie_free[0]), tie_free[1], ["mrr"], False),
+    ]
+
+
+def _ranx_child(jobs: list[Job]) -> list[dict[str, Any]]:
+    # justified: ranx is a test dependency, as the peers above
+    pytest.importorskip("ranx", reason="pip install 'ragmeter[test]'")
+    done = subprocess.run(
+        [sys.executable, "-c", RANX_CHILD],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out: list[dict[str, Any]] = json.loads(done.stdout)
+    assert len(out) == len(jobs)
+    return out
+
+
+@cache
+def _known_results() -> dict[str, dict[str, Any]]:
+    """ranx's answers to every known job, from one child process (its start and ranx's import
+    cost more than the evaluations), keyed by the job as JSON."""
+    jobs = _known_jobs()
+    return dict(zip((json.dumps(j) for j in jobs), _ranx_child(jobs), strict=True))
 
 
 def ranx_evaluate(
@@ -273,28 +325,20 @@ def ranx_evaluate(
     source with numba's JIT off (``NUMBA_DISABLE_JIT=1``): the same definitions, in a few seconds
     instead of the minutes numba takes to compile ranx's parallel kernels on a loaded machine.
     The child keeps this process's numba settings apart (ragmeter's compiled kernels stay
-    compiled here). Returns ``{"mean": ..., "per_query": ...}`` or ``{"refused": message}``."""
-    # justified: ranx is a test dependency, as the peers above
-    pytest.importorskip("ranx", reason="pip install 'ragmeter[test]'")
-    done = subprocess.run(
-        [sys.executable, "-c", RANX_CHILD],
-        input=json.dumps([qrels, run, measures, make_comparable]),
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    compiled here). The jobs the tests ask for are evaluated together, once per process (an
+    unknown job gets a child of its own). Returns ``{"mean": ..., "per_query": ...}`` or
+    ``{"refused": message}``."""
+    job: Job = (qrels, run, measures, make_comparable)
+    known = _known_results()
+    key = json.dumps(job)
+    return known[key] if key in known else _ranx_child([job])[0]
 
 
 @cache
 def ranx_results(tie_free: bool) -> dict[str, dict[str, float]]:
     """ranx per-query values of every measure in RANX_PAIRS (one child process for all)."""
     qrels, run = make_data(tie_free=tie_free)
-    labels = {q: d for q, d in qrels.items() if d}  # ranx cannot hold an empty judgement set
-    out = ranx_evaluate(labels, run, [m for _, m in RANX_PAIRS], make_comparable=True)
+    out = ranx_evaluate(_judged(qrels), run, [m for _, m in RANX_PAIRS], make_comparable=True)
     return out["per_query"]
 
 
@@ -319,9 +363,7 @@ def test_ranx_agrees(metric: str, measure: str) -> None:
 def test_difference_ranx_compares_scores_as_float64() -> None:
     """Two items 1e-9 apart: ranx ranks the higher float64 score first, trec_eval's float32
     comparison sees a tie and puts the larger id first."""
-    a, b = "d999-00", "d999-01"  # relevant a: higher float64 score, smaller id
-    qrels = {"q": {a: 1, b: 0}}
-    run = {"q": {a: 0.3 + 1e-9, b: 0.3}}
+    qrels, run = FLOAT64_QRELS, FLOAT64_RUN
     theirs = ranx_evaluate(qrels, run, ["mrr"])["mean"]["mrr"]
     ours = ragmeter_eval(qrels, run, [parse("RR")]).aggregate["RR"]
     trec = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)["q"]["recip_rank"]
@@ -348,8 +390,7 @@ def test_difference_ranx_refuses_queries_missing_from_the_run() -> None:
     """ranx asserts that the run and the labels have the same queries; with ``make_comparable``
     it scores the missing ones 0, as ragmeter's default ``missing="zero"`` does."""
     qrels, run = make_data(tie_free=True)
-    labels = {q: d for q, d in qrels.items() if d}
-    assert "make_comparable" in ranx_evaluate(labels, run, ["mrr"])["refused"]
+    assert "make_comparable" in ranx_evaluate(_judged(qrels), run, ["mrr"])["refused"]
     ev = ragmeter_tie_free()
     theirs = ranx_results(tie_free=True)["mrr"]
     assert ev.missing_ids and all(theirs[q] == 0.0 == ev.column("RR")[q] for q in ev.missing_ids)

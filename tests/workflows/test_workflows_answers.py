@@ -197,3 +197,37 @@ def test_judge_name_and_prompt_text() -> None:
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     assert prompt_text({"id": shipped[: -len(".txt")], "sha256": sha}) == text
     assert prompt_text({"id": shipped[: -len(".txt")], "sha256": "0" * 64}) != text
+
+
+def test_check_answers_is_the_command_in_one_call(world: dict[str, Path]) -> None:
+    """``check_answers`` reads, judges and checks as the building blocks do; the fake judge is
+    said through ``warn`` before anything is judged, and the dry run counts its calls."""
+    from ragmeter.workflows.answers import (
+        FAKE_JUDGE_NOTE,
+        CheckRequest,
+        check_answers,
+        plan_check,
+    )
+
+    said: list[str] = []
+    request = CheckRequest(
+        [world["answers"]], world["golden"], world["corpus"],
+        judge=JudgeSettings("fake"), judge_metrics=" correctness, ",
+    )  # fmt: skip
+    out = check_answers(request, warn=said.append)
+    assert said == [FAKE_JUDGE_NOTE]
+    inputs = _inputs(world)
+    sets = load_answer_sets([world["answers"]], inputs.golden)
+    (alone,) = check_answer_sets(sets, inputs, judge=make_judge(JudgeSettings("fake")),
+                                 judge_metrics=["correctness"])  # fmt: skip
+    (checked,) = out.checked
+    assert checked.report.to_dict() == alone.report.to_dict()
+    assert out.to_dicts() == [alone.report.to_dict()]  # the fake judge counts no usage
+    assert out.failed == 0 and not out.priced and out.contexts is None
+    header, rows = checked.report.csv_rows()
+    assert header[:2] == ["variant", "id"] and len(rows) == len(checked.report.checks)
+    assert all(len(r) == len(header) for r in rows)
+    plan = plan_check(request)
+    assert plan.to_dict()["requests"] == len(answers()) - 1
+    with pytest.raises(UsageError, match="--dry-run counts a judge's calls"):
+        plan_check(CheckRequest([world["answers"]], world["golden"]))

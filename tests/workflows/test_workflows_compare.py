@@ -195,3 +195,30 @@ def test_the_gate_checks_its_rule_on_the_workflows_comparison(files) -> None:
     assert passing.compared.comparison.confidence == 0.95
     failing = run_gate(*files, M, GateRule(max_broken=0))
     assert not failing.passed
+
+
+def test_a_ledger_file_must_be_a_ledger_before_anything_is_appended(tmp_path: Path) -> None:
+    from ragmeter import UsageError
+
+    flow.check_ledger_file(tmp_path / "new.jsonl")  # a new file is fine
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(UsageError, match=r"--ledger .*notes.txt is not a selection ledger"):
+        flow.check_ledger_file(notes)
+    assert notes.read_text() == "my notes\n"
+
+
+def test_the_gate_report_needs_two_stored_runs(store: Store, files) -> None:
+    from ragmeter import UsageError
+    from ragmeter.workflows.gate import report_run_ids, rule_statement
+
+    assert report_run_ids(["12", "run:13"], store, scored=False) == ["12", "13"]
+    with pytest.raises(UsageError, match="drop --no-store"):
+        report_run_ids(["12", "13"], None, scored=False)
+    with pytest.raises(UsageError, match="as stored runs"):
+        report_run_ids([files[0], "13"], store, scored=False)
+    with pytest.raises(UsageError, match="as stored runs"):
+        report_run_ids(["12", "13"], store, scored=True)
+    rule = GateRule(max_broken=0)
+    assert rule_statement(rule, "nDCG@10") == rule.statement(str(parse("nDCG@10")))
+    assert rule_statement(rule, "no-such-metric") == rule.statement("no-such-metric")

@@ -130,6 +130,7 @@ def test_freeze_writes_the_lock_once_and_check_sees_changes(files: tuple[Path, P
         "counts",
         "corpus",
         "frozen_at",
+        "parent",
     ]
     assert d["lock"] == str(lock_path_for(golden)) and d["version"] == done.lock["version"]
     again = wf.freeze_golden(golden, corpus)

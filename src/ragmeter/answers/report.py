@@ -253,6 +253,25 @@ class AnswerReport:
             "answers": [c.to_dict() for c in self.checks],
         }
 
+    def csv_rows(self) -> tuple[list[str], list[list[object]]]:
+        """The header and one row per answer (``ragmeter answers check --format csv``)."""
+        header = [
+            *("variant", "id", "answerable", "abstained", "correct", "supported", "ok"),
+            *("exact", "f1", "value_match", "quotes_failed", "reason"),
+        ]
+        rows: list[list[object]] = []
+        for c in self.checks:
+            cr = c.correctness
+            rows.append(
+                [
+                    *(self.variant, c.id, c.answerable, c.abstained, c.correct, c.supported, c.ok),
+                    *((cr.exact, f"{cr.f1:.4f}", cr.value_match) if cr else ("", "", "")),
+                    len(c.faithfulness.failed_quotes),
+                    c.reason,
+                ]
+            )
+        return header, rows
+
 
 def _rate(k: int, n: int) -> float | None:
     return k / n if n else None

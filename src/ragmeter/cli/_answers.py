@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
-from ._common import Format, console, err_console, handle_errors, print_json
+from ._common import Format, console, err_console, handle_errors, print_json, write_csv
 from ._store_options import db_option, no_store_option, open_store
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..answers import AnswerReport
-    from ..answers.judges import Judge
 
 answers_app = typer.Typer(
     help="Check generated answers: correctness, abstention, quotes, judges.", no_args_is_help=True
@@ -25,42 +18,6 @@ judge_app = typer.Typer(help="Validate a model judge against human labels.", no_
 def register(app: typer.Typer) -> None:
     app.add_typer(answers_app, name="answers")
     app.add_typer(judge_app, name="judge")
-
-
-def _make_judge(
-    kind: str,
-    url: str | None,
-    model: str | None,
-    key_env: str | None,
-    cache: Path | None,
-    timeout: float,
-    retries: int,
-    concurrency: int,
-    price_prompt: float | None,
-    price_completion: float | None,
-) -> Judge | None:
-    """The judge of the ``--judge*`` options; None for ``--judge none``. A fake judge is said
-    so on stderr."""
-    from ..workflows.answers import JudgeSettings, make_judge
-
-    settings = JudgeSettings(
-        kind,
-        url,
-        model,
-        key_env,
-        cache,
-        timeout,
-        retries,
-        concurrency,
-        price_prompt,
-        price_completion,
-    )
-    if kind == "fake":
-        err_console.print(
-            "[yellow]FAKE JUDGE: rule-based stand-in, not a model; its scores are "
-            "not evidence[/yellow]"
-        )
-    return make_judge(settings)
 
 
 @answers_app.command("check")
@@ -121,14 +78,7 @@ def check_cmd(
 
     Exit code 1 when a judge was used and any judgement failed (the failures are listed).
     With --dry-run nothing is sent, scored or recorded: only the judge's work is counted."""
-    from ..workflows.answers import (
-        check_answer_sets,
-        judge_usage,
-        load_answer_sets,
-        load_inputs,
-        plan_judge_calls,
-        run_contexts,
-    )
+    from ..workflows.answers import CheckRequest, JudgeSettings, check_answers, plan_check
     from ._outputs import check_folder
     from ._render_answers import print_report
     from ._render_usage import judge_usage_table
@@ -138,106 +88,51 @@ def check_cmd(
         inputs = [*answers, golden, corpus, chunks, run, judge_prompts]
         check_folder(judge_cache, option="--judge-cache", inputs=inputs, db=db)
     store = open_store(db, no_store)
-    loaded = load_inputs(golden, corpus, chunks)
-    j = _make_judge(
-        judge,
-        judge_url,
-        judge_model,
-        judge_key_env,
-        judge_cache,
-        judge_timeout,
-        judge_retries,
-        judge_concurrency,
-        price_prompt,
-        price_completion,
-    )
-    metrics = [m.strip() for m in judge_metrics.split(",") if m.strip()] if j is not None else []
-    contexts = run_contexts(run, loaded.chunking, k, budget)
-    sets = load_answer_sets(answers, loaded.golden)
+    settings = JudgeSettings(
+        judge, judge_url, judge_model, judge_key_env, judge_cache, timeout=judge_timeout,
+        retries=judge_retries, concurrency=judge_concurrency, price_prompt=price_prompt,
+        price_completion=price_completion,
+    )  # fmt: skip
+    request = CheckRequest(
+        answers, golden, corpus, chunks, run=run, k=k, budget=budget, judge=settings,
+        judge_metrics=judge_metrics, judge_prompts=judge_prompts,
+    )  # fmt: skip
+
+    def warn(note: str) -> None:
+        err_console.print(f"[yellow]{note}[/yellow]")
+
     if dry_run:
-        plan = plan_judge_calls(
-            sets,
-            loaded,
-            judge=j,
-            judge_metrics=metrics,
-            contexts=contexts,
-            judge_prompts=judge_prompts,
-        )
+        plan = plan_check(request, warn=warn)
         if fmt == Format.json:
             print_json(plan.to_dict())
         else:
             for text in plan.lines():
                 console.print(text, markup=False, highlight=False)
         return
-    checked = check_answer_sets(
-        sets, loaded, judge=j, judge_metrics=metrics, contexts=contexts, judge_prompts=judge_prompts
-    )
-    reports = [c.report for c in checked]
-    failed = sum(c.failed for c in checked)
+    out = check_answers(request, warn=warn)
     if fmt == Format.json:
-        objs = [c.report.to_dict() for c in checked]
-        for o, c in zip(objs, checked, strict=True):
-            if c.usage is not None:
-                o["judge_usage"] = c.usage
+        objs = out.to_dicts()
         print_json(objs[0] if len(objs) == 1 else objs)
     elif fmt == Format.csv:
-        _write_csv(reports)
+        tables = [c.report.csv_rows() for c in out.checked]
+        write_csv(tables[0][0], [row for _, rows in tables for row in rows])
     else:
-        for r in reports:
-            print_report(console, r, per_answer=per_answer)
+        for c in out.checked:
+            print_report(console, c.report, per_answer=per_answer)
         table = judge_usage_table(
-            [(c.report.variant, c.usage) for c in checked],
+            [(c.report.variant, c.usage) for c in out.checked],
             "--price-prompt and --price-completion",
-            priced=(judge_usage(j) or {}).get("cost") is not None,
+            priced=out.priced,
         )
         if table is not None:
             console.print(table)
-    record_answer_sets(store, checked, contexts, loaded.golden)
-    if failed:
+    record_answer_sets(store, out.checked, out.contexts, out.golden)
+    if out.failed:
         err_console.print(
-            f"[red]{failed} judgement(s) failed[/red]; they are recorded as failed, not as passes"
+            f"[red]{out.failed} judgement(s) failed[/red]; they are recorded as failed, not as "
+            "passes"
         )
         raise typer.Exit(1)
-
-
-def _write_csv(reports: list[AnswerReport]) -> None:
-    """One row per answer of every report."""
-    w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(
-        [
-            "variant",
-            "id",
-            "answerable",
-            "abstained",
-            "correct",
-            "supported",
-            "ok",
-            "exact",
-            "f1",
-            "value_match",
-            "quotes_failed",
-            "reason",
-        ]
-    )
-    for r in reports:
-        for c in r.checks:
-            cr = c.correctness
-            w.writerow(
-                [
-                    r.variant,
-                    c.id,
-                    c.answerable,
-                    c.abstained,
-                    c.correct,
-                    c.supported,
-                    c.ok,
-                    cr.exact if cr else "",
-                    f"{cr.f1:.4f}" if cr else "",
-                    cr.value_match if cr else "",
-                    len(c.faithfulness.failed_quotes),
-                    c.reason,
-                ]
-            )
 
 
 @answers_app.command("compare")

@@ -7,8 +7,6 @@ goes one way only: this module reads ``_answers``, never the reverse.
 
 from __future__ import annotations
 
-import csv
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import Format, console, handle_errors, print_json
+from ._common import Format, columns_table, console, handle_errors, print_json, write_csv
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
@@ -79,47 +77,9 @@ def position_cmd(
     if fmt == Format.json:
         print_json(rep.to_dict())
     elif fmt == Format.csv:
-        _write_csv(rep, per_question)
+        write_csv(*rep.csv_rows(per_question=per_question))
     else:
         print_positions(console, rep, per_question=per_question)
-
-
-def _write_csv(rep: PositionReport, per_question: bool) -> None:
-    w = csv.writer(sys.stdout, lineterminator="\n")
-    if per_question:
-        w.writerow(["id", "position", "context_len", "bin", "grade", "correct", "ok"])
-        for q in rep.questions:
-            w.writerow([q.id, q.position, q.context_len, q.bin, q.grade, q.correct, q.ok])
-        return
-    w.writerow(
-        [
-            "group",
-            "key",
-            "n",
-            "correct",
-            "ok",
-            "support_unknown",
-            "ok_rate",
-            "ok_ci_low",
-            "ok_ci_high",
-        ]
-    )
-    for group, rows in (("bin", rep.bins), ("position", rep.positions)):
-        for g in rows:
-            ci = g.ok_interval
-            w.writerow(
-                [
-                    group,
-                    g.key,
-                    g.n,
-                    g.correct,
-                    g.ok,
-                    g.support_unknown,
-                    "" if g.ok_rate is None else f"{g.ok_rate:.4f}",
-                    "" if ci is None else f"{ci[0]:.4f}",
-                    "" if ci is None else f"{ci[1]:.4f}",
-                ]
-            )
 
 
 def _rate(k: int, n: int) -> str:
@@ -127,13 +87,11 @@ def _rate(k: int, n: int) -> str:
 
 
 def _table(title: str, key: str, groups: Sequence[PositionGroup]) -> Table:
-    t = Table(title=title)
-    t.add_column(key)
-    t.add_column("n", justify="right")
-    t.add_column("correct", justify="right")
-    t.add_column("correct and supported", justify="right")
-    t.add_column("support unknown", justify="right")
-    t.add_column("95% CI", justify="right")
+    t = columns_table(
+        title,
+        (key, "n", "correct", "correct and supported", "support unknown", "95% CI"),
+        text=(key,),
+    )
     for g in groups:
         ci = g.ok_interval
         t.add_row(
@@ -174,9 +132,11 @@ def print_positions(out: Console, rep: PositionReport, *, per_question: bool = F
         if note != SMALL_BIN_NOTE:
             out.print(f"Note: {escape(note)}.")
     if per_question:
-        t = Table(title="placed questions")
-        for col in ("id", "position", "of", "bin", "grade", "correct", "ok"):
-            t.add_column(col, justify="left" if col in ("id", "bin") else "right")
+        t = columns_table(
+            "placed questions",
+            ("id", "position", "of", "bin", "grade", "correct", "ok"),
+            text=("id", "bin"),
+        )
         for q in rep.questions:
             t.add_row(
                 escape(q.id),

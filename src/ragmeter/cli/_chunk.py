@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-import csv
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
-from ._common import TITLE, Format, console, err_console, handle_errors, lit, print_json
+from ._common import (
+    TITLE,
+    Format,
+    columns_table,
+    console,
+    err_console,
+    handle_errors,
+    lit,
+    print_json,
+    write_csv,
+)
 
 CHUNKER_HELP = (
     "tokens:SIZE:OVERLAP, sentences:N, sections:MAX_TOKENS, recursive:SIZE:OVERLAP "
@@ -43,13 +50,13 @@ def chunk_cmd(
     if fmt == Format.json:
         print_json(stats)
     elif fmt == Format.csv:
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(list(stats))
-        w.writerow(list(stats.values()))
+        write_csv(list(stats), [list(stats.values())])
     else:
-        t = Table(title=lit(f"{done.chunking.name} -> {output}", TITLE))
-        for col in ("chunks", "documents", "tokens min", "median", "max", "tokenizer"):
-            t.add_column(col, justify="right")
+        t = columns_table(
+            lit(f"{done.chunking.name} -> {output}", TITLE),
+            ("chunks", "documents", "tokens min", "median", "max", "tokenizer"),
+            text=(),
+        )
         t.add_row(
             f"{stats['n_chunks']:,}",
             f"{stats['n_docs']:,}",

@@ -6,15 +6,18 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable, Sequence
 from enum import StrEnum
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console, ConsoleDimensions
 
 from .._errors import RagmeterError
 from .._literal import CAPTION, TITLE, line, lit  # noqa: F401  (re-exported for the commands)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.table import Table
 
 
 class _Console(Console):
@@ -92,6 +95,29 @@ def _finite_options(kwargs: dict[str, Any]) -> None:
 
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def columns_table(
+    title: Any, columns: Iterable[str], *, text: Container[str] | None = None, **options: Any
+) -> Table:
+    """A table titled ``title``, one column per name: the ``text`` columns left-justified, the
+    rest (numbers) right-justified; every column text when ``text`` is None. ``options`` go to
+    every column (``overflow``, ``no_wrap``)."""
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in columns:
+        t.add_column(col, justify="left" if text is None or col in text else "right", **options)
+    return t
+
+
+def write_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """``--format csv``: the header, then the rows a record's ``csv_rows()`` gives, on stdout."""
+    import csv
+
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
 
 
 def exit_process(code: object) -> NoReturn:

@@ -5,16 +5,13 @@
 from __future__ import annotations
 
 import contextlib
-import csv
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from .._errors import UsageError
-from ._common import Format, err_console, handle_errors, print_json
+from ._common import Format, err_console, handle_errors, print_json, write_csv
 from ._store_options import db_option, no_store_option
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
@@ -120,12 +117,7 @@ def compare_cmd(
     if fmt == Format.json:
         print_json(c.to_dict())
     elif fmt == Format.csv:
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(["question", "baseline", "candidate", "delta"])
-        for q, row in c.per_question.items():
-            w.writerow(
-                [q, f"{row['baseline']:.6f}", f"{row['candidate']:.6f}", f"{row['delta']:+.6f}"]
-            )
+        write_csv(*c.csv_rows())
     else:
         print_comparison(c)
     record_and_say(store, out)
@@ -160,20 +152,11 @@ def record_and_say(store: Store | None, outcome: CompareOutcome) -> None:
 
 
 def check_ledger(ledger: Path, runs: list[str], files: list[Path | None], db: str | None) -> None:
-    """Before any work: the ``--ledger`` appended to is not the store, a folder, an input, nor
-    an existing file that is not a selection ledger (the entry is appended before the ledger is
-    read back, so a wrong file would get a JSON line added to its end)."""
-    from .._errors import InputError
-    from ..paired import Ledger
+    """Before any work: the ``--ledger`` appended to is not the store, a folder, an input
+    (cli/_outputs.py), nor an existing file that is not a selection ledger."""
+    from ..workflows.compare import check_ledger_file
     from ..workflows.refs import named_files
     from ._outputs import check_append
 
     check_append(ledger, option="--ledger", inputs=[*files, *named_files(runs)], db=db)
-    if ledger.is_file():
-        try:
-            Ledger(ledger).entries()
-        except InputError as exc:
-            raise UsageError(
-                f"--ledger {ledger} is not a selection ledger ({exc}); name a ledger file or a "
-                "new one"
-            ) from None
+    check_ledger_file(ledger)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +18,7 @@ from ._common import (
     line,
     lit,
     print_json,
+    write_csv,
 )
 from ._metric_notes import note_trec_eval_names
 from ._store_options import db_option, no_store_option
@@ -119,14 +118,8 @@ def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
         objs = [e.to_dict(per_query=per_query) for e in evals]
         print_json(objs[0] if len(objs) == 1 else objs)
     elif fmt == Format.csv:
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        names = [str(m) for m in evals[0].metrics]
-        w.writerow(["run", "query", *names])
-        for e in evals:
-            if per_query:
-                for q, row in e.per_query.items():
-                    w.writerow([e.run, q, *(_fmt(row[n]) for n in names)])
-            w.writerow([e.run, "all", *(_fmt(e.aggregate[n]) for n in names)])
+        tables = [e.csv_rows(per_query=per_query) for e in evals]
+        write_csv(tables[0][0], [row for _, rows in tables for row in rows])
     else:
         console.print(table(evals))
         if per_query:
@@ -142,11 +135,6 @@ def print_warnings(evals: list[Evaluation]) -> None:
             err_console.print(line(("warning:", "bold red"), f" {message}"))
 
 
-def _fmt(v: float | None) -> str:
-    # no scorable query: no mean, an empty cell (never 0)
-    return "" if v is None else f"{v:.6f}"
-
-
 def _cell(v: float | None) -> str:
     from ..workflows.evaluate import NO_MEAN
 
@@ -154,6 +142,8 @@ def _cell(v: float | None) -> str:
 
 
 def table(evals: list[Evaluation], title: str | None = None) -> Table:
+    from ..workflows.evaluate import evaluation_notes
+
     names = [str(m) for m in evals[0].metrics]
     t = Table(title=None if title is None else lit(title, TITLE))
     t.add_column("run")
@@ -162,26 +152,7 @@ def table(evals: list[Evaluation], title: str | None = None) -> Table:
     t.add_column("queries", justify="right")
     for e in evals:
         t.add_row(lit(e.run), *(_cell(e.aggregate[n]) for n in names), str(e.n_queries))
-    notes = []
-    for e in evals:
-        if e.warnings:
-            notes.append(
-                f"{e.run}: no item id of the run is in the qrels: every score is 0 "
-                "(see the warning)"
-            )
-        if e.n_missing or e.n_no_relevant:
-            notes.append(
-                f"{e.run}: {e.n_missing} labelled queries missing from the run (counted as "
-                f"{'0' if e.config.get('missing', 'zero') == 'zero' else 'skipped'}), "
-                f"{e.n_no_relevant} queries with no relevant item excluded"
-            )
-        if e.golden_version:
-            notes.append(f"{e.run}: golden set {e.golden_version}")
-        for budget, eff in (e.config.get("effective_k") or {}).items():
-            notes.append(
-                f"{e.run}: effective k at budget {budget}: min {eff.get('min')}, "
-                f"median {eff.get('median')}, max {eff.get('max')}"
-            )
+    notes = evaluation_notes(evals)
     t.caption = lit(
         "\n".join(notes) if notes else "no missing queries; no query without relevant items",
         CAPTION,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -14,9 +13,6 @@ from .._errors import UsageError
 from ._common import Format, console, handle_errors, lit, print_json
 from ._compare import SCORE_HELP
 from ._store_options import db_option, no_store_option
-
-if TYPE_CHECKING:  # keeps `ragmeter --help` fast
-    from ..store import Store
 
 
 def register(app: typer.Typer) -> None:
@@ -77,7 +73,7 @@ def gate_cmd(
 ) -> None:
     """Exit 1 when the candidate regresses by the rule given, 0 otherwise (CI gate)."""
     from ..paired import GateRule
-    from ..workflows.gate import run_gate, write_reports
+    from ..workflows.gate import report_run_ids, rule_statement, run_gate, write_reports
     from ..workflows.refs import Scoring
     from ._compare import check_ledger, comparing, record_and_say
     from ._render_compare import print_gate, say_warnings
@@ -93,7 +89,9 @@ def gate_cmd(
                 raise UsageError(f"--ledger and {option} both name {ledger}; give separate files")
     store = open_store(db, no_store, read_only_ok=True)
     scoring = Scoring(qrels, golden, tuple(chunks or ()), cover)
-    report_runs = _report_runs(report, store, [base, cand], scoring.given)
+    report_runs = (
+        [] if report is None else report_run_ids([base, cand], store, scored=scoring.given)
+    )
     rule = GateRule(
         max_broken=max_broken,
         min_delta=min_delta,
@@ -101,15 +99,8 @@ def gate_cmd(
         per_slice=per_slice,
         min_slice=min_slice,
     )
-    if metric is not None:  # the rule is stated before any number is computed
-        from ..metrics import parse
-
-        try:
-            shown = str(parse(metric))
-        except UsageError:
-            shown = metric
-        if fmt != Format.json:
-            console.print(lit(f"Rule: {rule.statement(shown)}"))
+    if metric is not None and fmt != Format.json:  # stated before any number is computed
+        console.print(lit(f"Rule: {rule_statement(rule, metric)}"))
     with comparing(store):
         out = run_gate(
             base,
@@ -186,23 +177,3 @@ def _check_reports(
         for second, b in named[i + 1 :]:
             if a is not None and b is not None and a.resolve() == b.resolve():
                 raise UsageError(f"{first} and {second} both name {a}; give separate files")
-
-
-def _report_runs(
-    report: Path | None, store: Store | None, runs: list[str], scored: bool
-) -> list[str]:
-    """The stored run ids ``--report`` renders (baseline first); refuses, before any work, a
-    report it could not make: the HTML report reads both runs' ranked lists from the store."""
-    from ..workflows.refs import RunRef
-
-    if report is None:
-        return []
-    if store is None:
-        raise UsageError("--report reads the two runs from the store; drop --no-store")
-    ids = [RunRef.parse(r).stored_id for r in runs]
-    if any(i is None for i in ids) or scored:
-        raise UsageError(
-            "--report needs BASE and CAND as stored runs (12, run:12): the HTML report shows "
-            "their ranked lists from the store"
-        )
-    return [str(i) for i in ids]

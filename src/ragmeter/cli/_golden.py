@@ -1,7 +1,7 @@
 """``ragmeter golden``: import, validate, freeze, relocate and describe span-labelled golden sets.
 
-``agree`` (cli/_golden_agree.py), ``sample`` and ``compare-traffic`` (cli/_golden_traffic.py) are
-added to this group by ``register``.
+``agree`` (cli/_golden_agree.py), ``diff`` (cli/_golden_diff.py), ``sample`` and
+``compare-traffic`` (cli/_golden_traffic.py) are added to this group by ``register``.
 
 Exit codes: 0 ok; 1 ``freeze --check`` found changes, or ``relocate`` left spans it could not
 re-anchor (the output is still written); 2 usage or input error (``validate`` lists every
@@ -48,10 +48,14 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing files.
 
 def register(app: typer.Typer) -> None:
     from ._golden_agree import add_agree
+    from ._golden_diff import add_diff
+    from ._golden_resolve import add_resolve
     from ._golden_traffic import add_traffic
 
     add_agree(golden_app)  # golden agree: two labellers' spans and grades
+    add_diff(golden_app)  # golden diff: what changed between two versions
     add_traffic(golden_app)  # golden sample / compare-traffic: the set against logged traffic
+    add_resolve(golden_app)  # golden resolve: spans written as quotes -> offsets
     app.add_typer(golden_app, name="golden")
 
 
@@ -151,6 +155,14 @@ def freeze(
             "--check", help="Only compare with the existing lock; exit 1 when something changed."
         ),
     ] = False,
+    parent: Annotated[
+        str | None,
+        typer.Option(
+            "--parent",
+            help="The version this set was made from, recorded in the lock: a version "
+            "(g-1a2b3c4d5e6f), or that version's golden file or lock file.",
+        ),
+    ] = None,
     format: FormatOpt = Output.table,
 ) -> None:
     """Record the golden set's version in GOLDEN.lock.json (never replaced silently)."""
@@ -159,6 +171,8 @@ def freeze(
     from ._outputs import check_store
 
     if check:
+        if parent is not None:
+            raise UsageError("--check compares with the lock; --parent records one: give one")
         result = check_golden(golden, corpus)
         if format is Output.json:
             print_json(check_dict(result))
@@ -177,7 +191,9 @@ def freeze(
 
     # a terminal is asked before a lock recording another version is replaced
     ask = not force and sys.stdin.isatty() and format is not Output.json
-    done = freeze_golden(golden, corpus, force=force, confirm=confirm if ask else None)
+    done = freeze_golden(
+        golden, corpus, force=force, confirm=confirm if ask else None, parent=parent
+    )
     if done is None:
         raise typer.Exit(2)
     lock = done.lock
@@ -188,9 +204,10 @@ def freeze(
         _out(f"already frozen at {lock['version']} ({done.lock_path}); nothing to do")
         return
     replaced = f" (replaced {done.previous_version})" if done.previous_version else ""
+    made_from = f", parent {lock['parent']}" if lock.get("parent") else ""
     c = lock["counts"]
     _out(
-        f"froze {golden} at {lock['version']}{replaced} -> {done.lock_path}: "
+        f"froze {golden} at {lock['version']}{replaced}{made_from} -> {done.lock_path}: "
         f"{c['questions']} questions, {c['spans']} spans, {c['documents_referenced']} documents"
     )
 
@@ -281,6 +298,11 @@ def _stats_table(s: dict[str, Any]) -> None:
         ("documents referenced", s["documents_referenced"]),
         ("version", s["version"] or "- (pass --corpus, or freeze the set)"),
     ]
+    if set(s["origins"]) - {"unknown"}:  # once a question records how it was made
+        made = ", ".join(
+            f"{'not recorded' if o == 'unknown' else o}: {n}" for o, n in s["origins"].items()
+        )
+        rows.insert(-2, ("made (origin)", made))
     for what, value in rows:
         table.add_row(what, lit(value))
     console.print(table)

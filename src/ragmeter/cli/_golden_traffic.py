@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,7 +22,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
 LogArg = Annotated[
     Path,
-    typer.Argument(help='Question log: JSONL, one {"question": ..., <metadata>} object a line.'),
+    typer.Argument(
+        help='Question log: JSONL, one {"question": ..., <metadata>} object a line; CSV with a '
+        "question column; or an OpenInference span export (Arize Phoenix JSON Lines of spans: "
+        "one question per trace)."
+    ),
+]
+
+
+class LogFormat(StrEnum):
+    jsonl = "jsonl"
+    csv = "csv"
+    openinference = "openinference"
+
+
+LogFormatOpt = Annotated[
+    LogFormat | None,
+    typer.Option(
+        "--log-format",
+        help="The log's format; without it: .csv/.tsv names are CSV, and a first line with span "
+        "fields (context, span_kind, attributes) is an OpenInference export.",
+    ),
 ]
 #: a status → the flag shown in the table.
 FLAGS = {
@@ -67,6 +88,7 @@ def sample(
         typer.Option("--out", "-o", help="Write the sampled lines here instead of stdout."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
+    log_format: LogFormatOpt = None,
 ) -> None:
     """Seeded sample of distinct logged questions to label, stratified (proportional)."""
     from ..workflows.golden import sample_traffic
@@ -74,7 +96,8 @@ def sample(
 
     if out is not None:
         check_output(out, force=force, inputs=[logs])
-    result = sample_traffic(logs, n, by=by, seed=seed, out=out)
+    fmt = None if log_format is None else log_format.value
+    result = sample_traffic(logs, n, by=by, seed=seed, out=out, log_format=fmt)
     if out is None:
         for line in result.to_jsonl():
             sys.stdout.write(line + "\n")
@@ -89,11 +112,14 @@ def _print_summary(s: TrafficSample, logs: Path, out: Path | None) -> None:
     where = "stdout" if out is None else str(out)
     err_console.print(
         lit(
-            f"read {s.read} lines from {logs}; dropped {s.duplicates} repeated "
+            f"read {s.read} {'traces' if s.log_format == 'openinference' else 'lines'} from "
+            f"{logs}; dropped {s.duplicates} repeated "
             f"question(s) (same text ignoring case and whitespace); sampled {len(s.lines)} of "
             f"{distinct} distinct (seed {s.seed}) -> {where}"
         )
     )
+    for note in s.notes:
+        err_console.print(lit(f"note: {note}"))
     if s.requested > distinct:
         err_console.print(
             f"warning: asked for {s.requested} but the log has only {distinct} "
@@ -147,11 +173,20 @@ def compare_traffic(
     fmt: Annotated[
         Format, typer.Option("--format", "-f", help="table, json or csv.")
     ] = Format.table,
+    log_format: LogFormatOpt = None,
 ) -> None:
     """Per slice: golden share vs traffic share; flags over-, under- and unrepresented slices."""
     from ..workflows.golden import compare_traffic as run_compare
 
-    result = run_compare(golden, logs, field=field, factor=factor)
+    result = run_compare(
+        golden,
+        logs,
+        field=field,
+        factor=factor,
+        log_format=None if log_format is None else log_format.value,
+    )
+    for note in result.notes:
+        err_console.print(lit(f"note: {note}"))
     if fmt is Format.json:
         print_json({"golden": str(golden), "log": str(logs), **result.to_dict()})
     elif fmt is Format.csv:
@@ -184,6 +219,11 @@ def _print_comparison(r: TrafficComparison, golden: Path, logs: Path) -> None:
     table.add_column("log %", justify="right")
     table.add_column("ratio", justify="right")
     table.add_column("flag", overflow="fold")
+    # the golden questions by origin, once any records one (drafted apart from logged): one
+    # narrow column of counts per origin seen
+    order = ["logged", "written", "drafted", "golden"]
+    seen = {k for s in r.slices for k in s.by_origin} if r.has_origins else set()
+    origins = sorted(seen, key=lambda k: (order.index(k) if k in order else len(order), k))
     for s in r.slices:
         ratio = "-" if s.ratio is None else f"{s.ratio:.2f}"
         table.add_row(
@@ -202,6 +242,14 @@ def _print_comparison(r: TrafficComparison, golden: Path, logs: Path) -> None:
         CAPTION,
     )
     console.print(table)
+    if origins:  # a table of its own: the first keeps to a terminal's width
+        made = Table(title=lit("golden questions by how they were made", TITLE))
+        made.add_column("slice", overflow="fold")
+        for k in origins:
+            made.add_column(lit("not recorded" if k == "unknown" else k), justify="right")
+        for s in r.slices:
+            made.add_row(lit(s.name), *(str(s.by_origin.get(k, 0)) for k in origins))
+        console.print(made)
     lines = [
         ("over-represented in the golden set", r.with_status("over")),
         ("under-represented in the golden set", r.with_status("under")),

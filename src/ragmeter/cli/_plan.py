@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import csv
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from ._common import Format, console, err_console, handle_errors, print_json
+from ._common import (
+    Format,
+    columns_table,
+    console,
+    err_console,
+    handle_errors,
+    print_json,
+    write_csv,
+)
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
     from ..paired import SizePlan
@@ -54,9 +60,11 @@ def describe_inputs(plan: SizePlan) -> str:
 
 def plan_table(plan: SizePlan, notes: dict[int, str]) -> Table:
     one = "one rate ±" if plan.spread.binary else "one mean ±"
-    t = Table(title=f"Expected {plan.confidence:.0%} interval half-width by golden-set size")
-    for col in ("questions", "changes", "paired ±", one, "two averages ±", "note"):
-        t.add_column(col, justify="left" if col == "note" else "right")
+    t = columns_table(
+        f"Expected {plan.confidence:.0%} interval half-width by golden-set size",
+        ("questions", "changes", "paired ±", one, "two averages ±", "note"),
+        text=("note",),
+    )
     for r in plan.rows:
         changed = "-" if r.expected_changed is None else f"{r.expected_changed:.1f}"
         t.add_row(
@@ -119,37 +127,6 @@ def print_plan(plan: SizePlan, notes: dict[int, str]) -> None:
         )
 
 
-def write_csv(plan: SizePlan, notes: dict[int, str]) -> None:
-    w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(
-        [
-            "n",
-            "expected_changed",
-            "paired_half_width",
-            "one_rate_half_width",
-            "two_averages_half_width",
-            "rough",
-            "note",
-        ]
-    )
-
-    def num(x: float | None) -> str:
-        return "" if x is None else f"{x:.6f}"
-
-    for r in plan.rows:
-        w.writerow(
-            [
-                r.n,
-                num(r.expected_changed),
-                num(r.paired),
-                num(r.one_rate),
-                num(r.two_averages),
-                str(r.rough).lower(),
-                notes.get(r.n, ""),
-            ]
-        )
-
-
 # -- the command -----------------------------------------------------------------------------------
 @handle_errors
 def plan_cmd(
@@ -201,10 +178,9 @@ def plan_cmd(
     planned = plan_sizes(
         inputs, ns, confidence=confidence, target=target, status=err_console.status
     )
-    plan, notes = planned.plan, planned.notes
     if fmt == Format.json:
-        print_json({**plan.to_dict(), "notes": {str(k): v for k, v in notes.items()}})
+        print_json(planned.to_dict())
     elif fmt == Format.csv:
-        write_csv(plan, notes)
+        write_csv(*planned.csv_rows())
     else:
-        print_plan(plan, notes)
+        print_plan(planned.plan, planned.notes)

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from .._literal import CAPTION, TITLE, lit
 from .._pvalue import p_is
+from ._common import columns_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..answers import AnswerReport, JudgeValidation
@@ -83,56 +84,49 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
 
     sl = report.by_slice()
     if sl:
-        st = Table(title="by slice")
-        for col in ("slice", "n", "correct", "correct and supported"):
-            st.add_column(col, justify="left" if col == "slice" else "right")
+        st = columns_table(
+            "by slice", ("slice", "n", "correct", "correct and supported"), text=("slice",)
+        )
         for name, row in sl.items():
             st.add_row(lit(name), str(row["n"]), _pct(row["correct_rate"]), _pct(row["ok_rate"]))
         console.print(st)
 
-    failed = [(c.id, q) for c in report.checks for q in c.faithfulness.failed_quotes]
-    if failed:
-        ft = Table(title="quotes not found in the cited passage")
-        for col in ("question", "quote", "checked", "found elsewhere"):
-            ft.add_column(col, overflow="fold")
-        for qid, q in failed:
-            ft.add_row(
-                lit(qid),
-                lit(q.quote),
-                lit(", ".join(q.checked) or q.reason),
-                lit(", ".join(q.found_elsewhere) or "nowhere"),
-            )
-        console.print(ft)
-    fv = [(c.id, v) for c in report.checks for v in c.faithfulness.failed_values]
-    if fv:
-        vt = Table(title="stated values not in the cited passage")
-        for col in ("question", "value", "checked", "found elsewhere"):
-            vt.add_column(col, overflow="fold")
-        for qid, v in fv:
-            vt.add_row(
-                lit(qid),
-                lit(v.value),
-                lit(", ".join(v.checked) or "no citation"),
-                lit(", ".join(v.found_elsewhere) or "nowhere"),
-            )
-        console.print(vt)
+    quotes = [
+        (c.id, q.quote, ", ".join(q.checked) or q.reason, ", ".join(q.found_elsewhere) or "nowhere")
+        for c in report.checks
+        for q in c.faithfulness.failed_quotes
+    ]
+    _print_failures(console, "quotes not found in the cited passage", "quote", quotes)
+    values = [
+        (
+            c.id,
+            v.value,
+            ", ".join(v.checked) or "no citation",
+            ", ".join(v.found_elsewhere) or "nowhere",
+        )
+        for c in report.checks
+        for v in c.faithfulness.failed_values
+    ]
+    _print_failures(console, "stated values not in the cited passage", "value", values)
     outside = [c for c in report.checks if c.cites_outside_context]
     if outside:
-        ot = Table(
-            title="citations outside the prompt context (a pipeline bug or a leak from "
-            "memory; never counted as supported)"
+        ot = columns_table(
+            "citations outside the prompt context (a pipeline bug or a leak from memory; never "
+            "counted as supported)",
+            ("question", "cited outside the context", "context from"),
+            overflow="fold",
         )
-        for col in ("question", "cited outside the context", "context from"):
-            ot.add_column(col, overflow="fold")
         for c in outside:
             ot.add_row(
                 lit(c.id), lit(", ".join(c.faithfulness.outside_context)), lit(c.context_from or "")
             )
         console.print(ot)
     if report.faithful_but_wrong:
-        bt = Table(title="faithful but wrong (look at the corpus, not the model)")
-        for col in ("question", "answer", "reference", "cited", "evidence", "stale"):
-            bt.add_column(col, overflow="fold")
+        bt = columns_table(
+            "faithful but wrong (look at the corpus, not the model)",
+            ("question", "answer", "reference", "cited", "evidence", "stale"),
+            overflow="fold",
+        )
         for f in report.faithful_but_wrong:
             bt.add_row(
                 lit(f.id),
@@ -144,12 +138,22 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
             )
         console.print(bt)
     if per_answer:
-        pt = Table(title="per answer")
-        for col in ("question", "correct", "supported", "reason"):
-            pt.add_column(col)
+        pt = columns_table("per answer", ("question", "correct", "supported", "reason"))
         for c in report.checks:
             pt.add_row(lit(c.id), str(c.correct), str(c.supported), lit(c.reason))
         console.print(pt)
+
+
+def _print_failures(
+    console: Console, title: str, what: str, rows: list[tuple[str, str, str, str]]
+) -> None:
+    """The quotes (or values) the cited passage does not hold: question, ``what``, the passages
+    checked, where else it was found. Nothing when ``rows`` is empty."""
+    if rows:
+        t = columns_table(title, ("question", what, "checked", "found elsewhere"), overflow="fold")
+        for row in rows:
+            t.add_row(*(lit(x) for x in row))
+        console.print(t)
 
 
 def _doc(d: dict[str, Any] | Any) -> str:
@@ -223,9 +227,11 @@ def print_validation(console: Console, v: JudgeValidation) -> None:
     for i, lab in enumerate(v.labels):
         ct.add_row(lit(lab), *(str(int(x)) for x in v.confusion[i]))
     console.print(ct)
-    pt = Table(title="agreement per class")
-    for col in ("class", "human", "judge", "agree", "agreement", "precision"):
-        pt.add_column(col, justify="left" if col == "class" else "right")
+    pt = columns_table(
+        "agreement per class",
+        ("class", "human", "judge", "agree", "agreement", "precision"),
+        text=("class",),
+    )
     for lab, row in v.per_class.items():
         pt.add_row(
             lit(lab),
@@ -252,9 +258,7 @@ def print_validation(console: Console, v: JudgeValidation) -> None:
         var = "" if v.score_variance is None else f"; mean score variance {v.score_variance:.4f}"
         console.print(f"repeats: {v.n_runs} runs; {len(v.unstable)} item(s) changed label{var}")
     if v.disagreements:
-        dt = Table(title="disagreements")
-        for col in ("id", "human", "judge"):
-            dt.add_column(col)
+        dt = columns_table("disagreements", ("id", "human", "judge"))
         for item, human, judged in v.disagreements:
             dt.add_row(lit(item), lit(human), lit(judged))
         console.print(dt)

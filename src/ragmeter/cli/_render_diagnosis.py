@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._literal import CAPTION, TITLE, line, lit
+from ._common import columns_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..diagnosis import Diagnosis, RetrievalAnswerTable
@@ -54,9 +55,7 @@ def print_answer_table(
 
 def print_diagnosis(console: Console, d: Diagnosis) -> None:
     """The steps checked, the failing link and the one-change experiment to run next."""
-    t = Table(title="where to look first")
-    for col in ("step", "status", "detail"):
-        t.add_column(col)
+    t = columns_table("where to look first", ("step", "status", "detail"))
     colour = {"pass": "green", "fail": "red", "unknown": "yellow"}
     for s in d.steps:
         t.add_row(lit(s.question), lit(s.status, colour[s.status]), lit(s.detail))

@@ -46,7 +46,7 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     if len(budgets) == 1 and None not in budgets:
         facts.append(f"budget {next(iter(budgets))} tokens")
     # lit: experiment, variant and chunker names (tokens:100:0, [x]) print as written
-    setup = Table(title=lit(f"{exp.name}\n({', '.join(facts)})", TITLE), title_justify="left")
+    setup = _titled(f"{exp.name}\n({', '.join(facts)})")
     setup_keys = ["variant", "chunking", "pipeline", "changes", "k", "ctx_tokens"]
     if len(budgets) > 1:
         setup_keys.insert(5, "budget")
@@ -96,13 +96,9 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     if comp:
         shown = {r["metric"] for r in comp if r.get("metric")}
         one = next(iter(shown)) if len(shown) == 1 else None
-        t2 = Table(
-            title=lit(
-                f"{one + ' ' if one else ''}against the baseline, question by "
-                "question (paired bootstrap 95% CI, wins/losses/ties, sign test)",
-                TITLE,
-            ),
-            title_justify="left",
+        t2 = _titled(
+            f"{one + ' ' if one else ''}against the baseline, question by "
+            "question (paired bootstrap 95% CI, wins/losses/ties, sign test)"
         )
         t2.add_column("variant", min_width=name_width)
         if one is None:
@@ -144,17 +140,12 @@ def render_answers(result: ExperimentResult) -> list[Any]:
         return []
     rows = result.answer_rows()
     width = min(max(len(r["variant"]) for r in rows), 16)
-    t = Table(
-        title=lit("answers (each variant's generator, prompt and context order)", TITLE),
-        title_justify="left",
-        caption=lit(
-            "correct: against the reference; ok: correct and supported (citations checked "
-            "against the cited passage), over the answers whose support is known; errors: "
-            "questions the generator failed on (counted as failed, never as abstentions); "
-            "made: answers that reached the model in this run (the rest came from the cache)",
-            CAPTION,
-        ),
-        caption_justify="left",
+    t = _titled(
+        "answers (each variant's generator, prompt and context order)",
+        "correct: against the reference; ok: correct and supported (citations checked "
+        "against the cited passage), over the answers whose support is known; errors: "
+        "questions the generator failed on (counted as failed, never as abstentions); "
+        "made: answers that reached the model in this run (the rest came from the cache)",
     )
     t.add_column("variant", min_width=width, overflow="fold")
     t.add_column("generation", overflow="fold", ratio=1)
@@ -186,13 +177,9 @@ def render_answers(result: ExperimentResult) -> list[Any]:
         out.append(cost)
     compared = [r for r in rows if r["delta_ok"] is not None]
     if compared:
-        t2 = Table(
-            title=lit(
-                "answer correct and supported against the baseline, question by question "
-                "(paired bootstrap 95% CI, fixed/broken, sign test)",
-                TITLE,
-            ),
-            title_justify="left",
+        t2 = _titled(
+            "answer correct and supported against the baseline, question by question "
+            "(paired bootstrap 95% CI, fixed/broken, sign test)"
         )
         t2.add_column("variant", min_width=width, overflow="fold")
         for col in ("n", "delta", "95% CI", "fixed/broken", "sign p"):
@@ -207,16 +194,11 @@ def render_answers(result: ExperimentResult) -> list[Any]:
                 format_p(r["sign_p"]),
             )
         out.append(t2)
-    t3 = Table(
-        title=lit("retrieval-by-answer table (questions per cell)", TITLE),
-        title_justify="left",
-        caption=lit(
-            "evidence in context: every required span is in the context the model was given; "
-            "below the evidence line the split is on correctness. The largest bad cell names "
-            "the next experiment (ragmeter diagnose).",
-            CAPTION,
-        ),
-        caption_justify="left",
+    t3 = _titled(
+        "retrieval-by-answer table (questions per cell)",
+        "evidence in context: every required span is in the context the model was given; "
+        "below the evidence line the split is on correctness. The largest bad cell names "
+        "the next experiment (ragmeter diagnose).",
     )
     t3.add_column("cell", overflow="fold")
     for v in done:
@@ -231,19 +213,11 @@ def render_answers(result: ExperimentResult) -> list[Any]:
     out.append(t3)
     positioned = [v for v in done if v.answers.position is not None]
     if positioned:
-        t4 = Table(
-            title=lit(
-                "answer correct and supported by the evidence's position in the context "
-                "(generated answers, prompt order)",
-                TITLE,
-            ),
-            title_justify="left",
-            caption=lit(
-                "ok/known per bin (first, middle, last passage of the context); bins under "
-                f"{_min_bin()} questions give a direction, not proof",
-                CAPTION,
-            ),
-            caption_justify="left",
+        t4 = _titled(
+            "answer correct and supported by the evidence's position in the context "
+            "(generated answers, prompt order)",
+            "ok/known per bin (first, middle, last passage of the context); bins under "
+            f"{_min_bin()} questions give a direction, not proof",
         )
         t4.add_column("evidence at", overflow="fold")
         for v in positioned:
@@ -267,17 +241,12 @@ def _judge_table(done: list[Any], width: int) -> Any:
         return None
     label = judged[0].answers.judge
     metrics = list(dict.fromkeys(m for v in judged for m in v.answers.judged()))
-    t = Table(
-        title=lit(f"judge: {label}", TITLE),
-        title_justify="left",
-        caption=lit(
-            "mean score per judge metric over the judgements that succeeded; failed: "
-            "judgements that failed (counted as failed, never as passes); not judged: answers "
-            "with nothing to judge (a failed generation). ok above uses the judge's "
-            "faithfulness with the deterministic checks.",
-            CAPTION,
-        ),
-        caption_justify="left",
+    t = _titled(
+        f"judge: {label}",
+        "mean score per judge metric over the judgements that succeeded; failed: "
+        "judgements that failed (counted as failed, never as passes); not judged: answers "
+        "with nothing to judge (a failed generation). ok above uses the judge's "
+        "faithfulness with the deterministic checks.",
     )
     t.add_column("variant", min_width=width, overflow="fold")
     for m in metrics:
@@ -299,3 +268,13 @@ def _min_bin() -> int:
     from ..diagnosis import MIN_BIN
 
     return MIN_BIN
+
+
+def _titled(title: str, caption: str | None = None) -> Table:
+    """A table with its title (and caption) left-aligned above (below) it, printed as written."""
+    return Table(
+        title=lit(title, TITLE),
+        title_justify="left",
+        caption=None if caption is None else lit(caption, CAPTION),
+        caption_justify="left",
+    )

@@ -4,8 +4,6 @@ experiment."""
 from __future__ import annotations
 
 import contextlib
-import csv
-import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .._errors import RagmeterWarning
-from ._common import Format, console, err_console, handle_errors, line, lit, print_json
+from ._common import Format, console, err_console, handle_errors, line, lit, print_json, write_csv
 from ._store_options import db_option, no_store_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..experiments import ExperimentResult
+    from ..workflows.experiment import RunCounts
 
 
 def register(app: typer.Typer) -> None:
@@ -85,14 +84,13 @@ def run_cmd(
     for v in result.variants:
         for note in dict.fromkeys(v.notes):
             err_console.print(line(("note", "yellow"), f" ({v.name}): {note}"))
-    _output(result, fmt)
+    counts = _output(result, fmt)
     if store is not None:  # stderr: stdout stays the table, JSON or CSV
         say_stored(store, "run", list(ids.values()), "ragmeter runs list")
-    failed = sum(r.get("judge_failed") or 0 for r in result.answer_rows())
-    if failed:  # everything is written and stored; the exit code says the judge fell short
+    if counts.judge_failed:  # everything is written and stored; the exit code says so
         err_console.print(
             line(
-                (f"{failed} judgement(s) failed", "red"),
+                (f"{counts.judge_failed} judgement(s) failed", "red"),
                 "; they are recorded as failed, not as passes (see judgements.jsonl)",
             )
         )
@@ -128,84 +126,53 @@ def runner_closed(runner: Any) -> Iterator[None]:
         runner.close()
 
 
-def _output(result: ExperimentResult, fmt: Format) -> None:
+def _output(result: ExperimentResult, fmt: Format) -> RunCounts:
+    """The metric table (table, JSON or CSV) on stdout; in a table's wake, on stderr, what the
+    run had to do and how to diagnose its answers. Returns the run's counts."""
+    from ..workflows.experiment import diagnose_files, run_counts
+
+    counts = run_counts(result)
     if fmt is Format.json:
         print_json(result.to_dict())
-        return
+        return counts
     if fmt is Format.csv:
-        rows = result.table_rows()
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        return
+        write_csv(*result.csv_rows())
+        return counts
     from ._render_experiment import render_answers, render_experiment
 
     for renderable in [*render_experiment(result), *render_answers(result)]:
         console.print(renderable)
-    # the user's own pipelines run every time and encode with their own models
-    piped = sum(v.pipeline_errors is not None for v in result.variants)
-    answers = result.answer_rows()
-    made = sum(r["model_calls"] for r in answers)
-    err_console.print(
-        lit(
-            f"{len(result.variants)} variants in {result.seconds:.1f}s; "
-            f"{encoder_note(result, piped=piped)}"
-            + (f"; pipelines asked in place: {piped}" if piped else "")
-            + (
-                f"; answers made: {made} of {sum(r['answers'] for r in answers)}"
-                f"{' (every answer from the cache)' if made == 0 else ''}"
-                if answers
-                else ""
+    err_console.print(lit(run_note(counts) + f"; outputs in {result.experiment.output}"))
+    files = diagnose_files(result)
+    if files is not None:
+        cut = f"--k {files.k}" if files.k is not None else f"--budget {files.budget}"
+        err_console.print(
+            lit(
+                f"diagnose a variant: ragmeter diagnose --golden {files.golden} --corpus "
+                f"{files.corpus} --chunks {files.chunks} --run {files.run} {cut} "
+                f"--answers {files.answers}"
             )
-            + _judge_note(result)
-            + f"; outputs in {result.experiment.output}"
         )
-    )
-    if answers:
-        _say_diagnose(result)
+    return counts
 
 
-def _judge_note(result: ExperimentResult) -> str:
-    """The run note's "judge HTTP requests: N" over every variant, when the judge counts its
-    requests (the fake judge sends none and says nothing here); a re-run answered from the
-    judge cache says so, as the answers' note does."""
-    usages = [
-        v.answers.judge_usage
-        for v in result.variants
-        if v.answers is not None and v.answers.judge_usage is not None
-    ]
-    if not usages:
-        return ""
-    sent = sum(u["http_requests"] for u in usages)
-    hits = sum(u["cache_hits"] for u in usages)
-    return f"; judge HTTP requests: {sent}" + (
-        " (every reply from the cache)" if sent == 0 and hits else ""
-    )
-
-
-def encoder_note(result: ExperimentResult, *, piped: int) -> str:
-    """How many texts reached an encoder: a BM25-only run has no encoder, and saying
-    "0 (everything from the cache)" there would claim a cache that was never involved."""
-    if not result.encoder_calls:
-        return "no encoder"
-    calls = result.total_encoder_calls
-    cached = " (everything from the cache)" if calls == 0 and not piped else ""
-    return f"encoder calls: {calls}{cached}"
-
-
-def _say_diagnose(result: ExperimentResult) -> None:
-    """How to diagnose one variant's answers from the files just written (stderr)."""
-    exp = result.experiment
-    v = result.baseline
-    folder = exp.output / v.name if v.answers is None else v.answers.folder
-    if folder is None:
-        return
-    cut = f"--k {v.settings.k}" if v.settings.k is not None else f"--budget {v.settings.budget}"
-    run = v.run_path or folder / "run.trec"
-    err_console.print(
-        lit(
-            f"diagnose a variant: ragmeter diagnose --golden {exp.golden} --corpus "
-            f"{exp.corpus} --chunks {folder / 'chunks.jsonl'} --run {run} {cut} "
-            f"--answers {folder / 'answers.jsonl'}"
+def run_note(c: RunCounts) -> str:
+    """What the run had to do: encoder calls (or none), pipelines asked in place, answers made,
+    judge HTTP requests; "from the cache" where a re-run recomputed nothing."""
+    if c.encoder_calls is None:
+        encoded = "no encoder"
+    else:
+        cached = " (everything from the cache)" if c.encoder_calls == 0 and not c.piped else ""
+        encoded = f"encoder calls: {c.encoder_calls}{cached}"
+    note = f"{c.variants} variants in {c.seconds:.1f}s; {encoded}"
+    if c.piped:  # the user's own pipelines run every time and encode with their own models
+        note += f"; pipelines asked in place: {c.piped}"
+    if c.answers:
+        all_cached = " (every answer from the cache)" if c.answers_made == 0 else ""
+        note += f"; answers made: {c.answers_made} of {c.answers}{all_cached}"
+    if c.judge_requests is not None:
+        all_cached = (
+            " (every reply from the cache)" if c.judge_requests == 0 and c.judge_cache_hits else ""
         )
-    )
+        note += f"; judge HTTP requests: {c.judge_requests}{all_cached}"
+    return note

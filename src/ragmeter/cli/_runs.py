@@ -8,23 +8,27 @@ terminal to ask on, only ``--yes`` deletes.
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich import box
 from rich.table import Table
 
 from .._errors import UsageError
-from ._common import TITLE, Format, console, err_console, handle_errors, lit, print_json
+from ._common import (
+    TITLE,
+    Format,
+    console,
+    err_console,
+    handle_errors,
+    lit,
+    print_json,
+    write_csv,
+)
 from ._render_runs import record_table, runs_tables
 from ._store_options import db_option, id_ranges, open_required, shown_url, store_errors
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..store import RunRecord
 
 runs_app = typer.Typer(
     help="The experiment store's runs: list, show, delete, export to files, import files.",
@@ -66,7 +70,7 @@ def list_cmd(
     if fmt == Format.json:
         print_json([r.to_dict() for r in records])
     elif fmt == Format.csv:
-        _write_csv(records)
+        write_csv(*listed.csv_rows())
     elif not records:
         filters = [
             f"{k} {v}"
@@ -86,43 +90,6 @@ def list_cmd(
         err_console.print(f"… and {more} more (--limit 0 for all)")
 
 
-def _write_csv(records: list[RunRecord]) -> None:
-    names = list(dict.fromkeys(k for r in records for k in r.metrics))
-    w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(
-        [
-            "id",
-            "experiment",
-            "variant",
-            "kind",
-            "status",
-            "baseline",
-            "golden_version",
-            "started",
-            "finished",
-            "changes",
-            *names,
-        ]
-    )
-    for r in records:
-        d = r.to_dict()
-        w.writerow(
-            [
-                r.id,
-                r.experiment,
-                r.name,
-                r.kind,
-                r.status,
-                int(r.is_baseline),
-                r.golden_version or "",
-                d["started_at"],
-                d["finished_at"] or "",
-                "; ".join(r.changes),
-                *("" if r.metrics.get(n) is None else f"{r.metrics[n]:.6f}" for n in names),
-            ]
-        )
-
-
 # -- show -----------------------------------------------------------------------------------------
 @runs_app.command("show")
 @handle_errors
@@ -137,19 +104,13 @@ def show_cmd(
     store = open_required(db)
     with store_errors(store.url):
         shown = show_run(store, run_id)
-    r, evals = shown.record, shown.evaluations
     if fmt == Format.json:
-        d = r.to_dict()
-        d["evaluations"] = {
-            lvl: {"n_queries": e.n_queries, "metrics": dict(e.aggregate)}
-            for lvl, e in evals.items()
-        }
-        print_json(d)
+        print_json(shown.to_dict())
         return
     if fmt == Format.csv:
         raise UsageError("runs show prints a table or JSON (--format table|json)")
-    console.print(record_table(r))
-    for lvl, e in evals.items():
+    console.print(record_table(shown.record))
+    for lvl, e in shown.evaluations.items():
         console.print(lit(f"{lvl}-level metrics, {e.n_queries} questions", TITLE))
         t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         t.add_column("metric", overflow="fold")

@@ -1,6 +1,7 @@
 """The data model: corpora, span-labelled golden sets, versions, relocation, dataset loaders."""
 
 from ._freeze import FreezeResult, FrozenCheck, check_frozen, freeze
+from ._golden_diff import DiffSide, GoldenDiff, golden_diff
 from ._schema import Document, Evidence, Question
 from ._version import lock_path_for, read_lock
 from .agreement import LabelAgreement, QuestionAgreement, label_agreement, weighted_kappa
@@ -28,10 +29,12 @@ from .traffic import (
 
 __all__ = [
     "Corpus",
+    "DiffSide",
     "Document",
     "Evidence",
     "FreezeResult",
     "FrozenCheck",
+    "GoldenDiff",
     "GoldenSet",
     "LabelAgreement",
     "Question",
@@ -44,6 +47,7 @@ __all__ = [
     "check_frozen",
     "compare_traffic",
     "freeze",
+    "golden_diff",
     "golden_stats",
     "golden_version_of",
     "label_agreement",

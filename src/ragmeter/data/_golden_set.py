@@ -25,8 +25,9 @@ from .._errors import (
     UsageError,
     ValidationError,
 )
+from ._quotes import QuoteResolution, resolve_quotes, warn_normalised
 from ._schema import Question
-from ._validate import check_questions, parse_records
+from ._validate import check_questions
 from ._version import (
     documents_digest,
     labels_digest,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover - pyarrow loads only when qrels are asked 
 
 __all__ = [
     "HELDOUT_SHARE",
+    "ORIGINS",
     "SMALL_SLICE",
     "GoldenSet",
     "assign_split",
@@ -56,6 +58,9 @@ __all__ = [
 HELDOUT_SHARE = 0.2
 #: slices smaller than this give a direction, not proof (the seed's rule of thumb).
 SMALL_SLICE = 10
+#: how a question was made (``Question.origin``), in the order stats list them; "unknown":
+#: a question whose file records none
+ORIGINS = ("logged", "written", "drafted", "unknown")
 
 
 def assign_split(question_id: str, heldout: float = HELDOUT_SHARE) -> Literal["tune", "heldout"]:
@@ -268,31 +273,37 @@ def golden_version_of(golden: object) -> str | None:
 
 
 def load_golden(
-    path: str | os.PathLike[str], corpus: Corpus | str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    corpus: Corpus | str | os.PathLike[str] | None = None,
+    *,
+    quotes_from: Corpus | None = None,
 ) -> GoldenSet:
     """Read a golden set; with a corpus, also check every span against it.
 
     Raises :class:`ValidationError` listing every problem (schema errors, duplicate ids, empty
     or overlapping spans, and with a corpus: unknown documents, spans out of bounds, span text
     that no longer matches) with file, line and field.
+
+    Spans written as quotes (``{"quote": ...}``, docs/formats.md) are resolved against the
+    corpus, or against ``quotes_from`` for a set read without one (its offsets not checked).
     """
     path = Path(path)
     if corpus is not None and not isinstance(corpus, Corpus):
         corpus = load_corpus(corpus)
-    questions, lines, problems = _read(path, corpus)
+    read = resolve_quotes(path, corpus, quotes_from=quotes_from)
+    questions, lines, problems = read.questions, read.lines, read.problems
     if problems:
         raise ValidationError(problems, what=f"golden set {path}")
     if not questions:
         raise InputError("the golden set has no questions", path=path)
+    warn_normalised(read.quotes, path)  # spans written as quotes, found only loosely
     return GoldenSet(questions, corpus=corpus, source=str(path), lines=lines)
 
 
-def _read(path: Path, corpus: Corpus | None) -> tuple[list[Question], list[int], list[Problem]]:
-    problems: list[Problem] = []
-    questions, lines = parse_records(path, Question, problems, what="questions")
-    problems.extend(check_questions(questions, lines, corpus, str(path)))
-    problems.sort(key=lambda p: p.line or 0)
-    return questions, lines, problems
+def _read(path: Path, corpus: Corpus | None) -> QuoteResolution:
+    """The questions, their lines and every problem; spans written as quotes are resolved
+    against ``corpus`` (``_quotes``)."""
+    return resolve_quotes(path, corpus)
 
 
 def validate_golden(
@@ -309,7 +320,7 @@ def validate_golden(
     if isinstance(golden, GoldenSet):
         corpus = corpus if corpus is not None else golden.corpus
         return check_questions(golden.questions, golden.lines, corpus, golden.source)
-    return _read(Path(golden), corpus)[2]
+    return _read(Path(golden), corpus).problems
 
 
 def write_golden(golden: GoldenSet | Iterable[Question], path: str | os.PathLike[str]) -> Path:
@@ -324,6 +335,7 @@ def golden_stats(golden: GoldenSet) -> dict[str, Any]:
     grades = Counter(ev.grade for q in golden.questions for ev in q.evidence)
     sizes = golden.slice_sizes()
     splits = Counter(q.split for q in golden.questions)
+    origins: Counter[str] = Counter(q.origin or "unknown" for q in golden.questions)
     out: dict[str, Any] = {
         "source": golden.source,
         "questions": len(golden),
@@ -341,6 +353,7 @@ def golden_stats(golden: GoldenSet) -> dict[str, Any]:
         "slices": sizes,
         "small_slices": [name for name, n in sizes.items() if n < SMALL_SLICE],
         "splits": {"tune": splits.get("tune", 0), "heldout": splits.get("heldout", 0)},
+        "origins": {k: origins[k] for k in ORIGINS if origins[k]},
         "documents_referenced": len(golden.doc_ids),
         "labels_sha256": golden.labels_digest,
     }

@@ -95,6 +95,10 @@ class Question(_Text):
     answerable: bool = True
     slices: list[str] = Field(default_factory=list)
     split: Literal["tune", "heldout"] = "tune"
+    #: how the question was made (docs/labelling.md): a user's logged question, one written by
+    #: hand, or a generator's draft a labeller accepted; None when not recorded (every file
+    #: from before the field). Part of the version only when set.
+    origin: Literal["logged", "written", "drafted"] | None = None
 
     @model_validator(mode="after")
     def _answerable_has_evidence(self) -> Question:

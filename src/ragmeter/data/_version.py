@@ -5,7 +5,8 @@ Definitions (also in docs/formats.md):
 
 - canonical form of a question: ``json.dumps(question.model_dump(mode="json"), sort_keys=True,
   ensure_ascii=False, separators=(",", ":"))`` -- every field, defaults filled in, so the key
-  order, spacing and omitted defaults of the JSONL line do not matter.
+  order, spacing and omitted defaults of the JSONL line do not matter; ``origin`` only when
+  set (a set without origins keeps the version it had before the field existed).
 - labels digest ``L``: sha256 over the canonical forms of the questions sorted by id, each
   followed by ``"\\n"`` (question order in the file carries no meaning; evidence order does).
 - documents digest ``D``: sha256 over ``json.dumps([doc_id, content_sha256],
@@ -37,9 +38,10 @@ SHORT = 12
 
 def canonical_question(question: Question) -> str:
     """The question as canonical JSON (sorted keys, no spaces, defaults filled in)."""
-    return json.dumps(
-        question.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":")
-    )
+    fields = question.model_dump(mode="json")
+    if fields.get("origin") is None:
+        fields.pop("origin", None)
+    return json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def question_digest(question: Question) -> str:

@@ -3,7 +3,10 @@
 After launch the golden set is fed by the traffic it judges (the RAG evaluation lesson): sample
 logged questions per slice so rare types show up, label them, and check that the set's slices
 keep the traffic's proportions. A log is JSONL, one ``{"question": ..., <metadata>}`` object a
-line (docs/golden.md).
+line, a CSV file with a ``question`` column, or an OpenInference span export (Arize Phoenix's
+JSON Lines of spans: one question per trace, with what the application retrieved and answered
+as a ``logged`` object beside it); :mod:`ragmeter.data._traffic_formats` reads the last two
+(docs/golden.md).
 
 - :func:`sample_log` drops repeated questions (same text after case folding and whitespace
   collapsing; the first line is kept), then draws a stratified sample with proportional
@@ -24,14 +27,15 @@ import math
 import os
 import random
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, Problem, UsageError, ValidationError
 from .._numbers import seed as check_seed
 from .._numbers import whole
 from ..io import iter_jsonl
+from ._traffic_formats import LOG_FORMATS, detect_format, read_csv_log, read_openinference_log
 from ._validate import quote
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,10 +62,14 @@ class LogLine:
 
 @dataclass(frozen=True)
 class TrafficLog:
-    """The lines of a question log, in file order."""
+    """The lines of a question log, in file order (an OpenInference export: one a trace, in
+    the order the traces started)."""
 
     lines: tuple[LogLine, ...]
     source: str | None = None
+    format: str = "jsonl"  #: jsonl, csv or openinference
+    #: what reading left out and why (an OpenInference trace with no question), for the summary
+    notes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -72,13 +80,33 @@ def normalise_question(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def read_log(path: str | os.PathLike[str]) -> TrafficLog:
-    """Read a JSONL question log; every bad line (not JSON, not an object, no ``question`` or
-    one that is not a non-empty string) is reported at once with file, line and field."""
-    path = Path(path)
+def read_log(path: str | os.PathLike[str], fmt: str | None = None) -> TrafficLog:
+    """Read a question log: ``fmt`` ``jsonl``, ``csv`` or ``openinference``, or None to tell by
+    the name and the first line (:func:`~ragmeter.data._traffic_formats.detect_format`). Every
+    bad line (not JSON, not an object, not a span, no ``question`` or one that is not a
+    non-empty string) is reported at once with file, line and field."""
+    if fmt is not None and fmt not in LOG_FORMATS:
+        raise UsageError(f"unknown log format {fmt!r}: one of {', '.join(LOG_FORMATS)}")
+    fmt = fmt or detect_format(path)
     problems: list[Problem] = []
+    notes: list[str] = []
+    if fmt == "csv":
+        records: Iterable[tuple[int, dict[str, Any]]] = read_csv_log(path, problems)
+    elif fmt == "openinference":
+        spans = read_openinference_log(path, problems)
+        records = spans.records
+        if spans.skipped:
+            first, trace = spans.skipped[0]
+            notes.append(
+                f"{len(spans.skipped)} of {len(spans.records) + len(spans.skipped)} traces have "
+                "no question (no root, CHAIN, AGENT or RETRIEVER span with an input.value: "
+                f"an indexing trace?) and were left out; the first at line {first} "
+                f"(trace {trace})"
+            )
+    else:
+        records = iter_jsonl(path, problems, what="questions")
     lines: list[LogLine] = []
-    for number, obj in iter_jsonl(path, problems, what="questions"):
+    for number, obj in records:
         q = obj.get("question")
         if "question" not in obj:
             problems.append(
@@ -97,10 +125,11 @@ def read_log(path: str | os.PathLike[str]) -> TrafficLog:
         else:
             lines.append(LogLine(number, obj))
     if problems:
+        problems.sort(key=lambda p: p.line or 0)  # spans are checked trace by trace
         raise ValidationError(problems, what=f"log {path}")
     if not lines:
         raise InputError("the log has no questions", path=path)
-    return TrafficLog(tuple(lines), str(path))
+    return TrafficLog(tuple(lines), str(path), fmt, tuple(notes))
 
 
 def dedupe(log: TrafficLog) -> tuple[list[LogLine], int]:
@@ -180,7 +209,7 @@ class Stratum:
 
 @dataclass(frozen=True)
 class TrafficSample:
-    """A stratified sample of a log: the chosen lines (file order) and how they were drawn."""
+    """A stratified sample of a log: the chosen lines (log order) and how they were drawn."""
 
     lines: tuple[LogLine, ...]
     strata: tuple[Stratum, ...]
@@ -189,6 +218,8 @@ class TrafficSample:
     requested: int
     read: int  #: log lines read
     duplicates: int  #: repeated questions dropped before sampling
+    notes: tuple[str, ...] = ()  #: the log's notes (TrafficLog.notes)
+    log_format: str = "jsonl"  #: the log's format (TrafficLog.format)
 
     def to_jsonl(self) -> list[str]:
         return [json.dumps(line.record, ensure_ascii=False) for line in self.lines]
@@ -202,6 +233,7 @@ class TrafficSample:
             "sampled": len(self.lines),
             "by": self.by,
             "seed": self.seed,
+            "notes": list(self.notes),
             "strata": [
                 {
                     "stratum": s.name,
@@ -239,8 +271,11 @@ def sample_log(log: TrafficLog, n: int, by: str | None = None, seed: int = 0) ->
         rng = random.Random(f"{seed}:{key}")
         chosen.extend(rng.sample(members, quotas[key]))
         strata.append(Stratum(key, len(members), min(n, total) * len(members) / total, quotas[key]))
-    chosen.sort(key=lambda line: line.line)
-    return TrafficSample(tuple(chosen), tuple(strata), by, seed, n, len(log), dropped)
+    position = {id(line): i for i, line in enumerate(log.lines)}
+    chosen.sort(key=lambda line: position[id(line)])
+    return TrafficSample(
+        tuple(chosen), tuple(strata), by, seed, n, len(log), dropped, log.notes, log.format
+    )
 
 
 @dataclass(frozen=True)
@@ -252,6 +287,9 @@ class SliceShare:
     log: int  #: log lines in the slice
     golden_total: int
     log_total: int
+    #: the slice's golden questions by how they were made (``Question.origin``; "unknown"
+    #: when a question records none): drafted questions are counted apart from logged ones
+    by_origin: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def golden_share(self) -> float:
@@ -291,6 +329,12 @@ class TrafficComparison:
     log_lines: int
     golden_unsliced: int  #: golden questions with no slice
     log_unsliced: int  #: log lines without the field
+    notes: tuple[str, ...] = ()  #: the log's notes (TrafficLog.notes)
+
+    @property
+    def has_origins(self) -> bool:
+        """Whether any golden question records its origin (``Question.origin``)."""
+        return any(set(s.by_origin) - {"unknown"} for s in self.slices)
 
     def with_status(self, *statuses: str) -> list[SliceShare]:
         return [s for s in self.slices if s.status(self.factor) in statuses]
@@ -303,6 +347,7 @@ class TrafficComparison:
             "log_lines": self.log_lines,
             "golden_without_slice": self.golden_unsliced,
             "log_without_field": self.log_unsliced,
+            "notes": list(self.notes),
             "slices": [
                 {
                     "slice": s.name,
@@ -312,6 +357,8 @@ class TrafficComparison:
                     "log_share": s.log_share,
                     "ratio": s.ratio,
                     "status": s.status(self.factor),
+                    # once any golden question records how it was made
+                    **({"golden_by_origin": dict(s.by_origin)} if self.has_origins else {}),
                 }
                 for s in self.slices
             ],
@@ -320,6 +367,12 @@ class TrafficComparison:
             "not_in_golden": [s.name for s in self.with_status("not in golden")],
             "not_in_log": [s.name for s in self.with_status("not in log")],
         }
+
+
+def _in_order(counts: Counter[str]) -> dict[str, int]:
+    from ._golden_set import ORIGINS
+
+    return {k: counts[k] for k in ORIGINS if counts[k]}
 
 
 def compare_traffic(
@@ -340,8 +393,15 @@ def compare_traffic(
         raise ValidationError(problems, what=f"log {log.source}")
     g = Counter(name for names in per_question for name in names)
     t = Counter(name for names in per_line for name in names)
+    made: dict[str, Counter[str]] = {}
+    for q, names in zip(golden.questions, per_question, strict=True):
+        for name in names:
+            made.setdefault(name, Counter())[q.origin or "unknown"] += 1
     ng, nt = len(per_question), len(per_line)
-    rows = [SliceShare(name, g[name], t[name], ng, nt) for name in g.keys() | t.keys()]
+    rows = [
+        SliceShare(name, g[name], t[name], ng, nt, _in_order(made.get(name, Counter())))
+        for name in g.keys() | t.keys()
+    ]
     rows.sort(key=lambda s: (-s.log, -s.golden, s.name))
     return TrafficComparison(
         tuple(rows),
@@ -351,4 +411,5 @@ def compare_traffic(
         nt,
         sum(not names for names in per_question),
         sum(not names for names in per_line),
+        log.notes,
     )

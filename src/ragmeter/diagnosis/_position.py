@@ -255,6 +255,7 @@ class PositionReport:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        header, rows = self.csv_rows(per_question=True)
         return {
             "variant": self.variant,
             "golden_version": self.golden_version,
@@ -266,19 +267,34 @@ class PositionReport:
             "excluded": dict(self.excluded),
             "notes": list(self.notes),
             "min_bin": MIN_BIN,
-            "questions": [
-                {
-                    "id": q.id,
-                    "position": q.position,
-                    "context_len": q.context_len,
-                    "bin": q.bin,
-                    "grade": q.grade,
-                    "correct": q.correct,
-                    "ok": q.ok,
-                }
-                for q in self.questions
-            ],
+            "questions": [dict(zip(header, row, strict=True)) for row in rows],
         }
+
+    def csv_rows(self, *, per_question: bool = False) -> tuple[list[str], list[list[object]]]:
+        """The header and rows of ``answers position --format csv``: one row per bin and per
+        position, or with ``per_question`` one per placed question."""
+        if per_question:
+            header = ["id", "position", "context_len", "bin", "grade", "correct", "ok"]
+            return header, [
+                [q.id, q.position, q.context_len, q.bin, q.grade, q.correct, q.ok]
+                for q in self.questions
+            ]
+        header = [
+            *("group", "key", "n", "correct", "ok", "support_unknown"),
+            *("ok_rate", "ok_ci_low", "ok_ci_high"),
+        ]
+        rows: list[list[object]] = []
+        for group, groups in (("bin", self.bins), ("position", self.positions)):
+            for g in groups:
+                ci = g.ok_interval
+                rows.append(
+                    [
+                        *(group, g.key, g.n, g.correct, g.ok, g.support_unknown),
+                        "" if g.ok_rate is None else f"{g.ok_rate:.4f}",
+                        *(("", "") if ci is None else (f"{ci[0]:.4f}", f"{ci[1]:.4f}")),
+                    ]
+                )
+        return header, rows
 
 
 def position_table(

@@ -204,6 +204,12 @@ class ExperimentResult:
         pd = require("pandas", "DataFrame output")
         return pd.DataFrame(table_rows(self, digits=None)).set_index("variant")
 
+    def csv_rows(self) -> tuple[list[str], list[list[object]]]:
+        """The header and rows of ``ragmeter run --format csv``: :meth:`table_rows` as cells."""
+        rows = self.table_rows()
+        header = list(rows[0])
+        return header, [[r.get(k, "") for k in header] for r in rows]
+
     def answer_rows(self) -> list[dict[str, Any]]:
         """The answers table: one row per generating variant (empty when nothing generates)."""
         return [v.answers.summary() for v in self.variants if v.answers is not None]

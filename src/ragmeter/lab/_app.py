@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,13 +22,21 @@ def create_app(
     host: str = "127.0.0.1",
     store: Store | None = None,
     root: str | Path | None = None,
+    labeller: str | None = None,
+    allowed_hosts: Sequence[str] = (),
 ) -> FastAPI:
     """The lab over the store at ``store_url`` (default: as every command, see docs/store.md).
 
     ``host`` is the address the server binds: requests must name it (or a loopback name) in
     their Host header. ``root`` is the lab's folder (default: the current one): the experiment
     and chunk files stored runs name are opened, and re-run, only inside it (see
-    :mod:`._paths`).
+    :mod:`._paths`). ``labeller`` names who labels on loopback (default: the operating
+    system user; see :mod:`._labeller`).
+
+    ``allowed_hosts`` are more Host names to answer (a reverse proxy's, ``--allowed-host``).
+    Served beyond loopback (``host`` or one of those names not a loopback one) every request
+    needs a labeller's token, and the app is refused (UsageError) while the store has no
+    labeller with one (see :mod:`._auth`).
     """
     require("fastapi", "the lab (ragmeter lab)")
     from fastapi import FastAPI
@@ -37,10 +46,14 @@ def create_app(
 
     from ..store import Store
     from ._app_state import LabState
+    from ._auth import AuthMiddleware, Gate, beyond_loopback, refuse_without_tokens
+    from ._auth import router as auth_router
+    from ._labeller import checked_name
     from ._notices import SkippedRows
     from ._paths import LabCache
     from ._render import STATIC
-    from ._security import SecurityMiddleware, allowed_hosts
+    from ._security import SecurityMiddleware
+    from ._security import allowed_hosts as host_list
     from .views import routers
 
     contexts = LabCache(root)  # a --root that is no folder fails before the store is opened
@@ -51,13 +64,25 @@ def create_app(
     app.state.lab = LabState(
         store=store if store is not None else Store.open(store_url), contexts=contexts
     )
+    app.state.labeller = None if labeller is None else checked_name(labeller)
+    gate = Gate(required=beyond_loopback(host, allowed_hosts))
+    if gate.required:
+        try:
+            refuse_without_tokens(app.state.lab.store, host, allowed_hosts)
+        except BaseException:
+            if store is None:  # opened here: nothing of it left open behind the refusal
+                app.state.lab.store.close()
+            raise
+    app.state.auth = gate
+    app.include_router(auth_router)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     for router in routers():
         app.include_router(router)
     app.add_middleware(SkippedRows)  # innermost: one list of skipped rows per request
+    app.add_middleware(AuthMiddleware, gate=gate)  # the labeller, inside the CSRF check
     # added last = outermost: the host check runs before anything else
     app.add_middleware(SecurityMiddleware)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(host))
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=host_list(host, allowed_hosts))
     return app
 
 

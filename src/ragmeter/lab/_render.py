@@ -50,6 +50,8 @@ NAV = (
     ("/judges", "Judges"),
     ("/slider", "Slider"),
     ("/jobs", "Jobs"),
+    ("/label", "Label"),
+    ("/review", "Review"),
 )
 
 

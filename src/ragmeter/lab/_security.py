@@ -3,7 +3,10 @@
 * Content-Security-Policy per response, with a fresh nonce: scripts only from the lab itself
   (no inline code, no eval: Vega runs with its expression interpreter), no frames, forms post
   only to the lab; ``style-src`` allows inline styles (Vega sizes its charts with them).
-* Host header allow-list (127.0.0.1, localhost, ::1 and the bound host) against DNS rebinding.
+* Host header allow-list (127.0.0.1, localhost, ::1, the bound host and the names given with
+  ``--allowed-host``) against DNS rebinding.
+* Served beyond loopback, every request but the login page and the static files needs a
+  labeller's token (:mod:`._auth`).
 * No CORS headers at all: other origins cannot read the lab's responses.
 * Every request that could change something (POST, PUT, PATCH, DELETE) must carry the CSRF
   token (double submit: a SameSite=Strict cookie and the ``X-CSRF-Token`` header or the
@@ -49,13 +52,16 @@ def csp(nonce: str) -> str:
     )
 
 
-def allowed_hosts(host: str) -> list[str]:
+def allowed_hosts(host: str, extra: Iterable[str] = ()) -> list[str]:
+    """The Host header values the lab answers: loopback names, the bound host and ``extra``
+    (``ragmeter lab --allowed-host``: the name a reverse proxy passes, see docs/team.md)."""
     hosts = list(LOOPBACK)
     if host not in hosts and host not in ("0.0.0.0", "::"):
         hosts.append(host)
     if host in ("0.0.0.0", "::"):
         # bound to every interface: the user asked for it (with a warning); accept any Host
         return ["*"]
+    hosts.extend(h for h in extra if h not in hosts)
     return hosts
 
 

@@ -244,6 +244,23 @@ class Evaluation:
             warnings=tuple(d.get("warnings") or ()),
         )
 
+    def csv_rows(self, *, per_query: bool = False) -> tuple[list[str], list[list[object]]]:
+        """The header and rows of ``eval --format csv``: with ``per_query`` one row per query,
+        then the ``all`` row of means (six decimals; an empty cell where no query was scorable,
+        never 0)."""
+
+        def num(v: float | None) -> str:
+            return "" if v is None else f"{v:.6f}"
+
+        names = [str(m) for m in self.metrics]
+        rows: list[list[object]] = []
+        if per_query:
+            rows = [
+                [self.run, q, *(num(row[n]) for n in names)] for q, row in self.per_query.items()
+            ]
+        rows.append([self.run, "all", *(num(self.aggregate[n]) for n in names)])
+        return ["run", "query", *names], rows
+
     def to_frame(self):  # -> pandas.DataFrame
         """Per-query values as a pandas DataFrame (index: query id, columns: metric strings)."""
         from .._extras import require

@@ -320,6 +320,15 @@ class Comparison:
             columns=["baseline", "candidate", "delta"],
         )
 
+    def csv_rows(self) -> tuple[list[str], list[list[object]]]:
+        """The header and one row per question of ``ragmeter compare --format csv`` (six
+        decimals, the delta signed)."""
+        rows: list[list[object]] = [
+            [q, f"{r['baseline']:.6f}", f"{r['candidate']:.6f}", f"{r['delta']:+.6f}"]
+            for q, r in self.per_question.items()
+        ]
+        return ["question", "baseline", "candidate", "delta"], rows
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready record (the shape ``ragmeter compare --format json`` prints)."""
         return {

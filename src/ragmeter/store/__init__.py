@@ -14,6 +14,7 @@ from ._damage import (
     skipped_so_far,
 )
 from ._engine import connect_timeout, dispose_engines, is_database_error, on_slow_connect
+from ._labelling import EditConflict, ItemRow, LabellerRow, LabelRow, NewItem, QueueRow
 from ._listings import (
     AnswerSetRow,
     ComparisonRow,
@@ -37,11 +38,17 @@ __all__ = [
     "ComparisonRow",
     "DamagedRowError",
     "DamagedRowWarning",
+    "EditConflict",
     "GoldenVersionRow",
     "Imported",
+    "ItemRow",
     "JudgeValidationRow",
+    "LabelRow",
+    "LabellerRow",
+    "NewItem",
     "PathImported",
     "Protected",
+    "QueueRow",
     "RunPage",
     "RunRecord",
     "SchemaState",

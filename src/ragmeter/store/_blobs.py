@@ -303,6 +303,7 @@ class Blobs:
             m.comparisons.c.values_blob,
             m.answer_sets.c.answers_blob,
             m.judge_labels.c.labels_blob,
+            m.label_queues.c.corpus_blob,
         ]
         used = sa.union(*[sa.select(c.label("h")).where(c.is_not(None)) for c in refs]).subquery()
         gone = conn.execute(

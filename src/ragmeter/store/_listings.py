@@ -73,6 +73,8 @@ class GoldenVersionRow(Columns):
     slices: Mapping[str, float]
     splits: Mapping[str, float]
     created_at: dt.datetime
+    #: the version it was made from (a labelling queue's freeze, ``golden freeze --parent``)
+    parent: str | None = None
 
 
 @dataclass(frozen=True, eq=True)
@@ -211,7 +213,7 @@ def golden_versions(store: Store) -> list[GoldenVersionRow]:
     import sqlalchemy as sa
 
     t = m.golden_versions
-    cols = ("version", "name", "n_questions", "n_spans", "slices", "splits", "created_at")
+    cols = ("version", "name", "n_questions", "n_spans", "slices", "splits", "created_at", "parent")
     q = sa.select(*(t.c[c] for c in cols)).order_by(t.c.created_at)
 
     def make(v: Row) -> GoldenVersionRow:
@@ -223,6 +225,7 @@ def golden_versions(store: Store) -> list[GoldenVersionRow]:
             slices=v.numbers("slices"),
             splits=v.numbers("splits"),
             created_at=v.when("created_at"),
+            parent=v.text("parent", null=True),
         )
 
     # a version is named by its repr: golden-set version 'g-...'

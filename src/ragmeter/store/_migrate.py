@@ -30,9 +30,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
 #: the newest revision this ragmeter knows; tests check it is Alembic's head
-HEAD = "0001"
+HEAD = "0002"
 #: every revision this ragmeter knows, oldest first
-KNOWN = ("0001",)
+KNOWN = ("0001", "0002")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: tables every ragmeter schema has had: a database with an unknown revision and without them is
 #: another Alembic application's, not one written by a newer ragmeter

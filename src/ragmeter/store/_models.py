@@ -50,6 +50,7 @@ golden_versions = sa.Table(
     sa.Column("splits", sa.JSON, nullable=False),  # split -> question count
     sa.Column("questions_blob", sa.String(64), sa.ForeignKey("blobs.hash"), nullable=False),
     sa.Column("created_at", _when, nullable=False),
+    sa.Column("parent", sa.String(64), nullable=True),  # the version it was made from (0002)
 )
 
 corpora = sa.Table(
@@ -215,4 +216,96 @@ judge_labels = sa.Table(
     sa.Column("n_labels", sa.Integer, nullable=False),
     sa.Column("labels_blob", sa.String(64), sa.ForeignKey("blobs.hash"), nullable=False),
     sa.Column("report", sa.JSON, nullable=False),
+)
+
+# -- the golden-set workbench (docs/labelling.md): queues of questions, labellers and labels --
+#: what a queue labels: evidence spans (and answers) of questions, or generated answers
+QUEUE_KINDS = ("evidence", "answers")
+#: how an item's question was made
+ORIGINS = ("logged", "written", "drafted", "golden")
+#: a labeller's own label, or the adjudicated one (one per item)
+ROLES = ("label", "resolved")
+
+labellers = sa.Table(
+    "labellers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=True),  # sha256 hex; None: loopback only
+    sa.Column("created_at", _when, nullable=False),
+    sa.UniqueConstraint("name", name="uq_labellers_name"),
+    sa.UniqueConstraint("token_hash", name="uq_labellers_token_hash"),
+)
+
+label_queues = sa.Table(
+    "label_queues",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    # the corpus as a table (id, text, title, metadata): the lab shows documents with no file
+    sa.Column("corpus_blob", sa.String(64), sa.ForeignKey("blobs.hash"), nullable=True),
+    sa.Column("corpus_fingerprint", sa.String(64), nullable=True),
+    sa.Column("n_docs", sa.Integer, nullable=False),
+    sa.Column("double_share", sa.Float, nullable=False),
+    sa.Column("seed", sa.Integer, nullable=False),
+    sa.Column("parent_version", sa.String(64), nullable=True),
+    sa.Column("source", sa.String(1000), nullable=True),
+    sa.Column("created_at", _when, nullable=False),
+    sa.UniqueConstraint("name", name="uq_label_queues_name"),
+    sa.CheckConstraint("kind IN ('evidence', 'answers')", name="kind"),
+)
+
+label_items = sa.Table(
+    "label_items",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "queue_id",
+        sa.Integer,
+        sa.ForeignKey("label_queues.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("qid", sa.String(500), nullable=False),
+    sa.Column("question", sa.Text, nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("origin", sa.String(16), nullable=False),
+    sa.Column("accepted", sa.Boolean, nullable=False),  # False: a draft no labeller accepted
+    sa.Column("double", sa.Boolean, nullable=False),  # two labellers label it
+    sa.Column("context", sa.JSON, nullable=False),  # shown beside the question, never a label
+    sa.Column("prefill", sa.JSON, nullable=True),  # a reviewed golden set's label
+    sa.UniqueConstraint("queue_id", "qid", name="uq_label_items_queue_id_qid"),
+    sa.CheckConstraint("origin IN ('logged', 'written', 'drafted', 'golden')", name="origin"),
+)
+
+labels = sa.Table(
+    "labels",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "item_id",
+        sa.Integer,
+        sa.ForeignKey("label_items.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    # who made it (for a resolved label: who resolved it last)
+    sa.Column(
+        "labeller_id",
+        sa.Integer,
+        sa.ForeignKey("labellers.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("role", sa.String(16), nullable=False),
+    # the labeller's id for a "label", 0 for "resolved": one label per labeller, one resolution
+    # per item, kept by the unique constraint on every database (no partial index needed)
+    sa.Column("slot", sa.Integer, nullable=False),
+    sa.Column("revision", sa.Integer, nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("created_at", _when, nullable=False),
+    sa.Column("updated_at", _when, nullable=False),
+    sa.UniqueConstraint("item_id", "role", "slot", name="uq_labels_item_id_role_slot"),
+    sa.CheckConstraint("role IN ('label', 'resolved')", name="role"),
 )

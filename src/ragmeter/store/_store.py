@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..data import Corpus, GoldenSet
     from ..metrics import Evaluation
     from ..paired import Comparison
+    from ._labelling import ItemRow, LabellerRow, LabelRow, NewItem, QueueRow
     from ._listings import (
         AnswerSetRow,
         ComparisonRow,
@@ -88,8 +89,12 @@ class Store:
         return f"Store({self.display_url!r})"
 
     # -- golden sets, corpora, chunkings -------------------------------------------------------
-    def put_golden(self, golden: GoldenSet, name: str | None = None) -> str:
-        """Record a golden-set version (immutable: a version already stored is kept as is)."""
+    def put_golden(
+        self, golden: GoldenSet, name: str | None = None, parent: str | None = None
+    ) -> str:
+        """Record a golden-set version (immutable: a version already stored is kept as is);
+        ``parent``: the version it was made from (a labelling queue's, ``golden freeze
+        --parent``)."""
         import pyarrow as pa
         import sqlalchemy as sa
 
@@ -125,6 +130,7 @@ class Store:
                     },
                     questions_blob=blob,
                     created_at=now(),
+                    parent=parent,
                 )
             )
         return version
@@ -602,3 +608,146 @@ class Store:
         from ._transfer import import_paths
 
         return import_paths(self, paths)
+
+    # -- labelling: labellers, queues, items, labels (docs/labelling.md) -----------------------
+    def add_labeller(self, name: str, *, token: bool = True) -> tuple[LabellerRow, str | None]:
+        """A new labeller and their token, to be shown once (stored hashed); ``token=False``:
+        the loopback labeller, who needs none (token None)."""
+        from ._labelling import add_labeller
+
+        return add_labeller(self, name, token=token)
+
+    def labeller(self, name: str) -> LabellerRow:
+        """The labeller of this name (NotFoundError listing the labellers)."""
+        from ._labelling import labeller
+
+        return labeller(self, name)
+
+    def labeller_by_token(self, token: str) -> LabellerRow | None:
+        """The labeller whose token this is; None when it is no one's."""
+        from ._labelling import labeller_by_token
+
+        return labeller_by_token(self, token)
+
+    def labellers(self) -> list[LabellerRow]:
+        from ._labelling import labellers
+
+        return labellers(self)
+
+    def issue_token(self, name: str) -> tuple[LabellerRow, str]:
+        """A new token for a labeller who has none (shown once, stored hashed); UsageError
+        when they have one."""
+        from ._labelling import issue_token
+
+        return issue_token(self, name)
+
+    def revoke_token(self, name: str) -> LabellerRow:
+        """Take a labeller's token away; the labeller and their labels stay."""
+        from ._labelling import revoke_token
+
+        return revoke_token(self, name)
+
+    def create_queue(
+        self,
+        name: str,
+        *,
+        kind: str = "evidence",
+        corpus: Corpus | None = None,
+        items: Sequence[NewItem] = (),
+        double_share: float = 0.2,
+        seed: int = 0,
+        parent_version: str | None = None,
+        source: str | None = None,
+    ) -> QueueRow:
+        """A new labelling queue with its corpus (stored with it) and items, in one
+        transaction."""
+        from ._labelling import create_queue
+
+        return create_queue(
+            self,
+            name,
+            kind=kind,
+            corpus=corpus,
+            items=items,
+            double_share=double_share,
+            seed=seed,
+            parent_version=parent_version,
+            source=source,
+        )
+
+    def queue(self, id_or_name: int | str) -> QueueRow:
+        """A queue by name (or id); NotFoundError listing the queues."""
+        from ._labelling import queue
+
+        return queue(self, id_or_name)
+
+    def queues(self) -> list[QueueRow]:
+        from ._labelling import queues
+
+        return queues(self)
+
+    def delete_queue(self, id_or_name: int | str) -> None:
+        from ._labelling import delete_queue
+
+        delete_queue(self, id_or_name)
+
+    def add_items(self, queue_id: int | str, items: Sequence[NewItem]) -> list[ItemRow]:
+        from ._labelling import add_items
+
+        return add_items(self, queue_id, items)
+
+    def items(self, queue_id: int | str) -> list[ItemRow]:
+        """A queue's items, by position."""
+        from ._labelling import items
+
+        return items(self, queue_id)
+
+    def item(self, item_id: int | str) -> ItemRow:
+        from ._labelling import item
+
+        return item(self, item_id)
+
+    def queue_corpus(self, queue_id: int | str) -> Corpus:
+        """The corpus the queue was made with (stored with it)."""
+        from ._labelling import queue_corpus
+
+        return queue_corpus(self, queue_id)
+
+    def labels(
+        self,
+        *,
+        queue_id: int | str | None = None,
+        item_id: int | str | None = None,
+        labeller: str | None = None,
+    ) -> list[LabelRow]:
+        """The labels of a queue or an item (optionally one labeller's), by item position and
+        then by when each was first saved."""
+        from ._labelling import labels
+
+        return labels(self, queue_id=queue_id, item_id=item_id, labeller=labeller)
+
+    def save_label(
+        self,
+        item_id: int | str,
+        labeller: str,
+        payload: Mapping[str, Any],
+        expected_revision: int,
+        *,
+        role: str = "label",
+        accept: bool = False,
+    ) -> LabelRow:
+        """Save a label (one transaction); a stored revision other than
+        ``expected_revision`` (0: new) raises EditConflict carrying the stored label."""
+        from ._labelling import save_label
+
+        return save_label(
+            self, item_id, labeller, payload, expected_revision, role=role, accept=accept
+        )
+
+    def delete_label(
+        self, item_id: int | str, labeller: str, expected_revision: int, *, role: str = "label"
+    ) -> None:
+        """Delete a label, under the same revision check as :meth:`save_label`."""
+        from ._labelling import delete_label
+
+        delete_label(self, item_id, labeller, expected_revision, role=role)

@@ -9,7 +9,7 @@ and the lab's diagnosis and judge views call these; they only parse their input 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,18 +27,23 @@ if TYPE_CHECKING:
     from ..store import Store
 
 __all__ = [
+    "FAKE_JUDGE_NOTE",
     "AnswerInputs",
+    "AnswersChecked",
+    "CheckRequest",
     "CheckedAnswers",
     "JudgeSettings",
     "ValidatedJudge",
     "answer_positions",
     "check_answer_sets",
+    "check_answers",
     "compare_answer_files",
     "judge_name",
     "judge_usage",
     "load_answer_sets",
     "load_inputs",
     "make_judge",
+    "plan_check",
     "plan_judge_calls",
     "prompt_text",
     "record_answer_sets",
@@ -227,6 +232,111 @@ def plan_judge_calls(
     for s in sets:
         _check(s, inputs, planner, judge_metrics, contexts, judge_prompts)
     return planner.plan
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What ``ragmeter answers check`` is asked: the answers files, the golden set (with the
+    corpus and chunking when given), the retrieval ``run`` cut at ``k`` or ``budget`` that built
+    the prompts of answers without a ``context``, and the judge with its comma-separated
+    ``judge_metrics`` (unused for ``--judge none``)."""
+
+    answers: Sequence[Path]
+    golden: Path
+    corpus: Path | None = None
+    chunks: Path | None = None
+    run: Path | None = None
+    k: int | None = None
+    budget: int | None = None
+    judge: JudgeSettings = JudgeSettings("none")
+    judge_metrics: str = "faithfulness"
+    judge_prompts: Path | None = None
+
+
+#: said (on stderr) whenever the fake judge is built: its scores are not evidence
+FAKE_JUDGE_NOTE = "FAKE JUDGE: rule-based stand-in, not a model; its scores are not evidence"
+
+
+@dataclass(frozen=True)
+class AnswersChecked:
+    """The checked answer sets of a :class:`CheckRequest`, with what recording them needs (the
+    prompt contexts cut from the run, the golden set) and whether the judge priced its work."""
+
+    checked: list[CheckedAnswers]
+    contexts: dict[str, tuple[str, ...]] | None
+    golden: GoldenSet
+    priced: bool
+
+    @property
+    def failed(self) -> int:
+        """Judgements that failed over every set (recorded as failed, never as passes)."""
+        return sum(c.failed for c in self.checked)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """Each set's report, with its ``judge_usage`` when the judge counts its work."""
+        out = []
+        for c in self.checked:
+            d = c.report.to_dict()
+            if c.usage is not None:
+                d["judge_usage"] = c.usage
+            out.append(d)
+        return out
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    inputs: AnswerInputs
+    judge: Judge | None
+    metrics: list[str]
+    contexts: dict[str, tuple[str, ...]] | None
+    sets: list[AnswerSet]
+
+
+def _prepare(request: CheckRequest, warn: Callable[[str], object] | None) -> _Prepared:
+    inputs = load_inputs(request.golden, request.corpus, request.chunks)
+    if request.judge.kind == "fake" and warn is not None:
+        warn(FAKE_JUDGE_NOTE)
+    judge = make_judge(request.judge)
+    metrics = (
+        [m.strip() for m in request.judge_metrics.split(",") if m.strip()]
+        if judge is not None
+        else []
+    )
+    contexts = run_contexts(request.run, inputs.chunking, request.k, request.budget)
+    sets = load_answer_sets(request.answers, inputs.golden)
+    return _Prepared(inputs, judge, metrics, contexts, sets)
+
+
+def check_answers(
+    request: CheckRequest, *, warn: Callable[[str], object] | None = None
+) -> AnswersChecked:
+    """``ragmeter answers check``: read the inputs, build the judge (``warn`` is told when it is
+    the fake one), cut the run's prompt contexts and check every answers file."""
+    p = _prepare(request, warn)
+    checked = check_answer_sets(
+        p.sets,
+        p.inputs,
+        judge=p.judge,
+        judge_metrics=p.metrics,
+        contexts=p.contexts,
+        judge_prompts=request.judge_prompts,
+    )
+    priced = (judge_usage(p.judge) or {}).get("cost") is not None
+    return AnswersChecked(checked, p.contexts, p.inputs.golden, priced)
+
+
+def plan_check(request: CheckRequest, *, warn: Callable[[str], object] | None = None) -> JudgePlan:
+    """``ragmeter answers check --dry-run``: :func:`check_answers`'s judge calls counted, none
+    sent (:func:`plan_judge_calls`)."""
+    p = _prepare(request, warn)
+    return plan_judge_calls(
+        p.sets,
+        p.inputs,
+        judge=p.judge,
+        judge_metrics=p.metrics,
+        contexts=p.contexts,
+        judge_prompts=request.judge_prompts,
+    )
 
 
 def record_answer_sets(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._errors import RagmeterWarning
+from .._errors import RagmeterWarning, UsageError
 from .refs import LoadedPair, RunRef, Scoring, load_pair
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ __all__ = [
     "LedgerUse",
     "MetricChoice",
     "StoredComparison",
+    "check_ledger_file",
     "compare_pair",
     "compare_runs",
     "ledger_for",
@@ -90,6 +91,23 @@ def ledger_for(
 
         return DEFAULT_LEDGER
     return None if store.read_only else store.ledger
+
+
+def check_ledger_file(ledger: Path) -> None:
+    """Before any work: an existing ``--ledger`` must be a selection ledger (the entry is
+    appended before the ledger is read back, so a wrong file would get a JSON line added to its
+    end). UsageError naming the file and what is wrong with it otherwise."""
+    from .._errors import InputError
+    from ..paired import Ledger as LedgerFile
+
+    if ledger.is_file():
+        try:
+            LedgerFile(ledger).entries()
+        except InputError as exc:
+            raise UsageError(
+                f"--ledger {ledger} is not a selection ledger ({exc}); name a ledger file or a "
+                "new one"
+            ) from None
 
 
 @dataclass(frozen=True)

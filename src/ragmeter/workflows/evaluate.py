@@ -23,7 +23,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..metrics import Evaluation, Missing, Ties  # Missing, Ties: the accepted strings
     from ..store import Store
 
-__all__ = ["DEFAULT_METRICS", "ID_SPACE_WARNING", "NO_MEAN", "Scored", "record", "score_runs"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "ID_SPACE_WARNING",
+    "NO_MEAN",
+    "Scored",
+    "evaluation_notes",
+    "record",
+    "score_runs",
+]
 
 #: the metrics scored on qrels when none are named
 DEFAULT_METRICS = "nDCG@10,RR@10,R@100,P@5,AP"
@@ -164,3 +172,31 @@ def _item_scores(
                 )
             )
     return Scored(evaluations=evals, run_files=[Path(p) for p in paths[1:]])
+
+
+def evaluation_notes(evals: Sequence[Evaluation]) -> list[str]:
+    """What a reader of the scores must know, per run (``ragmeter eval``'s table caption): a
+    run none of whose item ids is judged, labelled queries missing from it (counted as 0 or
+    skipped) and queries without a relevant item, the golden-set version, the effective k at
+    each token budget."""
+    notes = []
+    for e in evals:
+        if e.warnings:
+            notes.append(
+                f"{e.run}: no item id of the run is in the qrels: every score is 0 "
+                "(see the warning)"
+            )
+        if e.n_missing or e.n_no_relevant:
+            notes.append(
+                f"{e.run}: {e.n_missing} labelled queries missing from the run (counted as "
+                f"{'0' if e.config.get('missing', 'zero') == 'zero' else 'skipped'}), "
+                f"{e.n_no_relevant} queries with no relevant item excluded"
+            )
+        if e.golden_version:
+            notes.append(f"{e.run}: golden set {e.golden_version}")
+        for budget, eff in (e.config.get("effective_k") or {}).items():
+            notes.append(
+                f"{e.run}: effective k at budget {budget}: min {eff.get('min')}, "
+                f"median {eff.get('median')}, max {eff.get('max')}"
+            )
+    return notes

@@ -279,3 +279,75 @@ def ledger_by_version(store: Store) -> list[VersionLedger]:
                     break
         out.append(VersionLedger(v, store.ledger.summary(v), estimate, at))
     return out
+
+
+# -- what a finished run says ------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunCounts:
+    """What a run of an experiment had to do: the line ``ragmeter run`` ends with, and its exit
+    code (``judge_failed``)."""
+
+    variants: int
+    seconds: float
+    #: texts that reached an encoder in this run; None: no variant encodes (a BM25-only run,
+    #: where "0 from the cache" would claim a cache that was never involved)
+    encoder_calls: int | None
+    #: variants whose own pipeline was asked in place (they run and encode every time)
+    piped: int
+    answers_made: int
+    #: answers in all; 0: the experiment generates none
+    answers: int
+    #: HTTP requests the judge sent, over every variant; None: no judge counts its requests
+    judge_requests: int | None
+    judge_cache_hits: int
+    #: judgements that failed (recorded as failed, never as passes)
+    judge_failed: int
+
+
+def run_counts(result: ExperimentResult) -> RunCounts:
+    """Count :class:`RunCounts` over every variant of ``result``."""
+    rows = result.answer_rows()
+    usages = [
+        v.answers.judge_usage
+        for v in result.variants
+        if v.answers is not None and v.answers.judge_usage is not None
+    ]
+    return RunCounts(
+        variants=len(result.variants),
+        seconds=result.seconds,
+        encoder_calls=result.total_encoder_calls if result.encoder_calls else None,
+        piped=sum(v.pipeline_errors is not None for v in result.variants),
+        answers_made=sum(r["model_calls"] for r in rows),
+        answers=sum(r["answers"] for r in rows),
+        judge_requests=sum(u["http_requests"] for u in usages) if usages else None,
+        judge_cache_hits=sum(u["cache_hits"] for u in usages),
+        judge_failed=sum(r.get("judge_failed") or 0 for r in rows),
+    )
+
+
+@dataclass(frozen=True)
+class DiagnoseFiles:
+    """The files ``ragmeter diagnose`` reads to diagnose the baseline's answers of a run just
+    written, and the prompt's cut (``k``, else ``budget``)."""
+
+    golden: Path
+    corpus: Path
+    chunks: Path
+    run: Path
+    answers: Path
+    k: int | None
+    budget: int | None
+
+
+def diagnose_files(result: ExperimentResult) -> DiagnoseFiles | None:
+    """:class:`DiagnoseFiles` for the baseline of ``result``; None when it wrote no answers."""
+    exp = result.experiment
+    v = result.baseline
+    folder = exp.output / v.name if v.answers is None else v.answers.folder
+    if not result.answer_rows() or folder is None:
+        return None
+    run = v.run_path or folder / "run.trec"
+    return DiagnoseFiles(
+        exp.golden, exp.corpus, folder / "chunks.jsonl", run, folder / "answers.jsonl",
+        v.settings.k, v.settings.budget,
+    )  # fmt: skip

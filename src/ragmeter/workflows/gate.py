@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 from .compare import CompareOptions, CompareOutcome, LedgerUse, compare_runs
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from ..paired import GateResult, GateRule
     from ..store import Store
     from .refs import RunRef, Scoring
 
-__all__ = ["GateOutcome", "run_gate", "write_reports"]
+__all__ = ["GateOutcome", "report_run_ids", "rule_statement", "run_gate", "write_reports"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,34 @@ def write_reports(
         atomic_write(markdown, result.to_markdown())
     if junit is not None:
         atomic_write(junit, result.to_junit_xml())
+
+
+def rule_statement(rule: GateRule, metric: str) -> str:
+    """The rule as stated before any number is computed, on ``metric`` in its canonical form
+    (as typed when it does not parse: the comparison says why)."""
+    from .._errors import UsageError
+    from ..metrics import parse
+
+    try:
+        shown = str(parse(metric))
+    except UsageError:
+        shown = metric
+    return rule.statement(shown)
+
+
+def report_run_ids(runs: Sequence[str], store: Store | None, *, scored: bool) -> list[str]:
+    """The stored run ids ``--report`` renders (baseline first); refuses, before any work, a
+    report it could not make: the HTML report reads both runs' ranked lists from the store, so
+    neither ``--no-store`` nor run files scored here (``scored``) will do."""
+    from .._errors import UsageError
+    from .refs import RunRef
+
+    if store is None:
+        raise UsageError("--report reads the two runs from the store; drop --no-store")
+    ids = [RunRef.parse(r).stored_id for r in runs]
+    if any(i is None for i in ids) or scored:
+        raise UsageError(
+            "--report needs BASE and CAND as stored runs (12, run:12): the HTML report shows "
+            "their ranked lists from the store"
+        )
+    return [str(i) for i in ids]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
 
@@ -77,6 +77,30 @@ class Planned:
 
     plan: SizePlan
     notes: dict[int, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan's JSON with the notes keyed by size (``plan --format json``)."""
+        return {**self.plan.to_dict(), "notes": {str(k): v for k, v in self.notes.items()}}
+
+    def csv_rows(self) -> tuple[list[str], list[list[object]]]:
+        """The header and one row per golden-set size (``plan --format csv``): half-widths to
+        six decimals, empty where there is none."""
+
+        def num(x: float | None) -> str:
+            return "" if x is None else f"{x:.6f}"
+
+        header = [
+            *("n", "expected_changed", "paired_half_width", "one_rate_half_width"),
+            *("two_averages_half_width", "rough", "note"),
+        ]
+        rows: list[list[object]] = [
+            [
+                *(r.n, num(r.expected_changed), num(r.paired), num(r.one_rate)),
+                *(num(r.two_averages), str(r.rough).lower(), self.notes.get(r.n, "")),
+            ]
+            for r in self.plan.rows
+        ]
+        return header, rows
 
 
 def plan_sizes(

@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
 
@@ -40,6 +40,27 @@ class RunsListed:
     records: list[RunRecord]
     more: int
 
+    def csv_rows(self) -> tuple[list[str], list[list[object]]]:
+        """The header and one row per run (``runs list --format csv``): its fields, then a
+        column per metric any run has (six decimals; empty where a run has none)."""
+        names = list(dict.fromkeys(k for r in self.records for k in r.metrics))
+        header = [
+            *("id", "experiment", "variant", "kind", "status", "baseline", "golden_version"),
+            *("started", "finished", "changes", *names),
+        ]
+        rows: list[list[object]] = []
+        for r in self.records:
+            d = r.to_dict()
+            rows.append(
+                [
+                    *(r.id, r.experiment, r.name, r.kind, r.status, int(r.is_baseline)),
+                    *(r.golden_version or "", d["started_at"], d["finished_at"] or ""),
+                    "; ".join(r.changes),
+                    *("" if (v := r.metrics.get(n)) is None else f"{v:.6f}" for n in names),
+                ]
+            )
+        return header, rows
+
 
 def list_runs(
     store: Store,
@@ -65,6 +86,16 @@ class ShownRun:
     record: RunRecord
     evaluations: dict[str, Evaluation]
     settings: dict[str, object]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record with each level's question count and means (``runs show --format
+        json``)."""
+        d = self.record.to_dict()
+        d["evaluations"] = {
+            lvl: {"n_queries": e.n_queries, "metrics": dict(e.aggregate)}
+            for lvl, e in self.evaluations.items()
+        }
+        return d
 
 
 def show_run(store: Store, run_id: int) -> ShownRun:

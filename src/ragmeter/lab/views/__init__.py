@@ -11,7 +11,20 @@ if TYPE_CHECKING:
 
 def routers() -> list[APIRouter]:
     """The routers of every view module, in nav order: a new view is one line here."""
-    from . import comparison, diagnosis, experiments, jobs, judges, lab, question, slider, sweeps
+    from . import (
+        comparison,
+        diagnosis,
+        experiments,
+        golden_diff,
+        jobs,
+        judges,
+        lab,
+        label,
+        question,
+        review,
+        slider,
+        sweeps,
+    )
 
     return [
         experiments.router,
@@ -23,4 +36,7 @@ def routers() -> list[APIRouter]:
         judges.router,
         slider.router,
         jobs.router,
+        label.router,
+        review.router,
+        golden_diff.router,
     ]

@@ -1,0 +1,48 @@
+"""Who is labelling: the single seam between the lab's label views and authentication.
+
+Served beyond loopback, the auth middleware names the labeller of each request (the owner of
+its token) in ``request.state.labeller``. On loopback one person needs no token: that is the
+lab's local labeller, named by ``ragmeter lab --labeller NAME`` (default: the operating system
+user's name), created in the store (with no token) the first time they open a queue or save.
+"""
+
+from __future__ import annotations
+
+import getpass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from starlette.requests import Request
+
+#: the local labeller's name when the operating system names no user
+FALLBACK = "local"
+
+
+def default_labeller() -> str:
+    """The operating system user's name (``local`` when there is none, or it is not usable)."""
+    try:
+        name = getpass.getuser().strip()
+    except Exception:  # no user name at all (a container without one): keep labelling
+        return FALLBACK
+    return name if name and name.isprintable() and len(name) <= 100 else FALLBACK
+
+
+def checked_name(name: str) -> str:
+    """``name`` as a labeller's name (UsageError saying what one is, when it is not)."""
+    from .._errors import UsageError
+
+    if not name.strip() or name != name.strip() or len(name) > 100 or not name.isprintable():
+        raise UsageError(
+            "--labeller: a labeller's name is 1-100 printable characters with no space at "
+            f"either end; got {name!r}"
+        )
+    return name
+
+
+def current_labeller(request: Request) -> str:
+    """The labeller of this request: the authenticated one, else the lab's local labeller."""
+    named = getattr(request.state, "labeller", None)
+    if named:
+        return str(getattr(named, "name", named))
+    local: str | None = getattr(request.app.state, "labeller", None)
+    return local or default_labeller()
