@@ -306,7 +306,7 @@ def browser_part(base: str, longest: Any, items: list[Any], args: Any) -> None:
     rows: dict[str, list[float]] = {}
     #: long tasks by what the page was doing: loading (its scripts, before the document is
     #: asked for), opening the longest document (asked for to painted), or the labeller's input
-    long_tasks: dict[str, list[float]] = {"load": [], "document": [], "input": [], "bare": []}
+    long_tasks: dict[str, list[float]] = {"load": [], "document": [], "input": []}
 
     def sort_tasks(tasks: list[list[float]], asked: float, painted: float) -> None:
         for start, duration in tasks:
@@ -442,29 +442,6 @@ def browser_part(base: str, longest: Any, items: list[Any], args: Any) -> None:
             sort_tasks(w["longtasks"], w["marks"]["click"], w["marks"]["drawn_painted"])
             page.close()
 
-        # what the page's load costs without the chart scripts every lab page includes (Vega,
-        # Vega-Lite, vega-embed: about 840 KB the label page never uses), blocked here
-        bare = browser.new_context(viewport={"width": 1440, "height": 900})
-        bare.add_init_script(watch)
-        bare.set_default_timeout(60_000)
-        bare.route("**/static/vendor/vega*", lambda route: route.abort())
-        for it in with_context:
-            page = bare.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            cdp = bare.new_cdp_session(page)
-            cdp.send("Performance.enable")
-            page.goto(f"{base}/label/{QUEUE}/item/{it.id}")
-            page.wait_for_function("() => window.__bench.marks.drawn_painted !== undefined")
-            busy(cdp, "without the chart scripts")
-            w = marks(page)
-            dcl = page.evaluate(
-                "() => performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"
-            )
-            add("without the chart scripts: DOMContentLoaded done", dcl)
-            add("without the chart scripts: longest document painted", w["marks"]["drawn_painted"])
-            long_tasks["bare"].extend(d for _, d in w["longtasks"])
-            page.close()
-        bare.close()
         browser.close()
 
     print(
@@ -485,7 +462,6 @@ def browser_part(base: str, longest: Any, items: list[Any], args: Any) -> None:
         ("load", "loading the page (its scripts), before the document is asked for"),
         ("document", "opening the longest document (asked for to painted)"),
         ("input", "selecting, grading, saving, typing with it shown"),
-        ("bare", "loading and opening, the chart scripts blocked (5 more pages)"),
     ):
         tasks = long_tasks[where]
         worst = f"{max(tasks):.0f} ms" if tasks else "-"

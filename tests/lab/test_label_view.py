@@ -517,3 +517,23 @@ def test_hostile_labeller_names_are_inert(store_url: str, tmp_path: Path) -> Non
     assert str(escape(names[0])) in pages[0]  # "labelling as ..."
     assert f'value="{escape(names[1])}"' in pages[3]  # the resolve form's choice
     store.close()
+
+
+def test_opening_a_question_builds_the_search_index_in_the_lab_cache(
+    lab: tuple[TestClient, Store, list[int]], tmp_path: Path
+) -> None:
+    """The first labeller's first search finds the index ready: opening a question builds it
+    in a background thread, with its files in the lab's cache folder (ROOT/.ragmeter-cache),
+    where a restarted lab reads them."""
+    import threading
+
+    pytest.importorskip("bm25s")  # justified: BM25 is the [bm25] extra
+    client, _, ids = lab
+    assert client.get(f"/label/fees/item/{ids[0]}").status_code == 200
+    for t in threading.enumerate():
+        if t.name == "ragmeter-index-fees":
+            t.join(timeout=120)
+    cache = tmp_path / ".ragmeter-cache"
+    assert cache.is_dir() and any(p.is_file() for p in cache.rglob("*"))
+    found = client.get("/label/fees/search", params={"q": "change fee"}, headers=JSON).json()
+    assert found["results"]

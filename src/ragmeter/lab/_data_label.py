@@ -9,6 +9,7 @@ as text.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from ._views import TemplateVariables
 
 if TYPE_CHECKING:  # pragma: no cover
     import datetime as dt
+    from pathlib import Path
 
     from ..store import ItemRow, LabelRow, QueueRow, Store
 
@@ -311,8 +313,12 @@ def item_page(store: Store, queue: str, item_id: str | int, labeller: str) -> La
 
 
 # -- search -----------------------------------------------------------------------------------
-def search(store: Store, queue: str, q: str, retriever: str, k: int = K) -> list[dict[str, Any]]:
-    """The passages the queue's search finds, as JSON-ready dicts."""
+def search(
+    store: Store, queue: str, q: str, retriever: str, k: int = K, cache_dir: Path | None = None
+) -> list[dict[str, Any]]:
+    """The passages the queue's search finds, as JSON-ready dicts; the index's chunking and
+    BM25 files are kept in ``cache_dir`` (the lab's cache folder), so a restarted lab reads
+    them instead of building them again."""
     from ..workflows import labelling
 
     if not q.strip():
@@ -321,7 +327,35 @@ def search(store: Store, queue: str, q: str, retriever: str, k: int = K) -> list
         raise UsageError(
             f"retriever {retriever!r} is not offered here; choose one of {', '.join(retrievers())}"
         )
-    return labelling.search(store, queue, q, retriever=retriever, k=max(1, min(k, K_MAX)))
+    return labelling.search(
+        store, queue, q, retriever=retriever, k=max(1, min(k, K_MAX)), cache_dir=cache_dir
+    )
+
+
+_WARMING: set[tuple[str, str]] = set()
+_WARMING_LOCK = threading.Lock()
+
+
+def warm_search(store: Store, queue: str, cache_dir: Path | None) -> None:
+    """Build the queue's BM25 index in a background thread, once per queue and process, when
+    a labeller opens a question: on a large corpus (SciFact: seconds) the first search then
+    finds it ready instead of waiting for it."""
+    from ..workflows import labelling
+
+    key = (store.url, queue)
+    with _WARMING_LOCK:
+        if key in _WARMING:
+            return
+        _WARMING.add(key)
+
+    def build() -> None:
+        try:
+            labelling.prepare_search(store, queue, retriever="bm25", cache_dir=cache_dir)
+        except RagmeterError:  # the search itself reports it, to the labeller who asked
+            with _WARMING_LOCK:
+                _WARMING.discard(key)
+
+    threading.Thread(target=build, name=f"ragmeter-index-{queue}", daemon=True).start()
 
 
 # -- saving -----------------------------------------------------------------------------------

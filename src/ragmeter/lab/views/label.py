@@ -14,6 +14,7 @@ redirect there.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,7 +23,17 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 
 from ..._errors import NotFoundError, RagmeterError
 from .._app_state import state_of
-from .._data_label import K, delete, document, item_page, next_item_id, queues_page, save, search
+from .._data_label import (
+    K,
+    delete,
+    document,
+    item_page,
+    next_item_id,
+    queues_page,
+    save,
+    search,
+    warm_search,
+)
 from .._data_label_agreement import agreement_page, disagreement_page, resolve
 from .._labeller import current_labeller
 from .._render import page
@@ -33,6 +44,11 @@ router = APIRouter()
 def _refused(request: Request, exc: RagmeterError, title: str) -> HTMLResponse:
     code = 404 if isinstance(exc, NotFoundError) else 400
     return page(request, "bad_request.html", code, title=title, error=str(exc))
+
+
+def _cache_dir(request: Request) -> Path:
+    """The lab's cache folder, beside the experiments' (``ROOT/.ragmeter-cache``)."""
+    return state_of(request).root / ".ragmeter-cache"
 
 
 def _accepts_json(request: Request) -> bool:
@@ -108,6 +124,7 @@ def item(request: Request, queue: str, item_id: str) -> Response:
         model = item_page(store, queue, item_id, labeller)
     except RagmeterError as exc:
         return _refused(request, exc, "Label")
+    warm_search(store, queue, _cache_dir(request))  # ready by the labeller's first search
     return page(request, "label.html", title=f"Label {model.view.item.qid}", **model)
 
 
@@ -145,7 +162,7 @@ def search_queue(
     store = state_of(request).store
     status, results, error = 200, [], None
     try:
-        results = search(store, queue, q, retriever, k)
+        results = search(store, queue, q, retriever, k, _cache_dir(request))
     except RagmeterError as exc:
         status, error = (404 if isinstance(exc, NotFoundError) else 400), str(exc)
     if _accepts_json(request):
