@@ -159,18 +159,6 @@ def test_a_version_against_itself_shows_no_difference(lab: dict[str, Any]) -> No
 
 
 # -- in a browser ------------------------------------------------------------------------------
-CHROMIUM = Path("/usr/bin/chromium")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.mark.parametrize("width", [1440, 1024])
 def test_in_chromium_the_page_runs_nothing_hostile_and_breaks_no_policy(
     lab: dict[str, Any], width: int, tmp_path: Path
@@ -178,28 +166,15 @@ def test_in_chromium_the_page_runs_nothing_hostile_and_breaks_no_policy(
     """The hostile versions' diff in Debian's Chromium: no dialog, no console error, no CSP
     violation; screenshots go to $RAGMETER_SCREENSHOTS (docs/lab) when it is set."""
     import os
-    import threading
-    import time
+
+    from _browser import CHROMIUM, chromium, serving
 
     if not CHROMIUM.exists():  # justified: a system package the browser tests share
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")  # justified: the [test] extra's
-    uvicorn = pytest.importorskip("uvicorn")  # justified: the [web] extra's server
+    pytest.importorskip("playwright.sync_api")  # justified: the [test] extra's
+    pytest.importorskip("uvicorn")  # justified: the [web] extra's server
     v = lab["v"]
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(lab["url"]), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):  # the server says when it listens; no wall-clock assertion
-        if server.started:
-            break
-        time.sleep(0.05)
-    assert server.started
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=str(CHROMIUM))
-    try:
+    with serving(create_app(lab["url"])) as base, chromium() as browser:
         page = browser.new_page(viewport={"width": width, "height": 900})
         dialogs: list[str] = []
         console: list[str] = []
@@ -212,7 +187,7 @@ def test_in_chromium_the_page_runs_nothing_hostile_and_breaks_no_policy(
         page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
         page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
         for a, b, name in ((v["x1"], v["x2"], "golden-diff-xss"), (v["a"], v["b"], "golden-diff")):
-            page.goto(f"http://127.0.0.1:{port}/golden/diff?a={a}&b={b}")
+            page.goto(f"{base}/golden/diff?a={a}&b={b}")
             page.wait_for_selector(".cards")
             assert page.locator("h1").inner_text() == "Golden-set diff"
             target = os.environ.get("RAGMETER_SCREENSHOTS")
@@ -229,8 +204,3 @@ def test_in_chromium_the_page_runs_nothing_hostile_and_breaks_no_policy(
         assert "A was made from B" not in page.content()  # no lineage recorded in this store
         errors = [c for c in console if c.startswith(("error", "pageerror"))]
         assert dialogs == [] and errors == [], (dialogs, errors)
-    finally:
-        browser.close()
-        pw.stop()
-        server.should_exit = True
-        thread.join(timeout=10)

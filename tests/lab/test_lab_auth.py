@@ -15,9 +15,6 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
+from _browser import serving  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -56,12 +54,6 @@ QUOTE = "seventy five dollars"
 CSRF = "c" * 43
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def evidence(grade: int = 2) -> dict[str, Any]:
     start = DOC.text.index(QUOTE)
     span = {"doc": DOC.id, "start": start, "end": start + len(QUOTE), "grade": grade,
@@ -85,26 +77,13 @@ def make_store(path: Path | str) -> Store:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The store (queue "fees", labellers ann and bob with tokens, the hostile names) and a real
     server on 127.0.0.1 whose app applies the beyond-loopback policy."""
-    import uvicorn
-
     folder = tmp_path_factory.mktemp("lab-auth")
     store = make_store(folder / "store.db")
     tokens = {name: store.add_labeller(name)[1] for name in ("ann", "bob", *HOSTILE_NAMES)}
     app = create_app(store=store, host="0.0.0.0", root=folder)
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(400):  # the server says when it listens; no wall-clock assertion
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started, "the lab did not start"
-    items = [it.id for it in store.items("fees")]
-    yield {"app": app, "store": store, "tokens": tokens, "url": f"http://127.0.0.1:{port}",
-           "items": items}  # fmt: skip
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as url:
+        items = [it.id for it in store.items("fees")]
+        yield {"app": app, "store": store, "tokens": tokens, "url": url, "items": items}
     store.close()
 
 

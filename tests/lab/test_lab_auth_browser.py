@@ -11,38 +11,27 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _browser import skip_without_browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():  # justified: a system package; .ci/run installs it, CI never skips
-    pytest.skip(
-        "Debian's Chromium is not installed (/usr/bin/chromium): apt-get install chromium",
-        allow_module_level=True,
-    )
-# justified: playwright and uvicorn come with the test and web extras CI installs
-sync_api = pytest.importorskip("playwright.sync_api")
-pytest.importorskip("uvicorn")
+skip_without_browser()
+
+from _browser import REPO, chromium, serving  # noqa: E402
 
 from ragmeter.data import Corpus, Document  # noqa: E402
 from ragmeter.lab import create_app  # noqa: E402
 from ragmeter.store import NewItem, Store  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 XSS = Path(__file__).parents[1] / "fixtures" / "xss"
 HOSTILE = json.loads((XSS / "labellers.json").read_text(encoding="utf-8"))[0]
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    import uvicorn
-
     folder = tmp_path_factory.mktemp("lab-auth-browser")
     store = Store.open(f"sqlite:///{folder / 'store.db'}")
     doc = Document(id="fees", title="Fees", text="The change fee is seventy five dollars.")
@@ -50,24 +39,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     store.create_queue("fees", kind="evidence", corpus=Corpus([doc]), items=items, source="t")
     tokens = {name: store.add_labeller(name)[1] for name in ("ann", HOSTILE)}
     app = create_app(store=store, host="0.0.0.0", root=folder)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(400):  # the server says when it listens; no wall-clock assertion
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started, "the lab did not start"
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=str(CHROMIUM))
-    yield {"url": f"http://127.0.0.1:{port}", "tokens": tokens, "browser": browser}
-    browser.close()
-    pw.stop()
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as url, chromium() as browser:
+        yield {"url": url, "tokens": tokens, "browser": browser}
     store.close()
 
 

@@ -9,28 +9,19 @@ the fare-rules runs and the hostile fixture's runs. Screenshots go to a temporar
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
-import threading
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _browser import skip_without_browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():  # justified: a system package; .ci/run installs it, CI never skips
-    pytest.skip(
-        "Debian's Chromium is not installed (/usr/bin/chromium): apt-get install chromium",
-        allow_module_level=True,
-    )
-# justified: playwright and uvicorn come with the test and web extras CI installs
-sync_api = pytest.importorskip("playwright.sync_api")
-pytest.importorskip("uvicorn")
+skip_without_browser()
 
+import _browser  # noqa: E402
+from _browser import REPO, Watch, serving_store, shrink  # noqa: E402
 from _lab_store import cli as cli_lines  # noqa: E402
 from _lab_store import record_fare_rules  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
@@ -38,7 +29,9 @@ from typer.testing import CliRunner  # noqa: E402
 from ragmeter.cli import app as cli  # noqa: E402
 from ragmeter.store import Store  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+# Chromium and where screenshots go: the fixtures of tests/_browser.py
+browser, shots = _browser.browser, _browser.shots
+
 FARE = REPO / "examples" / "fare-rules"
 XSS = Path(__file__).parents[1] / "fixtures" / "xss"
 XSS_NAME = "xss <script>alert(1)</script> [bold]x[/bold]"
@@ -50,12 +43,6 @@ HOSTILE = (
     "{{ 7*7 }}",
     "javascript:alert(1)",
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -92,81 +79,9 @@ def folder(store: Store) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(store: Store, folder: Path) -> Iterator[str]:
-    import uvicorn
-
-    from ragmeter.lab import create_app
-
-    port = free_port()
-    app = create_app(store.url, host="127.0.0.1", root=folder)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):  # the server says when it listens; no wall-clock assertion
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started, "the lab did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    pw = sync_api.sync_playwright().start()
-    b = pw.chromium.launch(executable_path=str(CHROMIUM))
-    yield b
-    b.close()
-    pw.stop()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = os.environ.get("RAGMETER_SCREENSHOTS")
-    folder = (REPO / target) if target else tmp_path_factory.mktemp("screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-class Watch:
-    """A page with every request, console message, page error and dialog recorded; a dialog
-    (alert, confirm, prompt) is dismissed and counts as a failure."""
-
-    def __init__(self, browser: Any, width: int = 1280) -> None:
-        self.page = browser.new_page(viewport={"width": width, "height": 900})
-        self.page.set_default_timeout(10_000)
-        self.requests: list[str] = []
-        self.console: list[tuple[str, str]] = []
-        self.dialogs: list[str] = []
-        self.failed: list[str] = []
-        self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.on("response", lambda r: self.failed.append(r.url) if r.status >= 400 else None)
-        self.page.on(
-            "console",
-            lambda m: self.console.append((m.type, f"{m.text} [{m.location.get('url')}]")),
-        )
-        self.page.on("pageerror", lambda e: self.console.append(("pageerror", str(e))))
-
-        def dialog(d: Any) -> None:
-            self.dialogs.append(d.message)
-            d.dismiss()
-
-        self.page.on("dialog", dialog)
-
-    def errors(self) -> list[str]:
-        """Console errors and failed responses; the browser's own favicon request (the lab has
-        none) is not the page's doing."""
-        out = [t for kind, t in self.console if kind in ("error", "pageerror")]
-        out = [t for t in out if not t.endswith("/favicon.ico]")]
-        return out + [u for u in self.failed if not u.endswith("/favicon.ico")]
-
-    def csp_violations(self) -> list[str]:
-        return [t for _, t in self.console if "Content Security Policy" in t]
-
-    def close(self) -> None:
-        self.page.close()
+def server(store: Store) -> Iterator[str]:
+    with serving_store(store) as url:
+        yield url
 
 
 def cli_means(k: int) -> dict[str, float]:
@@ -190,8 +105,6 @@ def card(page: Any, key: str) -> str:
 
 #: a documentation screenshot's height at most (1280 wide): what a reader sees first
 MAX_SHOT_HEIGHT = 1800
-#: above this a screenshot is re-saved with a 256-colour palette (the docs stay small)
-MAX_SHOT_BYTES = 300_000
 
 
 def snap(page: Any, path: Path, at: Any = None, *, height: int = MAX_SHOT_HEIGHT) -> None:
@@ -206,12 +119,7 @@ def snap(page: Any, path: Path, at: Any = None, *, height: int = MAX_SHOT_HEIGHT
     full = int(page.evaluate("document.documentElement.scrollHeight"))
     clip = {"x": 0, "y": top, "width": 1280, "height": max(1, min(height, full - top))}
     page.screenshot(path=str(path), full_page=True, clip=clip)
-    if path.stat().st_size > MAX_SHOT_BYTES:
-        from PIL import Image
-
-        with Image.open(path) as img:
-            small = img.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
-        small.save(path, optimize=True)
+    shrink(path)
 
 
 def test_change_k_shows_the_cli_numbers(browser: Any, server: str, shots: Path) -> None:

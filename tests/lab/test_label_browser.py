@@ -12,28 +12,27 @@ text stays inert. Screenshots at 1440 and 1024 pixels wide go to a temporary fol
 
 from __future__ import annotations
 
-import os
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _browser import skip_without_browser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():  # justified: a system package; .ci/run installs it, CI never skips
-    pytest.skip(
-        "Debian's Chromium is not installed (/usr/bin/chromium): apt-get install chromium",
-        allow_module_level=True,
-    )
-# justified: playwright and uvicorn come with the test and web extras CI installs
-sync_api = pytest.importorskip("playwright.sync_api")
-pytest.importorskip("uvicorn")
+skip_without_browser()
 
-from test_lab_browser import Watch, free_port  # noqa: E402
+import _browser  # noqa: E402
+from _browser import (  # noqa: E402
+    Watch,
+    drag_select,
+    item_ids,
+    open_from_search,
+    serving_store,
+    snap,
+    u16,
+)
 from test_label_view import (  # noqa: E402
     CASES,
     DOCS,
@@ -44,9 +43,8 @@ from test_label_view import (  # noqa: E402
 
 from ragmeter.store import Store  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-#: above this a screenshot is re-saved with a 256-colour palette (the docs stay small)
-MAX_SHOT_BYTES = 300_000
+# Chromium and where screenshots go: the fixtures of tests/_browser.py
+browser, shots = _browser.browser, _browser.shots
 
 
 @pytest.fixture(scope="module")
@@ -64,125 +62,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 @pytest.fixture(scope="module")
 def server(store: Store) -> Iterator[str]:
-    import uvicorn
-
-    from ragmeter.lab import create_app
-
-    folder = Path(str(store.engine.url.database)).parent
-    port = free_port()
-    app = create_app(store.url, host="127.0.0.1", root=folder, labeller="ann")
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):  # the server says when it listens; no wall-clock assertion
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started, "the lab did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    pw = sync_api.sync_playwright().start()
-    b = pw.chromium.launch(executable_path=str(CHROMIUM))
-    yield b
-    b.close()
-    pw.stop()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = os.environ.get("RAGMETER_SCREENSHOTS")
-    folder = (REPO / target) if target else tmp_path_factory.mktemp("screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def snap(page: Any, path: Path, width: int, height: int = 1100) -> None:
-    """Screenshot the top of ``page``, ``width`` wide and at most ``height`` tall."""
-    page.evaluate("window.scrollTo(0, 0)")
-    full = int(page.evaluate("document.documentElement.scrollHeight"))
-    clip = {"x": 0, "y": 0, "width": width, "height": max(1, min(height, full))}
-    page.screenshot(path=str(path), full_page=True, clip=clip)
-    if path.stat().st_size > MAX_SHOT_BYTES:
-        from PIL import Image
-
-        with Image.open(path) as img:
-            small = img.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
-        small.save(path, optimize=True)
-
-
-def u16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-#: the client rectangles of two stretches of the document's text (UTF-16 offsets), found by
-#: walking its text nodes; the document is scrolled so the first can be seen
-RECTS = """(el, [a, a2, b1, b]) => {
-  function at(i) {
-    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-    let n, last = null, seen = 0;
-    while ((n = w.nextNode())) {
-      if (i < seen + n.data.length) { return [n, i - seen]; }
-      seen += n.data.length;
-      last = n;
-    }
-    return [last, last.data.length];
-  }
-  function rect(i, j, lastOne) {
-    const r = document.createRange();
-    const s = at(i), e = at(j);
-    r.setStart(s[0], s[1]);
-    r.setEnd(e[0], e[1]);
-    const rs = r.getClientRects();
-    return lastOne ? rs[rs.length - 1] : rs[0];
-  }
-  let first = rect(a, a2, false);
-  const box = el.getBoundingClientRect();
-  if (first.top < box.top || first.bottom > box.bottom) {
-    el.scrollTop += first.top - box.top - 40;
-    first = rect(a, a2, false);
-  }
-  const last = rect(b1, b, true);
-  return [first.left, first.top, first.width, first.height,
-          last.left, last.top, last.width, last.height];
-}"""
-
-
-def drag_select(page: Any, text: str, quote: str) -> None:
-    """Select ``quote`` in the shown document with the mouse: press at the left edge of its
-    first character, release at the right edge of its last (a grapheme: ✈️ is two units)."""
-    start = text.index(quote)
-    a = u16(text[:start])
-    b = a + u16(quote)
-    first = quote[:2] if quote[1:2] == "\ufe0f" else quote[0]
-    last = quote[-2:] if quote.endswith("\ufe0f") else quote[-1]
-    box = page.locator(".label-doc .doc-text").evaluate(
-        RECTS, [a, a + u16(first), b - u16(last), b]
-    )
-    x1, y1, _, h1, x2, y2, w2, h2 = box
-    page.mouse.move(x1 + 1, y1 + h1 / 2)
-    page.mouse.down()
-    page.mouse.move((x1 + x2) / 2, (y1 + y2) / 2, steps=4)
-    page.mouse.move(x2 + w2 - 1, y2 + h2 / 2, steps=4)
-    page.mouse.up()
-
-
-def open_from_search(page: Any, doc: str) -> None:
-    """Search with the question (the box starts with it) and open ``doc`` from the results."""
-    page.locator(".search-form button[type=submit]").click()
-    hit = page.locator(f'.search-results li.result:has(code:text-is("{doc}"))').first
-    hit.wait_for()
-    hit.click()
-    page.locator(".label-doc .doc-id", has_text=doc).wait_for()
-    page.locator(".label-doc .doc-text mark.passage").first.wait_for()
-
-
-def item_ids(store: Store, queue: str) -> dict[str, int]:
-    return {it.qid: it.id for it in store.items(queue)}
+    with serving_store(store, labeller="ann") as url:
+        yield url
 
 
 def test_select_grade_save_freeze_round_trips(

@@ -7,30 +7,29 @@ a removed span draws it again, and the text shown stays the document's text.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
+from _browser import skip_without_browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():  # justified: a system package; .ci/run installs it, CI never skips
-    pytest.skip(
-        "Debian's Chromium is not installed (/usr/bin/chromium): apt-get install chromium",
-        allow_module_level=True,
-    )
-# justified: playwright and uvicorn come with the test and web extras CI installs
-pytest.importorskip("playwright.sync_api")
-pytest.importorskip("uvicorn")
+skip_without_browser()
 
+import _browser  # noqa: E402
 import test_label_browser as shared  # noqa: E402
-from test_lab_browser import Watch  # noqa: E402
-from test_label_browser import drag_select, item_ids, open_from_search  # noqa: E402
+from _browser import (  # noqa: E402
+    Watch,
+    drag_select,
+    item_ids,
+    open_from_search,
+)
 from test_label_view import DOCS  # noqa: E402
 
 from ragmeter.store import Store  # noqa: E402
 
-# the label browser tests' fixtures: the store with its queues, the lab serving it, Chromium
-store, server, browser = shared.store, shared.server, shared.browser
+# Chromium: the fixture of tests/_browser.py
+browser = _browser.browser
+
+# the label browser tests' fixtures: the store with its queues, the lab serving it
+store, server = shared.store, shared.server
 
 #: tags the nodes drawn now; a node drawn later has no tag
 TAG = "el => { el.childNodes.forEach(n => { n.__drawn = true; }); return el.childNodes.length; }"

@@ -16,26 +16,16 @@ the numbers ``ragmeter golden agree A B --corpus C --format json`` prints on the
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _browser import skip_without_browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():  # justified: a system package; .ci/run installs it, CI never skips
-    pytest.skip(
-        "Debian's Chromium is not installed (/usr/bin/chromium): apt-get install chromium",
-        allow_module_level=True,
-    )
-# justified: playwright and uvicorn come with the test and web extras CI installs
-sync_api = pytest.importorskip("playwright.sync_api")
-pytest.importorskip("uvicorn")
+skip_without_browser()
 
-from test_lab_browser import Watch, free_port  # noqa: E402
-from test_label_browser import drag_select  # noqa: E402
+from _browser import Watch, chromium, drag_select, serving  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from ragmeter.cli import app as cli  # noqa: E402
@@ -117,8 +107,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The queue made from a questions file (each line logged with its document's passage, so
     the document opens by itself), two labellers with tokens, the lab beyond loopback, and one
     Chromium."""
-    import uvicorn
-
     folder = tmp_path_factory.mktemp("label-team-browser")
     corpus = write_corpus(Corpus(DOCS), folder / "corpus.jsonl")
     questions = folder / "questions.jsonl"
@@ -132,29 +120,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     labelling.create_queue_from(store, "team", corpus=corpus, questions=questions, double_share=1.0)
     tokens = {name: store.add_labeller(name)[1] for name in NAMES}
     app = create_app(store=store, host="0.0.0.0", root=folder)
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(400):  # the server says when it listens; no wall-clock assertion
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started, "the lab did not start"
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=str(CHROMIUM))
-    yield {
-        "url": f"http://127.0.0.1:{port}",
-        "db": url,
-        "store": store,
-        "tokens": tokens,
-        "browser": browser,
-        "corpus": corpus,
-    }
-    browser.close()
-    pw.stop()
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as base, chromium() as browser:
+        yield {
+            "url": base,
+            "db": url,
+            "store": store,
+            "tokens": tokens,
+            "browser": browser,
+            "corpus": corpus,
+        }
     store.close()
 
 

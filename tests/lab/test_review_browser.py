@@ -7,31 +7,24 @@ CSP violation. Screenshots at 1440 and 1024 pixels wide go to a temporary folder
 
 from __future__ import annotations
 
-import os
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _browser import skip_without_browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():  # justified: a system package; .ci/run installs it, CI never skips
-    pytest.skip(
-        "Debian's Chromium is not installed (/usr/bin/chromium): apt-get install chromium",
-        allow_module_level=True,
-    )
-# justified: playwright and uvicorn come with the test and web extras CI installs
-sync_api = pytest.importorskip("playwright.sync_api")
-pytest.importorskip("uvicorn")
+skip_without_browser()
 
-from test_lab_browser import Watch, free_port  # noqa: E402
-from test_label_browser import REPO, snap  # noqa: E402
+import _browser  # noqa: E402
+from _browser import Watch, serving_store, snap  # noqa: E402
 from test_review_view import make_queue, review  # noqa: E402
 
 from ragmeter.store import Store  # noqa: E402
 from ragmeter.workflows import labelling  # noqa: E402
+
+# Chromium and where screenshots go: the fixtures of tests/_browser.py
+browser, shots = _browser.browser, _browser.shots
 
 
 @pytest.fixture(scope="module")
@@ -49,41 +42,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 @pytest.fixture(scope="module")
 def server(store: Store) -> Iterator[str]:
-    import uvicorn
-
-    from ragmeter.lab import create_app
-
-    folder = Path(str(store.engine.url.database)).parent
-    port = free_port()
-    app = create_app(store.url, host="127.0.0.1", root=folder, labeller="ann")
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):  # the server says when it listens; no wall-clock assertion
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started, "the lab did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = os.environ.get("RAGMETER_SCREENSHOTS")
-    folder = (REPO / target) if target else tmp_path_factory.mktemp("screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    pw = sync_api.sync_playwright().start()
-    b = pw.chromium.launch(executable_path=str(CHROMIUM))
-    yield b
-    b.close()
-    pw.stop()
+    with serving_store(store, labeller="ann") as url:
+        yield url
 
 
 def test_review_with_the_keys_reload_and_the_kappa(

@@ -61,6 +61,13 @@ class Format(StrEnum):
     csv = "csv"
 
 
+class TableJson(StrEnum):
+    """``--format`` of a command that prints a table or JSON (no CSV)."""
+
+    table = "table"
+    json = "json"
+
+
 def handle_errors(fn: F) -> F:
     """Turn RagmeterError into a clear message on stderr and exit code 2 (never a traceback)."""
 

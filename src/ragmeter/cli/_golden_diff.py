@@ -8,13 +8,12 @@ codes: 0 whatever the difference (a diff is a report, not a check); 2 usage or i
 from __future__ import annotations
 
 import contextlib
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ._common import console, handle_errors, lit, print_json
+from ._common import TableJson, console, handle_errors, lit, print_json
 from ._store_options import db_option, open_required, store_errors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,11 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: characters of a span's or a field's text shown in the table output (JSON has the whole text)
 SNIPPET = 70
-
-
-class DiffFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 def add_diff(golden_app: typer.Typer) -> None:
@@ -73,8 +67,8 @@ def diff(
         Path | None, typer.Option("--corpus-b", help="Corpus of B (when A and B differ).")
     ] = None,
     db: str | None = db_option(),
-    fmt: Annotated[DiffFormat, typer.Option("--format", "-f", help="Output format.")] = (
-        DiffFormat.table
+    fmt: Annotated[TableJson, typer.Option("--format", "-f", help="Output format.")] = (
+        TableJson.table
     ),
 ) -> None:
     """Questions added, removed and changed from A to B; spans added, removed and moved;
@@ -91,7 +85,7 @@ def diff(
     finally:
         if store is not None:
             store.close()
-    if fmt is DiffFormat.json:
+    if fmt is TableJson.json:
         print_json(result.to_dict())
     else:
         print_diff(result)

@@ -9,21 +9,15 @@ nothing is written.
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ._common import err_console, handle_errors, lit, print_json
+from ._common import TableJson, err_console, handle_errors, lit, print_json
 
 #: characters of a quote or span text shown in a line of the table output (JSON has them all).
 SNIPPET = 60
-
-
-class Output(StrEnum):
-    table = "table"
-    json = "json"
 
 
 def add_resolve(golden_app: typer.Typer) -> None:
@@ -58,9 +52,9 @@ def resolve(
     ],
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output.")] = False,
     fmt: Annotated[
-        Output,
+        TableJson,
         typer.Option("--format", "-f", help="table, or json (every span and problem)."),
-    ] = Output.table,
+    ] = TableJson.table,
 ) -> None:
     """Find each quoted span in the corpus (exactly, else after normalising whitespace and
     case) and write the golden set with offsets; list every quote that is missing or ambiguous."""
@@ -71,7 +65,7 @@ def resolve(
     check_output(out, force=force, option="--out", inputs=[golden, corpus])
     done = resolve_golden(golden, corpus, out)
     c = done.counts
-    if fmt is Output.json:
+    if fmt is TableJson.json:
         print_json(done.to_dict())
     else:
         for q in done.resolution.normalised:
@@ -90,5 +84,5 @@ def resolve(
             lit(f"{summary}; {c['problems']} problem(s): nothing written"), soft_wrap=True
         )
         raise typer.Exit(2)
-    if fmt is Output.table:
+    if fmt is TableJson.table:
         _out(f"{summary}; wrote {out}")

@@ -10,7 +10,7 @@ as text.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +79,11 @@ def item_of(store: Store, q: QueueRow, item_id: str | int) -> ItemRow:
     if it.queue_id != q.id:
         raise NotFoundError(f"queue {q.name!r} has no item {item_id!r}")
     return it
+
+
+def position(items: Sequence[ItemRow], it: ItemRow) -> int:
+    """``it``'s place among the queue's ``items``, from 1."""
+    return 1 + next((i for i, x in enumerate(items) if x.id == it.id), 0)
 
 
 # -- /label -----------------------------------------------------------------------------------
@@ -190,8 +195,10 @@ class ItemView:
     data: dict[str, Any]
 
 
-def urls_of(queue: str, item_id: int) -> dict[str, str]:
-    base = f"/label/{queue}"
+def urls_of(queue: str, item_id: int, section: str = "/label") -> dict[str, str]:
+    """The URLs of one item's page and its actions (under ``section``: the review view's are
+    under ``/review``)."""
+    base = f"{section}/{queue}"
     return {
         "queue": base,
         "save": f"{base}/item/{item_id}",
@@ -232,14 +239,21 @@ def _context(
     return out, None if answer is None else str(answer)
 
 
-def mine_rows(store: Store, q: QueueRow, labeller: str) -> list[MineRow]:
+def mine_rows(
+    store: Store,
+    q: QueueRow,
+    labeller: str,
+    urls: Callable[[str, int], dict[str, str]] = urls_of,
+) -> list[MineRow]:
+    """The labeller's labels in queue ``q``, each with its ``save`` and ``delete`` URL from
+    ``urls`` (the label view's; the review view passes its own)."""
     items = {it.id: it for it in store.items(q.id)}
     rows = []
     for lb in store.labels(queue_id=q.id):
         if lb.role != "label" or lb.labeller != labeller or lb.item_id not in items:
             continue
         it = items[lb.item_id]
-        u = urls_of(q.name, it.id)
+        u = urls(q.name, it.id)
         rows.append(
             MineRow(
                 item_id=it.id,
@@ -276,7 +290,7 @@ def item_page(store: Store, queue: str, item_id: str | int, labeller: str) -> La
     q = store.queue(queue)
     it = item_of(store, q, item_id)
     items = store.items(q.id)
-    number = 1 + next((i for i, x in enumerate(items) if x.id == it.id), 0)
+    number = position(items, it)
     mine = own_label(store, it.id, labeller)
     corpus = labelling.queue_corpus(store, q)
     context, answer = _context(it.context, lambda d: d in corpus)

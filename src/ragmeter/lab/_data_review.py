@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._errors import NotFoundError, UsageError
-from ._data_label import item_of, label_json, label_summary, own_label, short, when
+from ._data_label import MineRow, item_of, label_json, mine_rows, own_label, position, urls_of, when
 from ._views import TemplateVariables
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,13 +40,9 @@ METRICS = ("correctness", "faithfulness", "abstention")
 
 
 def review_urls(queue: str, item_id: int) -> dict[str, str]:
-    base = f"/review/{queue}"
-    return {
-        "queue": base,
-        "save": f"{base}/item/{item_id}",
-        "delete": f"{base}/item/{item_id}/delete",
-        "next": f"{base}?after={item_id}",
-    }
+    """The label view's URLs under ``/review``, less search and documents (a review has none)."""
+    urls = urls_of(queue, item_id, "/review")
+    return {k: urls[k] for k in ("queue", "save", "delete", "next")}
 
 
 def answers_queue(store: Store, queue: str) -> QueueRow:
@@ -224,16 +220,6 @@ class Choice:
 
 
 @dataclass(frozen=True)
-class MineRow:
-    qid: str
-    question: str
-    summary: str
-    revision: int
-    updated: str
-    url: str
-
-
-@dataclass(frozen=True)
 class ReviewView:
     queue: QueueRow
     item: ItemRow
@@ -329,7 +315,7 @@ def review_page(store: Store, queue: str, item_id: str | int, labeller: str) -> 
     q = answers_queue(store, queue)
     it = item_of(store, q, item_id)
     items = store.items(q.id)
-    number = 1 + next((i for i, x in enumerate(items) if x.id == it.id), 0)
+    number = position(items, it)
     ctx = it.context
     citations = [c for c in ctx.get("citations") or [] if isinstance(c, Mapping)]
     corpus = labelling.queue_corpus(store, q) if q.n_docs else None
@@ -340,21 +326,6 @@ def review_page(store: Store, queue: str, item_id: str | int, labeller: str) -> 
     others = sorted(
         {lb.labeller for lb in store.labels(item_id=it.id) if lb.role == "label"} - {labeller}
     )
-    rows = []
-    by_id = {x.id: x for x in items}
-    for lb in store.labels(queue_id=q.id):
-        if lb.role == "label" and lb.labeller == labeller and lb.item_id in by_id:
-            x = by_id[lb.item_id]
-            rows.append(
-                MineRow(
-                    x.qid,
-                    short(x.question),
-                    label_summary(lb.payload),
-                    lb.revision,
-                    when(lb.updated_at),
-                    review_urls(q.name, x.id)["save"],
-                )
-            )
     data = {
         "queue": q.name,
         "item": {"id": it.id, "qid": it.qid},
@@ -390,12 +361,21 @@ def review_page(store: Store, queue: str, item_id: str | int, labeller: str) -> 
             context_ids=[str(x) for x in ctx.get("context") or []],
             others=others,
             choices=[Choice(*c) for c in CHOICES],
-            mine=rows,
+            mine=mine_rows(store, q, labeller, review_urls),
             urls=urls,
             data=data,
         ),
         panel=agreement_panel(store, q.name),
     )
+
+
+def _not_answers(store: Store, queue: str) -> tuple[int, dict[str, Any]] | None:
+    """The refusal (HTTP status, JSON) of a save or delete on what is not an answers queue."""
+    try:
+        answers_queue(store, queue)
+    except (UsageError, NotFoundError) as exc:
+        return (404 if isinstance(exc, NotFoundError) else 400), {"error": str(exc)}
+    return None
 
 
 def save(
@@ -404,20 +384,13 @@ def save(
     """Save a review (the label view's save, on an answers queue only): (HTTP status, JSON)."""
     from ._data_label import save as save_label
 
-    try:
-        answers_queue(store, queue)
-    except (UsageError, NotFoundError) as exc:
-        return (404 if isinstance(exc, NotFoundError) else 400), {"error": str(exc)}
-    return save_label(store, queue, item_id, labeller, body)
+    return _not_answers(store, queue) or save_label(store, queue, item_id, labeller, body)
 
 
 def delete(
     store: Store, queue: str, item_id: str | int, labeller: str, body: Mapping[str, Any]
 ) -> tuple[int, dict[str, Any]]:
+    """Delete a review (the label view's delete, on an answers queue only)."""
     from ._data_label import delete as delete_label
 
-    try:
-        answers_queue(store, queue)
-    except (UsageError, NotFoundError) as exc:
-        return (404 if isinstance(exc, NotFoundError) else 400), {"error": str(exc)}
-    return delete_label(store, queue, item_id, labeller, body)
+    return _not_answers(store, queue) or delete_label(store, queue, item_id, labeller, body)

@@ -83,8 +83,8 @@
   var L = window.ragmeterLabel;
   var lab = window.ragmeterLab;
 
-  function $(sel, root) { return (root || document).querySelector(sel); }
-  function $all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
+  // save.js's helpers, shared with the review page
+  var $ = lab.$, $all = lab.$all, same = lab.same, send = lab.send, getJSON = lab.getJSON;
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) { e.className = cls; }
@@ -92,29 +92,6 @@
     return e;
   }
   function clip(s, n) { s = String(s); return s.length > n ? s.slice(0, n - 1) + "…" : s; }
-  function same(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
-
-  function send(url, body, csrf) {
-    return fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, "Accept": "application/json" },
-      body: JSON.stringify(body)
-    }).then(function (r) {
-      return r.text().then(function (t) {
-        var data = null;
-        try { data = t ? JSON.parse(t) : null; } catch (e) { data = { error: t }; }
-        return { status: r.status, data: data || {} };
-      });
-    });
-  }
-
-  function getJSON(url) {
-    return fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
-      .then(function (r) {
-        return r.json().then(function (d) { return { status: r.status, data: d }; });
-      });
-  }
 
   // -- the evidence label page ------------------------------------------------------------------
   lab.behaviours["label-item"] = function (root) {

@@ -7,24 +7,9 @@
   var lab = window.ragmeterLab;
   if (!lab) { return; }
 
-  function $(sel, root) { return (root || document).querySelector(sel); }
-  function $all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
+  // save.js's helpers, shared with the label page
+  var $ = lab.$, $all = lab.$all, same = lab.same, send = lab.send;
   function el(tag, text) { var e = document.createElement(tag); e.textContent = String(text); return e; }
-  function same(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
-  function send(url, body, csrf) {
-    return fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, "Accept": "application/json" },
-      body: JSON.stringify(body)
-    }).then(function (r) {
-      return r.text().then(function (t) {
-        var data = null;
-        try { data = t ? JSON.parse(t) : null; } catch (e) { data = { error: t }; }
-        return { status: r.status, data: data || {} };
-      });
-    });
-  }
 
   lab.behaviours["review"] = function (root) {
     var data = lab.readJSON(root.dataset.data);
