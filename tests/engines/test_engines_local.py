@@ -181,6 +181,33 @@ def test_import_roots_find_the_users_folder(tmp_path: Path) -> None:
             sys.modules.pop(name, None)
 
 
+def test_import_roots_carry_the_folders_a_users_module_imports_from(tmp_path: Path) -> None:
+    """A user's module that imports a helper from another folder on sys.path (a test module
+    importing tests/_helpers.py; an encoder beside its utilities): the worker needs both
+    folders, or unpickling the object fails there and the actor dies on every batch."""
+    code, helpers = tmp_path / "code", tmp_path / "helpers"
+    code.mkdir()
+    helpers.mkdir()
+    (helpers / "_shared_bits.py").write_text("SUFFIX = '!'\n")
+    (code / "my_encoder.py").write_text(
+        "from _shared_bits import SUFFIX\n\ndef answer(q, ps):\n    return q + SUFFIX\n"
+    )
+    sys.path[:0] = [str(code), str(helpers)]
+    try:
+        from my_encoder import answer as user_answer  # type: ignore[import-not-found]
+
+        roots = import_roots(CallableGenerator(user_answer))
+        assert str(code.resolve()) in roots and str(helpers.resolve()) in roots
+        # never the interpreter's own folders or installed packages
+        assert not any("site-packages" in r for r in roots)
+        assert not any(Path(r) == Path(sys.base_prefix).resolve() for r in roots)
+    finally:
+        sys.path.remove(str(code))
+        sys.path.remove(str(helpers))
+        for name in ("my_encoder", "_shared_bits"):
+            sys.modules.pop(name, None)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

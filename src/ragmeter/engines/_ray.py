@@ -19,7 +19,8 @@ every finished batch, and a generation or judgement of the lost batch is recorde
 (never cached), so a re-run asks again only for what is missing.
 
 Objects travel to workers as a recipe (:class:`Shipped`): the pickled object plus the folders
-its code was imported from (an experiment's ``pkg.module:function`` target), added to the
+its code was imported from (an experiment's ``pkg.module:function`` target) and the driver's
+own folders on ``sys.path`` (where that module's sibling imports come from), added to the
 worker's ``sys.path`` before unpickling. On a multi-machine cluster those folders, model files
 and ragmeter itself must exist on every node (a shared filesystem or one image).
 """
@@ -395,4 +396,24 @@ def import_roots(obj: Any) -> list[str]:
         root = str(path.parents[depth - 1])
         if root not in roots:
             roots.append(root)
-    return roots
+    # the driver's own folders on sys.path too (not the interpreter's, not installed packages):
+    # the object's module may import a sibling module from one of them (a helper beside it)
+    return roots + [p for p in own_paths() if p not in roots]
+
+
+def own_paths() -> list[str]:
+    """The folders on this process's ``sys.path`` that hold the user's code: existing folders
+    outside the interpreter's prefixes (its standard library and installed packages)."""
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    out: list[str] = []
+    for entry in sys.path:
+        if not entry:
+            continue
+        path = Path(entry).resolve()
+        if not path.is_dir() or any(path == p or p in path.parents for p in prefixes):
+            continue
+        if "site-packages" in path.parts or "dist-packages" in path.parts:
+            continue
+        if str(path) not in out:
+            out.append(str(path))
+    return out
