@@ -50,7 +50,8 @@ $(VENV)/.ray-stamp: pyproject.toml $(VENV)/.test-stamp
 # Checks too slow for the everyday suite (the MiniLM SciFact reproduction encodes 5,183
 # abstracts, about 4.5 min on 2 cores; the local model answers fare-rules questions; the Ray
 # engine starts a local cluster; the store kill test, tests/store/test_store_processes.py, kills
-# eleven experiment processes at spread-out moments);
+# eleven experiment processes at spread-out moments; the SciFact BM25 example over the whole
+# collection, whose 40-query sample runs every day);
 # CI runs them after `make test`.
 test-slow: $(VENV)/.test-stamp $(VENV)/.local-stamp $(VENV)/.ray-stamp
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow
