@@ -37,8 +37,8 @@ def skip_without_browser() -> None:
             allow_module_level=True,
         )
     # justified: playwright and uvicorn come with the test and web extras CI installs
-    pytest.importorskip("playwright.sync_api")
-    pytest.importorskip("uvicorn")
+    pytest.importorskip("playwright.sync_api")  # justified: the [test] extra's browser driver
+    pytest.importorskip("uvicorn")  # justified: the [web] extra's server
 
 
 def free_port() -> int:

@@ -23,8 +23,8 @@ import pytest
 from typer.testing import CliRunner
 
 # justified: the lab is the web extra (fastapi, uvicorn, python-multipart)
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+pytest.importorskip("fastapi")  # justified: the lab is the [web] extra
+pytest.importorskip("uvicorn")  # justified: the [web] extra's server
 
 from starlette.middleware import Middleware
 from starlette.testclient import TestClient

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 # justified: jinja2 is a core dependency; the guard names it if an install lacks it
-pytest.importorskip("jinja2")
+pytest.importorskip("jinja2")  # justified: a core dependency, named if missing
 
 from ragmeter.cli import app
 from ragmeter.experiments import Experiment, Settings, Variant

@@ -211,7 +211,7 @@ def untouched(w: World, *copies: tuple[Path, bytes]) -> None:
 
 def lab_client(w: World) -> Any:
     pytest.importorskip("fastapi")  # justified: the lab is the optional [web] extra
-    pytest.importorskip("httpx")
+    pytest.importorskip("httpx")  # justified: the [test] extra's HTTP client
     from fastapi.testclient import TestClient
 
     from ragmeter.lab import create_app

@@ -15,8 +15,8 @@ from urllib.parse import quote
 import pytest
 
 # justified: the lab is the optional [web] extra; the test extra installs it
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+pytest.importorskip("fastapi")  # justified: the lab is the [web] extra
+pytest.importorskip("httpx")  # justified: the [test] extra's HTTP client
 
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner

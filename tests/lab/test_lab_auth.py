@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 # justified: the lab is the optional [web] extra; the test extra installs it
-pytest.importorskip("fastapi")
-httpx = pytest.importorskip("httpx")
-pytest.importorskip("uvicorn")
+pytest.importorskip("fastapi")  # justified: the lab is the [web] extra
+httpx = pytest.importorskip("httpx")  # justified: the [test] extra's HTTP client
+pytest.importorskip("uvicorn")  # justified: the [web] extra's server
 
 from _browser import serving  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402

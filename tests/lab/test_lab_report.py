@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 # justified: jinja2 is a core dependency; the guard names it if an install lacks it
-pytest.importorskip("jinja2")
+pytest.importorskip("jinja2")  # justified: a core dependency, named if missing
 
 from _lab_store import FareStore, cli, cli_json, record_fare_rules
 

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # justified: the lab is the optional [web] extra; the test extra installs it
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+pytest.importorskip("fastapi")  # justified: the lab is the [web] extra
+pytest.importorskip("httpx")  # justified: the [test] extra's HTTP client
 
 from _lab_store import EXAMPLE, cli_json, record_fare_rules
 from fastapi.testclient import TestClient

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 # justified: the lab is the optional [web] extra; the test extra installs it
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+pytest.importorskip("fastapi")  # justified: the lab is the [web] extra
+pytest.importorskip("httpx")  # justified: the [test] extra's HTTP client
 
 from fastapi.testclient import TestClient
 
