@@ -28,15 +28,15 @@ def default_labeller() -> str:
 
 
 def checked_name(name: str) -> str:
-    """``name`` as a labeller's name (UsageError saying what one is, when it is not)."""
+    """``name`` as a labeller's name: the store's rule (:meth:`LabellerRow.check_name`), its
+    UsageError naming the option."""
     from .._errors import UsageError
+    from ..store import LabellerRow
 
-    if not name.strip() or name != name.strip() or len(name) > 100 or not name.isprintable():
-        raise UsageError(
-            "--labeller: a labeller's name is 1-100 printable characters with no space at "
-            f"either end; got {name!r}"
-        )
-    return name
+    try:
+        return LabellerRow.check_name(name)
+    except UsageError as exc:
+        raise UsageError(f"--labeller: {exc}") from None
 
 
 def current_labeller(request: Request) -> str:

@@ -78,6 +78,11 @@ class LabellerRow:
     has_token: bool
     created_at: dt.datetime
 
+    @staticmethod
+    def check_name(name: object) -> str:
+        """``name`` if it can name a labeller, else UsageError saying what a name is."""
+        return check_labeller_name(name)
+
 
 @dataclass(frozen=True)
 class QueueRow:
