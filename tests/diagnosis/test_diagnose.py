@@ -13,7 +13,15 @@ from ragmeter import UsageError
 from ragmeter.answers import answers_from_records
 from ragmeter.answers.report import check_answers
 from ragmeter.cli import app
-from ragmeter.diagnosis import RecallAt, Thresholds, build_table, diagnose, table_from_counts
+from ragmeter.diagnosis import (
+    CausalTable,
+    RecallAt,
+    Thresholds,
+    build_table,
+    causal_table,
+    diagnose,
+    table_from_counts,
+)
 
 
 def _lab_pairs() -> list[tuple[int, int]]:
@@ -258,3 +266,128 @@ def test_once_the_chain_fails_the_largest_bad_cell_names_the_link() -> None:
         headroom_recall=big,
     )
     assert d.failing_link is None
+
+
+# -- the causal table: proven cells name the link ------------------------------------------------
+def _causal(
+    retrieval: int, generation: int, noise: int, working: int = 10, memory: int = 0
+) -> CausalTable:
+    """A causal table with these many questions per proven cause (all four sources run)."""
+    rows: list[tuple[bool, bool, bool, bool]] = (  # retrieved, oracle, none, distractors
+        [(False, True, False, True)] * retrieval
+        + [(False, False, False, False)] * generation
+        + [(False, True, False, False)] * noise
+        + [(True, True, False, True)] * working
+        + [(True, True, True, True)] * memory
+    )
+    sources = ("retrieved", "oracle", "none", "oracle+distractors")
+    return causal_table(
+        {s: {f"q{i:03d}": r[j] for i, r in enumerate(rows)} for j, s in enumerate(sources)},
+        n_resamples=200,
+    )
+
+
+def test_proven_cause_overrides_the_inferred_cell() -> None:
+    # the table infers retrieval (14 > 9), the ablations prove generation (12 > 3)
+    d = diagnose(
+        table=table_from_counts(41, 9, 6, 14), causal=_causal(3, 12, 1), golden_version="v3"
+    )
+    assert d.failing_link == "generation" and d.basis == "proven"
+    assert any("prove the largest bad cause: proven generation failure (12 of 26)" in n
+               and "the proven cause is preferred" in n for n in d.notes)  # fmt: skip
+    # the experiment is measured on answer correctness, with and without the oracle context
+    assert "with the oracle context" in d.experiment.metric
+    assert d.experiment.refutation.startswith("abandon if fixed - broken <= 0 on answer correct")
+    # the steps say which cells are proven and which inferred
+    basis = {s.key: s.basis for s in d.steps}
+    assert basis["prompt_k"] == basis["generation"] == "inferred"
+    assert basis["headroom"] is None  # not measured
+    assert basis["proven_retrieval"] == basis["proven_generation"] == "proven"
+    assert basis["proven_noise"] == "proven"
+    steps = {s.key: s for s in d.steps}
+    assert steps["proven_generation"].status == "fail"
+    assert steps["proven_generation"].value == pytest.approx(12 / 26)
+    assert "oracle ceiling" in steps["proven_retrieval"].detail
+    out = d.to_dict()
+    assert out["basis"] == "proven" and out["causal"]["counts"]["generation_failure"] == 12
+    assert out["causal"]["ceiling"]["n"] == 26 and {s["basis"] for s in out["steps"]} == {
+        None,
+        "inferred",
+        "proven",
+    }
+
+
+def test_without_causal_the_link_is_inferred() -> None:
+    d = diagnose(table=table_from_counts(41, 9, 6, 14))
+    assert d.basis == "inferred" and d.causal is None and d.to_dict()["causal"] is None
+    assert d.failing_link == "retrieval (ranking)"
+    assert all(s.basis in ("inferred", None) for s in d.steps)
+
+
+def test_proven_retrieval_failure_walks_candidates_vs_ranking() -> None:
+    c = _causal(12, 3, 1)
+    high = diagnose(
+        table=table_from_counts(40, 20, 2, 3),  # the table alone would say generation
+        prompt_recall=RecallAt("AllR@4", 0.71, 70),
+        headroom_recall=RecallAt("AllR@50", 0.97, 70),
+        causal=c,
+    )
+    assert high.failing_link == "retrieval (ranking)" and high.basis == "proven"
+    # nDCG was not measured: only the metrics the experiment has are named
+    assert high.experiment.metric == "AllR@4 and answer correct"
+    assert "oracle ceiling" in (high.experiment.assumption or "")
+    low = diagnose(
+        prompt_recall=RecallAt("AllR@4", 0.71, 70),
+        headroom_recall=RecallAt("AllR@50", 0.50, 70),
+        causal=c,
+        metrics=["AllR@4", "AllR@50", "nDCG(gain=exp)@4"],
+    )
+    assert low.failing_link == "retrieval (candidates)"
+    assert low.experiment.metric == "AllR@50 and AllR@4 and answer correct"
+    ranked = diagnose(
+        prompt_recall=RecallAt("AllR@4", 0.71, 70), causal=c, metrics=["nDCG", "AllR"]
+    )
+    assert ranked.experiment.metric == "nDCG(gain=exp)@4 and AllR@4 and answer correct"
+
+
+def test_noise_sensitive_names_a_context_precision_experiment() -> None:
+    c = _causal(1, 2, 9)
+    d = diagnose(causal=c, golden_version="v3")  # the causal table alone is enough
+    assert d.failing_link == "context precision" and d.basis == "proven"
+    e = d.experiment
+    assert "reranker" in e.change and "smaller k at the same token budget" in e.alternative
+    assert e.metric == "answer correct"  # nothing else measured: nothing else named
+    assert 'add "P"' in (e.assumption or "")
+    assert "9 noise-sensitive questions" in e.comparison
+    with_p = diagnose(
+        causal=c, prompt_recall=RecallAt("AllR@4", 0.6, 40), metrics=["P@4", "AllR@4"]
+    )
+    assert with_p.experiment.metric == "P@4 and AllR@4 and answer correct"
+    assert with_p.experiment.assumption is None
+
+
+def test_a_passing_chain_keeps_its_verdict_and_notes_the_proven_cases() -> None:
+    d = diagnose(
+        table=table_from_counts(95, 2, 0, 1),
+        headroom_recall=RecallAt("AllR@50", 0.99, 98),
+        causal=_causal(1, 2, 0, working=95),
+    )
+    assert d.failing_link is None and d.basis is None
+    assert any("passes every bar" in n and "proven generation failure" in n for n in d.notes)
+
+
+def test_memory_unknown_and_few_questions_are_noted() -> None:
+    c = causal_table(
+        {
+            "retrieved": {"a": True, "b": False, "c": None},
+            "oracle": {"a": True, "b": True, "c": True},
+            "none": {"a": True, "b": False, "c": False},
+        },
+        n_resamples=200,
+    )
+    d = diagnose(causal=c)
+    assert d.failing_link == "retrieval (ranking)"
+    assert any("1 answered from memory" in n for n in d.notes)
+    assert any("1 question(s) lack an outcome" in n for n in d.notes)
+    assert any("a direction, not proof" in n for n in d.notes)
+    assert "proven_noise" not in {s.key for s in d.steps}  # no distractors run

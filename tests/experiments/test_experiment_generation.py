@@ -338,6 +338,7 @@ def test_to_dict_carries_every_answer_table(done) -> None:
         "order": "reverse",
         "dedupe": True,
         "headers": True,
+        "source": "retrieved",
     }
 
 

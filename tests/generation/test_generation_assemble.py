@@ -102,6 +102,7 @@ def test_dedupe_rules() -> None:
         ({"k": True}, "k must be"),
         ({"order": "middle"}, "rank, reverse, sandwich"),
         ({"dedupe": "yes"}, "dedupe must be true or false"),
+        ({"source": "gold"}, "source must be one of retrieved, oracle, none, oracle\\+distractors"),
     ],
 )
 def test_bad_spec_is_a_usage_error(kwargs: dict, words: str) -> None:
@@ -118,6 +119,24 @@ def test_spec_from_a_table_names_the_field() -> None:
     with pytest.raises(InputError) as e:
         ContextSpec.from_mapping({"ordr": "rank"}, path="exp.toml")
     assert e.value.field == "context.ordr" and "expected k, budget" in str(e.value)
+
+
+def test_the_context_source_is_a_setting_named_in_errors_and_dicts() -> None:
+    assert ContextSpec().source == "retrieved" and ContextSpec().to_dict()["source"] == "retrieved"
+    spec = ContextSpec.from_mapping({"source": "oracle+distractors", "order": "reverse"})
+    assert spec == ContextSpec(order="reverse", source="oracle+distractors")
+    assert spec.to_dict() == {
+        "k": None,
+        "budget": None,
+        "order": "reverse",
+        "dedupe": True,
+        "headers": True,
+        "source": "oracle+distractors",
+    }
+    with pytest.raises(InputError) as e:
+        ContextSpec.from_mapping({"source": "gold"}, path="exp.toml", table="variant.context")
+    assert e.value.field == "variant.context.source" and e.value.path == "exp.toml"
+    assert "retrieved, oracle, none, oracle+distractors" in str(e.value)
 
 
 def test_bad_passages_are_refused() -> None:

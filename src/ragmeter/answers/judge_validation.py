@@ -25,6 +25,16 @@ field, and so are two labels for the same item (same id, run and order) and labe
 scales in one comparison (``pass`` against ``supported`` would count as a disagreement every
 time). With nothing to compare (no labelled item judged, or every judgement failed) there is no
 agreement to report: an error says so instead of a NaN.
+
+Claim-level labels (the claim metrics of :mod:`ragmeter.answers.claims`): one line per
+(answer id, claim, what it was checked against), ``{"id": "change-fee-basic", "claim": "The
+change fee is $75.", "against": "context"|"reference"|"answer", "supported": true|false}``.
+Each is matched to the judge's verdict on the same answer id, the same ``against`` and the same
+claim text (spaces collapsed, case ignored: :func:`ragmeter.answers.claims.claim_key`), read from
+the claim metrics' details in the JSON of ``answers check --format json`` (``--metric claims``,
+or no ``--metric`` when the file holds only claim metrics). The labels are pass (supported) and
+fail. A claim the judge did not list (it split the text differently, or its calls for that
+answer failed) is "not judged", never an agreement.
 """
 
 from __future__ import annotations
@@ -289,13 +299,66 @@ def _read_jsonl(path: str | PathLike[str], problems: list[Problem]) -> list[tupl
     return list(iter_jsonl(path, problems, what="labels"))
 
 
+def _claim_record(
+    rec: Mapping[str, Any], path: str, line: int, problems: list[Problem], *, judge: bool = False
+) -> tuple[str, Any] | None:
+    """(the claim key, the label) of one claim-level line, or None after adding its problem."""
+    from .claims import AGAINST, claim_key
+
+    i, claim, against = rec.get("id"), rec.get("claim"), rec.get("against")
+    lab = rec.get("supported", rec.get("label") if judge else None)
+    if not isinstance(i, str) or not i:
+        problems.append(Problem("needs a non-empty string", path, line, "id"))
+    elif not isinstance(claim, str) or not claim.strip():
+        problems.append(Problem("needs the claim's text (a non-empty string)", path, line, "claim"))
+    elif against not in AGAINST:
+        problems.append(
+            Problem(
+                f"must be one of {', '.join(AGAINST)}, got {json.dumps(against)}",
+                path,
+                line,
+                "against",
+            )
+        )
+    elif not isinstance(lab, bool) and not (judge and (lab is None or isinstance(lab, str))):
+        problems.append(Problem("must be true or false", path, line, "supported"))
+    else:
+        return claim_key(i, claim, against), lab
+    return None
+
+
 def load_human_labels(path: str | PathLike[str]) -> dict[str, str]:
-    """``{"id": ..., "label": ...}`` per line; one label per id; labels as :data:`LABEL_WORDS`."""
+    """``{"id": ..., "label": ...}`` per line; one label per id; labels as :data:`LABEL_WORDS`.
+
+    Or claim-level labels, ``{"id", "claim", "against", "supported"}`` per line (module
+    docstring): the id returned is then the claim key, the label pass or fail. One file holds
+    one kind (a line of the other kind is an error naming it)."""
     out: dict[str, str] = {}
     lines: dict[str, int] = {}
     problems: list[Problem] = []
+    kind: tuple[str, int] | None = None  # ("claim" | "answer", first line)
     for line, rec in _read_jsonl(path, problems):
-        i, lab = rec.get("id"), rec.get("label")
+        this = "claim" if "claim" in rec or "against" in rec else "answer"
+        if kind is None:
+            kind = (this, line)
+        elif kind[0] != this:
+            problems.append(
+                Problem(
+                    f"a {this}-level label in a file of {kind[0]}-level labels (line {kind[1]}); "
+                    "keep one kind per file",
+                    str(path),
+                    line,
+                    "claim",
+                )
+            )
+            continue
+        if this == "claim":
+            got = _claim_record(rec, str(path), line, problems)
+            if got is None:
+                continue
+            i, lab = got
+        else:
+            i, lab = rec.get("id"), rec.get("label")
         if not isinstance(i, str) or not i:
             problems.append(Problem("needs a non-empty string", str(path), line, "id"))
             continue
@@ -339,11 +402,16 @@ def load_judge_labels(
                 f"--variant applies to the JSON of 'ragmeter answers check'; {path} is JSON "
                 "Lines of judge labels (one variant)"
             )
-        records: list[tuple[int | None, str | None, Any]] = [
-            (line, None, rec)
-            for line, rec in _read_jsonl(path, problems)
-            if metric is None or rec.get("metric") in (None, metric)
-        ]
+        records: list[tuple[int | None, str | None, Any]] = []
+        for n, rec in _read_jsonl(path, problems):
+            if metric is not None and rec.get("metric") not in (None, metric):
+                continue
+            if isinstance(rec, dict) and ("claim" in rec or "against" in rec):
+                got = _claim_record(rec, str(path), n, problems, judge=True)
+                if got is None:
+                    continue
+                rec = {**rec, "id": got[0], "label": got[1]}
+            records.append((n, None, rec))
     else:
         records = [
             (None, where, rec) for where, rec in _report_records(report, path, metric, variant)
@@ -475,6 +543,27 @@ def _report_records(
             f"{path} holds no judgements: run 'ragmeter answers check' with --judge and "
             "--judge-metrics"
         )
+    from .claims import claim_key, claim_verdicts
+    from .judged import CLAIM_METRICS, CLAIMS_ALIAS
+
+    if metric in (CLAIMS_ALIAS, *CLAIM_METRICS) or (
+        metric is None and all(m in CLAIM_METRICS for m in metrics)
+    ):
+        if not any(m in CLAIM_METRICS for m in metrics):
+            raise UsageError(f"{path} has no claim-level judgements (it has: {', '.join(metrics)})")
+        out: list[tuple[str, Any]] = []
+        for where, a in answers:
+            judged = a.get("judged") if isinstance(a, dict) else None
+            if not isinstance(judged, dict):
+                continue
+            first = next((judged[m] for m in CLAIM_METRICS if m in judged), None)
+            config = (
+                {k: first.get(k) for k in ("judge", "prompt")} if isinstance(first, dict) else {}
+            )
+            for claim, against, ok in claim_verdicts(judged):
+                rec = {"id": claim_key(str(a.get("id")), claim, against), "label": ok, **config}
+                out.append((f"{where}.judged", rec))
+        return out
     if metric is None:
         if len(metrics) > 1:
             raise UsageError(

@@ -10,6 +10,10 @@ naming the input and the questions lacking it) before any call is made. Scores:
 - context_relevance, answer_relevance: verdict yes / partly / no -> 1 / 0.5 / 0.
 - correctness: verdict correct / incorrect -> 1 / 0.
 - pairwise: winner A / B / tie (run in both orders by :func:`judge_pairwise`).
+- the claim-level metrics :data:`CLAIM_METRICS` (claim_faithfulness, hallucination,
+  claim_precision, claim_recall, context_utilisation; ``claims`` names all five) are defined and
+  scored by :mod:`ragmeter.answers.claims` (two prompts, several calls per answer); their scores
+  are :class:`JudgedScore` s like the others. :func:`expand_metrics` reads a list of names.
 
 Every :class:`JudgedScore` records the judge (name, model, params), the prompt id and the sha256
 of the prompt file; a reply that failed or does not fit its task's shape (checked by
@@ -122,6 +126,39 @@ JUDGE_METRICS: dict[str, JudgeMetric] = {
 }
 
 
+#: the claim-level metrics (:mod:`ragmeter.answers.claims`), in report order
+CLAIM_METRICS = (
+    "claim_faithfulness",
+    "hallucination",
+    "claim_precision",
+    "claim_recall",
+    "context_utilisation",
+)
+#: the name that selects all of :data:`CLAIM_METRICS`
+CLAIMS_ALIAS = "claims"
+#: every name ``judge_metrics`` / ``[judge] metrics`` accepts
+METRIC_NAMES = (*JUDGE_METRICS, *CLAIM_METRICS, CLAIMS_ALIAS)
+
+
+def expand_metrics(names: Sequence[str]) -> list[str]:
+    """``names`` with ``claims`` replaced by the five claim metrics, each name once, in order;
+    UsageError naming an unknown one and the valid names."""
+    out: list[str] = []
+    for name in names:
+        if name not in METRIC_NAMES:
+            raise UsageError(f"unknown judge metric '{name}'; valid: {', '.join(METRIC_NAMES)}")
+        out += CLAIM_METRICS if name == CLAIMS_ALIAS else [name]
+    return list(dict.fromkeys(out))
+
+
+def prompt_tasks(metric: str) -> tuple[str, ...]:
+    """The prompt files (tasks) a metric name uses: its own, or ``claims`` and
+    ``claim_support`` for a claim metric (and for ``claims``)."""
+    if metric in CLAIM_METRICS or metric == CLAIMS_ALIAS:
+        return ("claims", "claim_support")
+    return (metric,)
+
+
 @dataclass(frozen=True)
 class JudgedScore:
     """One judged score with the configuration that produced it."""
@@ -158,6 +195,11 @@ class JudgedScore:
 
 
 def get_metric(name: str) -> JudgeMetric:
+    if name in CLAIM_METRICS or name == CLAIMS_ALIAS:
+        raise UsageError(
+            f"{name} is a claim-level metric, scored by several calls per answer: use "
+            "ragmeter.answers.claims.judge_claims, or check_answers(judge_metrics=[...])"
+        )
     try:
         return JUDGE_METRICS[name]
     except KeyError:

@@ -34,7 +34,16 @@ from ._schema import AnswerSet, is_abstention, looks_abstained
 from .abstention import AbstentionSummary, abstention_verdict, summarize_abstention
 from .correctness import CORRECT_RULE, Correctness, score_correctness
 from .faithfulness import Faithfulness, _Finder, check_faithfulness
-from .judged import JudgedScore, get_metric, judge_metric, missing_inputs, require_one_config
+from .judged import (
+    CLAIM_METRICS,
+    INPUTS,
+    JudgedScore,
+    expand_metrics,
+    get_metric,
+    judge_metric,
+    missing_inputs,
+    require_one_config,
+)
 from .judges._prompts import load_prompt
 from .judges._protocol import Judge
 
@@ -220,6 +229,17 @@ class AnswerReport:
                     "failed": sum(not s.ok for s in v),
                     "mean": _mean([s.score for s in v if s.ok and s.score is not None]),
                     "prompt": dict(v[0].prompt),
+                    # claim metrics: the mean is over the answers with claims; abstentions and
+                    # empty answers have none (counted apart), failures are listed by id
+                    **(
+                        {
+                            "scored": sum(s.ok and s.score is not None for s in v),
+                            "no_claims": sum(s.ok and s.score is None for s in v),
+                            "failed_ids": [s.id for s in v if not s.ok],
+                        }
+                        if name in CLAIM_METRICS
+                        else {}
+                    ),
                 }
                 for name, v in judged.items()
             }
@@ -328,8 +348,11 @@ def check_answers(
     ids}``, e.g. :func:`ragmeter.answers.contexts.prompt_contexts` of the run being diagnosed)
     is the prompt context of every answer that carries no ``context`` of its own: citations are
     checked against it and judges read it. Judge metrics run only when both ``judge`` and
-    ``judge_metrics`` are given; ``judge_prompts`` is a folder of ``<metric>.v1.txt`` prompts
-    replacing the shipped ones. A judge metric refuses answers that lack one of its inputs
+    ``judge_metrics`` are given (``claims`` or the five claim metrics of :mod:`.claims` among
+    them: scored together, several calls per answer, the evidence text read from the golden
+    question's spans); ``judge_prompts`` is a folder of ``<metric>.v1.txt`` prompts
+    replacing the shipped ones (``claims.v1.txt`` and ``claim_support.v1.txt`` for the claim
+    metrics). A judge metric refuses answers that lack one of its inputs
     unless ``judge_skip_missing`` (an experiment's failed generations: empty answers, already
     counted as failed): those answers are then not judged on that metric.
     """
@@ -468,7 +491,13 @@ def _run_judges(
         )
     out: dict[str, dict[str, JudgedScore]] = {}
     all_scores: list[JudgedScore] = []
-    for name in metrics:
+    metrics = expand_metrics(metrics)
+    claim_metrics = [m for m in metrics if m in CLAIM_METRICS]
+    if claim_metrics:
+        all_scores += _run_claims(
+            answers, questions, index, judge, claim_metrics, items, prompts, skip_missing
+        )
+    for name in (m for m in metrics if m not in CLAIM_METRICS):
         metric = get_metric(name)
         # an unanswerable question has no reference by design: not a missing input
         use = [
@@ -479,10 +508,91 @@ def _run_judges(
         prompt = None if prompts is None else load_prompt(name, folder=prompts)
         scores = judge_metric(judge, metric, use, prompt=prompt)  # type: ignore[arg-type]
         all_scores += scores
-        for s in scores:
-            out.setdefault(s.id, {})[name] = s
+    for s in all_scores:
+        out.setdefault(s.id, {})[s.metric] = s
     require_one_config(all_scores)
     return out
+
+
+def _evidence_text(q: Any, index: PassageIndex) -> str | None:
+    """The text of the question's labelled spans, in order, each once (None when unlabelled or
+    a span's document is unknown and the span carries no text)."""
+    texts = []
+    for e in q.evidence:
+        text = e.text
+        if text is None:
+            doc = index.docs.get(e.doc)
+            if doc is None:
+                return None
+            text = doc.text[e.start : e.end]
+        texts.append(text)
+    joined = "\n\n".join(dict.fromkeys(t.strip() for t in texts if t.strip()))
+    return joined or None
+
+
+def _run_claims(
+    answers: AnswerSet,
+    questions: Mapping[str, Any],
+    index: PassageIndex,
+    judge: Judge | None,
+    metrics: Sequence[str],
+    items: Sequence[Mapping[str, Any]],
+    prompts: str | PathLike[str] | None,
+    skip_missing: bool,
+) -> list[JudgedScore]:
+    """The claim-level metrics (:mod:`.claims`): abstentions and empty answers have no claims;
+    a question lacking an input a metric needs is refused (naming the input and the ids), or
+    left out of that metric with ``skip_missing``; an unanswerable question is never scored on
+    the metrics that need a reference or span labels."""
+    from .claims import CLAIM_INPUTS, claim_prompts, judge_claims
+
+    if judge is None:
+        raise UsageError("claim metrics need a judge")
+    by_answer = answers.by_id
+    rich = []
+    for it in items:
+        q = questions[it["id"]]
+        abstained = is_abstention(by_answer[it["id"]])
+        rich.append(
+            {
+                **it,
+                "abstained": abstained,
+                "evidence": _evidence_text(q, index) if q.answerable else None,
+                "answerable": q.answerable,
+            }
+        )
+    if "context_utilisation" in metrics and all(it["evidence"] is None for it in rich):
+        raise UsageError(
+            "judge metric context_utilisation needs span labels (the golden questions' "
+            "evidence spans); no answered question has any"
+        )
+    per_item: dict[str, list[str]] = {str(it["id"]): [] for it in rich}
+    for m in metrics:
+        need = CLAIM_INPUTS[m]
+        use = [it for it in rich if it["answerable"] or not ({"reference", "evidence"} & set(need))]
+        gaps: dict[str, list[str]] = {}
+        for it in use:
+            if it["abstained"] or not (it.get("answer") or "").strip():
+                continue
+            for name in need:
+                v = it.get(name)
+                if v is None or (isinstance(v, str) and not v.strip()):
+                    gaps.setdefault(name, []).append(str(it["id"]))
+        if gaps and not skip_missing:
+            parts = [
+                f"'{name}' ({INPUTS.get(name, name)}) for {len(ids)} item(s): "
+                f"{', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
+                for name, ids in gaps.items()
+            ]
+            raise UsageError(
+                f"judge metric {m} needs {', '.join(need)}; missing " + "; ".join(parts)
+            )
+        lacking = {i for ids in gaps.values() for i in ids}
+        for it in use:
+            if it["id"] not in lacking:
+                per_item[str(it["id"])].append(m)
+    chosen = [{**it, "metrics": per_item[str(it["id"])]} for it in rich if per_item[str(it["id"])]]
+    return judge_claims(judge, metrics, chosen, prompts=claim_prompts(prompts))
 
 
 __all__ = ["AnswerCheck", "AnswerReport", "FaithfulButWrong", "check_answers", "looks_abstained"]

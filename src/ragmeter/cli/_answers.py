@@ -41,7 +41,8 @@ def check_cmd(
     judge_metrics: str = typer.Option(
         "faithfulness",
         help="Judge metrics: faithfulness, context_relevance, answer_relevance, "
-        "correctness (comma-separated).",
+        "correctness, and the claim-level claim_faithfulness, hallucination, claim_precision, "
+        "claim_recall, context_utilisation ('claims' names all five) (comma-separated).",
     ),
     judge_url: str | None = typer.Option(
         None, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1"
@@ -167,7 +168,11 @@ def compare_cmd(
 @judge_app.command("validate")
 @handle_errors
 def validate_cmd(
-    human: Path = typer.Option(..., help='Human labels JSONL: {"id", "label"}.'),
+    human: Path = typer.Option(
+        ...,
+        help='Human labels JSONL: {"id", "label"}, or claim-level {"id", "claim", '
+        '"against": "context"|"reference"|"answer", "supported"} (docs/judges.md).',
+    ),
     judged: Path = typer.Option(
         ...,
         "--judge",
@@ -177,7 +182,7 @@ def validate_cmd(
     metric: str | None = typer.Option(
         None,
         help="Judge metric to validate, when the answers-check JSON holds several "
-        "(faithfulness, correctness, ...).",
+        "(faithfulness, correctness, ..., or claims: the claim-level verdicts).",
     ),
     variant: str | None = typer.Option(
         None, help="Answer variant to validate, when the answers-check JSON holds several."

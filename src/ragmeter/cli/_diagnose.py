@@ -12,6 +12,7 @@ from ._common import Format, console, handle_errors, print_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..metrics import Evaluation
+    from ..workflows.diagnose import DiagnoseResult
 
 
 def register(app: typer.Typer) -> None:
@@ -20,6 +21,13 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def diagnose_cmd(
+    experiment: Path | None = typer.Option(
+        None,
+        "--experiment",
+        help="Experiment file already run (ragmeter run): diagnose its baseline's answers, "
+        "made causal by the variants that change only context.source (oracle, none, "
+        "oracle+distractors). Takes no other input option.",
+    ),
     golden: Path | None = typer.Option(None, help="Golden set (JSONL)."),
     answers: Path | None = typer.Option(None, help="Answers JSONL of the variant to diagnose."),
     corpus: Path | None = typer.Option(None, help="Corpus (citations, effective dates)."),
@@ -27,7 +35,11 @@ def diagnose_cmd(
     run: Path | None = typer.Option(None, help="Retrieval run (TREC or JSONL) of chunk ids."),
     k: int | None = typer.Option(None, "--k", help="Prompt k (passages in the prompt)."),
     budget: int | None = typer.Option(None, help="Prompt token budget instead of --k."),
-    large_k: int = typer.Option(50, help="Large k for the headroom check."),
+    large_k: int | None = typer.Option(
+        None,
+        help="Large k for the headroom check (default 50; with --experiment, the file's "
+        "headroom_k).",
+    ),
     eval_json: Path | None = typer.Option(
         None,
         "--eval",
@@ -52,14 +64,15 @@ def diagnose_cmd(
     ),
     answer_threshold: float = typer.Option(0.80, help="Correct-and-supported rate counted high."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+    show_all: bool = typer.Option(
+        False, "--all", help="List every faithful-but-wrong answer (the first 5 otherwise)."
+    ),
 ) -> None:
     """Walk recall at a large k -> recall at the prompt k -> faithful and correct -> slices, and
     print the failing link with ONE next experiment and its refutation rule."""
     from .._numbers import rate
     from ..diagnosis import Thresholds
     from ..workflows.diagnose import PromptRun, diagnose
-    from ._render_answers import print_report
-    from ._render_diagnosis import print_answer_table, print_diagnosis
 
     for flag, value in (
         ("--headroom-threshold", headroom_threshold),
@@ -72,6 +85,30 @@ def diagnose_cmd(
         prompt_recall=prompt_threshold,
         answer_ok=answer_threshold,
     )
+    if experiment is not None:
+        given = [
+            flag
+            for flag, value in (
+                ("--golden", golden), ("--answers", answers), ("--corpus", corpus),
+                ("--chunks", chunks), ("--run", run), ("--k", k), ("--budget", budget),
+                ("--eval", eval_json), ("--prompt-metric", prompt_metric),
+                ("--headroom-metric", headroom_metric), ("--table", table), ("--counts", counts),
+            )
+            if value is not None
+        ]  # fmt: skip
+        if given:
+            raise UsageError(
+                f"--experiment reads every input from the experiment's outputs; drop "
+                f"{', '.join(given)}"
+            )
+        from ..workflows.diagnose import diagnose_experiment
+
+        _show(
+            diagnose_experiment(experiment, thresholds=thresholds, large_k=large_k, split=split),
+            fmt,
+            show_all,
+        )
+        return
     nums = _counts(counts) if counts is not None else None
     gold = corp = chk = None
     if golden is not None:
@@ -89,7 +126,7 @@ def diagnose_cmd(
         corpus=corp,
         chunking=chk,
         answers=answers,
-        run=PromptRun(str(run), str(run), k, budget, large_k) if run is not None else None,
+        run=PromptRun(str(run), str(run), k, budget, large_k or 50) if run is not None else None,
         evaluations=evals,
         prompt_metric=prompt_metric,
         headroom_metric=headroom_metric,
@@ -98,13 +135,30 @@ def diagnose_cmd(
         split=split,
         thresholds=thresholds,
     )
+    _show(result, fmt, show_all)
+
+
+#: faithful-but-wrong answers listed before "N more (--all)": the diagnosis stays readable
+SHOWN_WRONG = 5
+
+
+def _show(result: DiagnoseResult, fmt: Format, show_all: bool = False) -> None:
+    """The answers report, the retrieval-by-answer table, the causal table (with ablations) and
+    the diagnosis; or all of it as JSON."""
+    from ._render_answers import print_report
+    from ._render_diagnosis import print_answer_table, print_causal, print_diagnosis
+
     if fmt == Format.json:
         print_json(result.to_dict())
         return
     if result.report is not None:
-        print_report(console, result.report)
+        print_report(console, result.report, limit=None if show_all else SHOWN_WRONG)
     if result.table is not None:
-        print_answer_table(console, result.table)
+        # beside proven causes, the table's cells say what they are: read from observation
+        title = None if result.causal is None else "retrieval-by-answer table (inferred cells)"
+        print_answer_table(console, result.table, title)
+    if result.causal is not None:
+        print_causal(console, result.causal, result.ablations)
     print_diagnosis(console, result.diagnosis)
 
 

@@ -23,8 +23,17 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def print_report(console: Console, report: AnswerReport, *, per_answer: bool = False) -> None:
-    """The summary table, the by-slice table and one table per kind of failure found."""
+def print_report(
+    console: Console,
+    report: AnswerReport,
+    *,
+    per_answer: bool = False,
+    limit: int | None = None,
+    more: str = "--all",
+) -> None:
+    """The summary table, the by-slice table and one table per kind of failure found.
+    ``limit`` shows the first faithful-but-wrong answers only, and says how many more there
+    are and the option (``more``) that lists them all."""
     s = report.summary()
     # lit: ids, answers, quotes, variant and slice names print as written (never markup/emoji)
     t = Table(
@@ -71,6 +80,15 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
         ("abstained on answerable", f"{ab['abstained_answerable']} of {ab['n_answerable']}")
     )
     for name, j in (s.get("judged") or {}).items():
+        if "no_claims" in j:  # a claim metric: mean over the answers with claims
+            rows.append(
+                (
+                    f"judge {name} (mean over n, no claims, failed)",
+                    f"{_pct(j['mean'])} over {j['scored']}, {j['no_claims']}, "
+                    f"{j['failed']} of {j['n']}",
+                )
+            )
+            continue
         rows.append(
             (f"judge {name} (mean, failed)", f"{_pct(j['mean'])}, {j['failed']} of {j['n']}")
         )
@@ -127,7 +145,11 @@ def print_report(console: Console, report: AnswerReport, *, per_answer: bool = F
             ("question", "answer", "reference", "cited", "evidence", "stale"),
             overflow="fold",
         )
-        for f in report.faithful_but_wrong:
+        shown = report.faithful_but_wrong
+        if limit is not None and len(shown) > limit:
+            bt.caption = lit(f"the first {limit}; {len(shown) - limit} more ({more})", CAPTION)
+            shown = shown[:limit]
+        for f in shown:
             bt.add_row(
                 lit(f.id),
                 lit(f.answer),

@@ -14,7 +14,8 @@ from .._literal import CAPTION, TITLE, line, lit
 from ._common import columns_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..diagnosis import Diagnosis, RetrievalAnswerTable
+    from ..diagnosis import CausalTable, Diagnosis, RetrievalAnswerTable
+    from ..workflows.diagnose import Ablations
 
 
 def print_answer_table(
@@ -53,8 +54,57 @@ def print_answer_table(
     console.print(t)
 
 
+def print_causal(console: Console, causal: CausalTable, ablations: Ablations | None) -> None:
+    """The causal table: each proven cause and what is reported apart, what each inferred cell
+    of the retrieval-by-answer table proved to be, and the oracle ceiling."""
+    from ..workflows.diagnose import cause_rows, ceiling_line, cross_lines, ran_line
+
+    t = Table(
+        title=lit(f"causal table (context sources: {ran_line(causal, ablations)})", TITLE),
+        title_justify="left",
+        caption=lit(
+            "proven: the context was the only change between the answers compared; apart: not "
+            "counted in any cause",
+            CAPTION,
+        ),
+        caption_justify="left",
+    )
+    t.add_column("cause")
+    t.add_column("basis")
+    t.add_column("questions", justify="right")
+    t.add_column("rule", ratio=1)
+    for r in cause_rows(causal, ablations):
+        t.add_row(lit(r.title), r.basis, str(r.count), lit(r.rule))
+    console.print(t)
+    cross = cross_lines(causal)
+    if cross:
+        c = Table(
+            title=lit("inferred cell -> proven causes", TITLE),
+            title_justify="left",
+            caption=lit(
+                "inferred: read from whether the evidence reached the prompt (the table above); "
+                "proven: read from the ablations",
+                CAPTION,
+            ),
+            caption_justify="left",
+        )
+        c.add_column("inferred cell")
+        c.add_column("proven", ratio=1)
+        for _, cell, _, proven in cross:
+            c.add_row(lit(cell), lit(proven))
+        console.print(c)
+    ceiling = ceiling_line(causal)
+    console.print(line(("oracle ceiling:", "bold"), f" {ceiling or 'no oracle run'}"))
+    if ablations is not None:
+        for why in ablations.left_out:
+            console.print(lit(f"note: not read: {why}"))
+
+
 def print_diagnosis(console: Console, d: Diagnosis) -> None:
-    """The steps checked, the failing link and the one-change experiment to run next."""
+    """The steps checked, the failing link (with what named it when ablations were run) and
+    the one-change experiment to run next."""
+    from ..workflows.diagnose import basis_line
+
     t = columns_table("where to look first", ("step", "status", "detail"))
     colour = {"pass": "green", "fail": "red", "unknown": "yellow"}
     for s in d.steps:
@@ -64,6 +114,8 @@ def print_diagnosis(console: Console, d: Diagnosis) -> None:
         console.print(lit(f"note: {n}"))
     e = d.experiment
     console.print(line(("failing link:", "bold"), f" {d.failing_link or 'none'}"))
+    if d.causal is not None or d.basis == "proven":
+        console.print(lit(f"  basis:      {basis_line(d)}"))
     console.print("[bold]next experiment (one change):[/bold]")
     console.print(lit(f"  change:     {e.change}"))
     console.print(lit(f"  metric:     {e.metric}"))

@@ -67,20 +67,31 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     at_k, at_budget = column_groups(result)
     name_width = min(max(len(r["variant"]) for r in rows), 16)
     out: list[Any] = [setup]
+    ablations = [
+        v.name for v in result.variants if v.changes and set(v.changes) <= {"context.source"}
+    ]
+    same = (
+        f"{', '.join(ablations)} change only the context source: they retrieve as the "
+        "baseline does (their answers are compared below)."
+        if ablations
+        else ""
+    )
     for keys, title in ((at_k, "at the prompt k"), (at_budget, "at the token budget")):
         if not keys:
             continue
+        headroom = (
+            f"R@{exp.headroom_k} is {HEADROOM_NOTE}: evidence in the candidate "
+            "pool that a reranker could lift, not what the generator sees."
+            if head in keys
+            else ""
+        )
         t = Table(
             title=title,
             title_justify="left",
-            caption=(
-                f"R@{exp.headroom_k} is {HEADROOM_NOTE}: evidence in the candidate "
-                "pool that a reranker could lift, not what the generator sees."
-            )
-            if head in keys
-            else None,
+            caption=" ".join(x for x in (headroom, same) if x) or None,
             caption_justify="left",
         )
+        same = ""  # said once
         t.add_column("variant", min_width=name_width)
         for key in keys:
             t.add_column(
@@ -141,7 +152,7 @@ def render_answers(result: ExperimentResult) -> list[Any]:
     rows = result.answer_rows()
     width = min(max(len(r["variant"]) for r in rows), 16)
     t = _titled(
-        "answers (each variant's generator, prompt and context order)",
+        "answers (each variant's generator, prompt, context order and source)",
         "correct: against the reference; ok: correct and supported (citations checked "
         "against the cited passage), over the answers whose support is known; errors: "
         "questions the generator failed on (counted as failed, never as abstentions); "
@@ -179,7 +190,11 @@ def render_answers(result: ExperimentResult) -> list[Any]:
     if compared:
         t2 = _titled(
             "answer correct and supported against the baseline, question by question "
-            "(paired bootstrap 95% CI, fixed/broken, sign test)"
+            "(paired bootstrap 95% CI, fixed/broken, sign test)",
+            "context ablations (context.source) on the questions with labelled spans; "
+            "unanswerable ones are apart"
+            if any(v.answers.source != "retrieved" for v in done)
+            else None,
         )
         t2.add_column("variant", min_width=width, overflow="fold")
         for col in ("n", "delta", "95% CI", "fixed/broken", "sign p"):
@@ -198,12 +213,20 @@ def render_answers(result: ExperimentResult) -> list[Any]:
         "retrieval-by-answer table (questions per cell)",
         "evidence in context: every required span is in the context the model was given; "
         "below the evidence line the split is on correctness. The largest bad cell names "
-        "the next experiment (ragmeter diagnose).",
+        "the next experiment (ragmeter diagnose)."
+        + (
+            " Context ablations (context.source) are left out: their contexts are not "
+            "what retrieval gave."
+            if any(v.answers.source != "retrieved" for v in done)
+            else ""
+        ),
     )
     t3.add_column("cell", overflow="fold")
-    for v in done:
+    # an ablation's context is not what retrieval gave: its cells are read in the causal table
+    observed = [v for v in done if v.answers.source == "retrieved"]
+    for v in observed:
         t3.add_column(lit(v.name), justify="right", overflow="fold")
-    tables = [v.answers.table for v in done]
+    tables = [v.answers.table for v in observed]
     for c in categories():
         t3.add_row(lit(c.title), *(str(tb.count(c.key)) for tb in tables))
     t3.add_row(
@@ -233,6 +256,41 @@ def render_answers(result: ExperimentResult) -> list[Any]:
     return out
 
 
+def render_causal(result: ExperimentResult) -> list[Any]:
+    """The causal table of an experiment with context ablations (empty list without any): the
+    questions per proven cause and apart, and the oracle ceiling, with the command that shows
+    it in full (against the retrieval-by-answer cells, with the next experiment)."""
+    from ..workflows.diagnose import (
+        causal_of,
+        cause_rows,
+        ceiling_line,
+        ran_line,
+        result_ablations,
+    )
+
+    ablations = result_ablations(result)
+    if ablations is None:
+        return []
+    causal = causal_of(ablations)
+    ceiling = ceiling_line(causal)
+    t = _titled(
+        f"causal table (context sources: {ran_line(causal, ablations)})",
+        f"oracle ceiling: {ceiling}" if ceiling else None,
+    )
+    t.add_column("cause", overflow="fold")
+    t.add_column("basis")
+    t.add_column("questions", justify="right")
+    for r in cause_rows(causal, ablations):
+        t.add_row(lit(r.title), r.basis, str(r.count))
+    # one line, never folded: the command is copied as printed
+    command = Text(
+        f"in full: ragmeter diagnose --experiment {result.experiment.path}",
+        no_wrap=True,
+        overflow="ignore",
+    )
+    return [t, command]
+
+
 def _judge_table(done: list[Any], width: int) -> Any:
     """Each variant's judged metrics (mean score over the judgements that succeeded), failed
     judgements and answers not judged; None when the experiment has no judge."""
@@ -245,8 +303,8 @@ def _judge_table(done: list[Any], width: int) -> Any:
         f"judge: {label}",
         "mean score per judge metric over the judgements that succeeded; failed: "
         "judgements that failed (counted as failed, never as passes); not judged: answers "
-        "with nothing to judge (a failed generation). ok above uses the judge's "
-        "faithfulness with the deterministic checks.",
+        "with nothing to judge (a failed generation, or no context to judge faithfulness "
+        "against). ok above uses the judge's faithfulness with the deterministic checks.",
     )
     t.add_column("variant", min_width=width, overflow="fold")
     for m in metrics:

@@ -138,17 +138,22 @@ def _output(result: ExperimentResult, fmt: Format) -> RunCounts:
     if fmt is Format.csv:
         write_csv(*result.csv_rows())
         return counts
-    from ._render_experiment import render_answers, render_experiment
+    from ._render_experiment import render_answers, render_causal, render_experiment
 
-    for renderable in [*render_experiment(result), *render_answers(result)]:
+    causal = render_causal(result)
+    shown = [*render_experiment(result), *render_answers(result), *causal]
+    for renderable in shown:
         console.print(renderable)
     err_console.print(lit(run_note(counts) + f"; outputs in {result.experiment.output}"))
     files = diagnose_files(result)
-    if files is not None:
+    if files is not None and not causal:  # with ablations, the causal section names the command
+        err_console.print(
+            lit(f"diagnose the baseline: ragmeter diagnose --experiment {result.experiment.path}")
+        )
         cut = f"--k {files.k}" if files.k is not None else f"--budget {files.budget}"
         err_console.print(
             lit(
-                f"diagnose a variant: ragmeter diagnose --golden {files.golden} --corpus "
+                f"a variant: ragmeter diagnose --golden {files.golden} --corpus "
                 f"{files.corpus} --chunks {files.chunks} --run {files.run} {cut} "
                 f"--answers {files.answers}"
             )

@@ -1,10 +1,14 @@
 """Diagnosis: which link of the chain fails, read from retrieval, answers and comparisons.
 
 The retrieval-by-answer table, the "where to look first" path with the one next experiment and
-its refutation rule, the rule applied to measured variants, and answer correctness by the
-position of the evidence in the prompt context (lost in the middle).
+its refutation rule, the rule applied to measured variants, answer correctness by the position
+of the evidence in the prompt context (lost in the middle), and the causal table of context
+ablations (proven causes and the oracle ceiling).
 """
 
+from ._causal import APART as CAUSES_APART
+from ._causal import CAUSE_INFO, CAUSES, CausalQuestion, CausalTable, CauseInfo, causal_table
+from ._causal import SOURCES as CAUSAL_SOURCES
 from ._diagnose import (
     Diagnosis,
     NextExperiment,
@@ -40,11 +44,18 @@ from ._table import (
 )
 
 __all__ = [
+    "CAUSAL_SOURCES",
+    "CAUSES",
+    "CAUSES_APART",
+    "CAUSE_INFO",
     "EVIDENCE_CHOICES",
     "MIN_BIN",
     "OTHER_CATEGORIES",
     "SMALL_BIN_NOTE",
     "TABLE_CELLS",
+    "CausalQuestion",
+    "CausalTable",
+    "CauseInfo",
     "Diagnosis",
     "NextExperiment",
     "PositionGroup",
@@ -58,6 +69,7 @@ __all__ = [
     "Verdicts",
     "apply_rule",
     "build_table",
+    "causal_table",
     "contexts_run",
     "diagnose",
     "evidence_from_evaluation",

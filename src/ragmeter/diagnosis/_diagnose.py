@@ -41,13 +41,14 @@ search, chunk boundaries): the experiment is the first, and the second is named 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .._errors import UsageError
 from .._numbers import rate, whole
 from ..answers.report import AnswerReport
 from ..metrics import Metric, parse
+from ._causal import CAUSE_INFO, CausalTable
 from ._table import RetrievalAnswerTable
 
 
@@ -92,6 +93,10 @@ class Step:
     value: float | None
     threshold: float | None
     detail: str
+    #: "proven" (read from a context ablation: the context was the only change), "inferred"
+    #: (read from observation: recall, the retrieval-by-answer table, the answer checks), or
+    #: None when nothing was measured
+    basis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,15 +122,22 @@ class Diagnosis:
     table: RetrievalAnswerTable | None = None
     notes: tuple[str, ...] = ()
     thresholds: Thresholds = field(default_factory=Thresholds)
+    #: the context ablations' causal table, when given
+    causal: CausalTable | None = None
+    #: what named the failing link: "proven" (the causal table's largest proven bad cause),
+    #: "inferred" (the path and the retrieval-by-answer table), None when no link fails
+    basis: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "failing_link": self.failing_link,
+            "basis": self.basis,
             "steps": [asdict(s) for s in self.steps],
             "experiment": asdict(self.experiment),
             "table": self.table.to_dict() if self.table else None,
             "notes": list(self.notes),
             "thresholds": asdict(self.thresholds),
+            "causal": self.causal.to_dict() if self.causal else None,
         }
 
 
@@ -159,13 +171,29 @@ def diagnose(
     golden_version: str | None = None,
     split: str = "tune",
     thresholds: Thresholds | None = None,
+    causal: CausalTable | None = None,
+    metrics: Sequence[Metric | str] | None = None,
 ) -> Diagnosis:
-    """Walk the path with whatever is given (see module docstring)."""
+    """Walk the path with whatever is given (see module docstring).
+
+    ``causal``: the context ablations' :class:`~ragmeter.diagnosis.CausalTable`; its proven
+    causes are added as steps and, when the chain fails (or nothing observational was
+    measured), its largest proven bad cause names the link instead of the table's largest bad
+    cell (``basis`` "proven"). ``metrics``: the metrics the experiment measured; a next
+    experiment named from proven causes names only these (and answer correctness, which the
+    ablations measured); without it, only the recall metrics given count as measured.
+    """
     t = thresholds or Thresholds()
-    if table is None and prompt_recall is None and headroom_recall is None and report is None:
+    if (
+        table is None
+        and prompt_recall is None
+        and headroom_recall is None
+        and report is None
+        and causal is None
+    ):
         raise UsageError(
             "diagnose needs at least one of: a retrieval-by-answer table, a recall "
-            "at the prompt k, a recall at a large k, or an answers report"
+            "at the prompt k, a recall at a large k, an answers report, or a causal table"
         )
     version = golden_version or (report.golden_version if report else None) or "<version>"
     on = f"golden {version} {split} split"
@@ -239,7 +267,19 @@ def diagnose(
             "cannot be told apart",
         )
     slice_steps, slice_fail = _slices(report, t)
-    steps = (s1, s2, s3, *((s_cite,) if s_cite else ()), *slice_steps)
+    steps = tuple(
+        replace(s, basis=None if s.status == "unknown" else "inferred")
+        for s in (s1, s2, s3, *((s_cite,) if s_cite else ()), *slice_steps)
+    )
+    proven = causal.largest_proven_bad() if causal is not None else None
+    if causal is not None:
+        steps += tuple(_causal_steps(causal))
+    chain = (s1, s2, s3)
+    # proven causes name the link once the observed chain fails, or when nothing observational
+    # tells whether it does; a chain that passes every bar keeps its verdict (noted below)
+    use_proven = proven is not None and (
+        any(s.status == "fail" for s in chain) or all(s.status == "unknown" for s in chain)
+    )
 
     retrieval_fails = s1.status == "fail" or s2.status == "fail"
     link: str | None
@@ -252,6 +292,9 @@ def diagnose(
         )
     if outside and outside > worst_bad:
         link = "pipeline"
+    elif use_proven and causal is not None and proven is not None:
+        link = _PROVEN_LINK[proven]
+        notes.append(_proven_note(causal, proven, table))
     elif (retrieval_fails or s3.status == "fail") and table is not None and table.largest_bad:
         # "the largest bad cell names the next experiment": once the chain fails anywhere, the
         # table (per question, both links at once) picks the link, not the first step to fail
@@ -266,6 +309,9 @@ def diagnose(
         link = slice_fail
     else:
         link = None
+    basis = None if link is None else "proven" if use_proven and link != "pipeline" else "inferred"
+    if causal is not None:
+        notes.extend(_causal_notes(causal, proven, use_proven))
     if table is not None and table.largest_bad is not None:
         cell = table.largest_bad
         ties = "".join(
@@ -281,7 +327,12 @@ def diagnose(
                 "retrieval for them"
             )
 
-    if link == "pipeline":
+    measured = _measured(metrics, prompt_recall, headroom_recall)
+    if basis == "proven" and causal is not None:
+        link, exp = _proven_experiment(
+            causal, link or "", s1, prompt_m, big_m, measured, report, on
+        )
+    elif link == "pipeline":
         exp = NextExperiment(
             "pipeline",
             "log the exact prompt context (chunk ids in order) with every answer, regenerate the "
@@ -378,7 +429,214 @@ def diagnose(
             f"gate future changes paired on {on}",
             "a change ships only if fixed - broken > 0 and the interval excludes 0",
         )
-    return Diagnosis(steps, link, exp, table, tuple(notes), t)
+    return Diagnosis(steps, link, exp, table, tuple(notes), t, causal, basis)
+
+
+#: the link each proven bad cause names
+_PROVEN_LINK = {
+    "retrieval_failure": "retrieval",
+    "generation_failure": "generation",
+    "noise_sensitive": "context precision",
+}
+#: fewer counted questions than this: the causal counts give a direction, not proof
+_FEW = 10
+_CORRECT = "answer correct"
+
+
+def _causal_steps(c: CausalTable) -> list[Step]:
+    """The proven causes as steps of the path (basis "proven"); a cause whose ablation was not
+    run is left out."""
+    n = c.n_counted
+    asked = []
+    if "oracle" in c.sources:
+        asked.append(
+            (
+                "proven_retrieval",
+                "As good with the retrieved context as with the oracle?",
+                "retrieval_failure",
+            )
+        )
+        asked.append(("proven_generation", "Right with the oracle context?", "generation_failure"))
+        if "oracle+distractors" in c.sources:
+            asked.append(
+                ("proven_noise", "Unmoved by distractors next to the evidence?", "noise_sensitive")
+            )
+    steps = []
+    for key, question, cause in asked:
+        info, k = CAUSE_INFO[cause], c.count(cause)
+        if not n:
+            steps.append(
+                Step(key, question, "unknown", None, 0.0, "no question with known outcomes")
+            )
+            continue
+        detail = f"{k} of {n} questions: {info.title} ({info.rule})"
+        if cause == "retrieval_failure" and c.ceiling is not None:
+            detail += "; " + _ceiling_text(c)
+        steps.append(
+            Step(key, question, "fail" if k else "pass", k / n, 0.0, detail, basis="proven")
+        )
+    return steps
+
+
+def _ceiling_text(c: CausalTable) -> str:
+    d = c.ceiling_dict()
+    if d is None:
+        return "no oracle ceiling (no question with both outcomes known)"
+    lo, hi = d["interval"]
+    return (
+        f"oracle ceiling {d['mean']:+.3f} {_CORRECT} ({d['confidence']:.0%} interval "
+        f"[{lo:+.3f}, {hi:+.3f}], {d['fixed']} fixed, {d['broken']} broken, n={d['n']})"
+    )
+
+
+def _proven_note(c: CausalTable, proven: str, table: RetrievalAnswerTable | None) -> str:
+    info = CAUSE_INFO[proven]
+    link = _PROVEN_LINK[proven]
+    note = (
+        f"the ablations prove the largest bad cause: {info.title} ({c.count(proven)} of "
+        f"{c.n_counted}); it names the link: {link}"
+    )
+    if table is not None and table.largest_bad is not None:
+        inferred = "generation" if table.largest_bad.key == "generation_failure" else "retrieval"
+        if inferred != link:
+            note += (
+                f" (the retrieval-by-answer table infers {table.largest_bad.title}: the proven "
+                "cause is preferred)"
+            )
+    return note
+
+
+def _causal_notes(c: CausalTable, proven: str | None, used: bool) -> list[str]:
+    notes = []
+    if c.ceiling is not None:
+        notes.append(_ceiling_text(c) + ": the most a perfect retriever would buy at this budget")
+    if "none" in c.sources and c.count("memory"):
+        notes.append(
+            f"{c.count('memory')} answered from memory (right with no context at all): proven; "
+            "do not credit retrieval for them"
+        )
+    if c.count("unknown"):
+        notes.append(
+            f"{c.count('unknown')} question(s) lack an outcome the causal rule needs: left out "
+            "of the proven counts"
+        )
+    if c.n_counted < _FEW:
+        notes.append(f"only {c.n_counted} question(s) in the causal counts: a direction, not proof")
+    if proven is not None and not used:
+        notes.append(
+            f"{c.count(proven)} {CAUSE_INFO[proven].title}(s), but the path passes every bar "
+            "at these thresholds: kept as cases, not named as the failing link"
+        )
+    return notes
+
+
+def _measured(
+    metrics: Sequence[Metric | str] | None,
+    prompt_recall: RecallAt | None,
+    headroom_recall: RecallAt | None,
+) -> tuple[Metric, ...]:
+    """The metrics the experiment has: those given, else the recall metrics measured."""
+    if metrics is not None:
+        return tuple(parse(m) for m in metrics)
+    return tuple(r.metric for r in (prompt_recall, headroom_recall) if r is not None)
+
+
+def _has(m: Metric | str | None, measured: Sequence[Metric]) -> str | None:
+    """``m``'s string when the experiment measured it (a metric given without a cutoff stands
+    for every cutoff of that metric), else None."""
+    if m is None:
+        return None
+    try:
+        want = parse(m)
+    except UsageError:
+        return None
+    for x in measured:
+        if x == want or (str(x) == x.name and x.name == want.name):
+            return str(want)
+    return None
+
+
+def _join(*names: str | None) -> str:
+    return " and ".join(n for n in names if n)
+
+
+def _proven_experiment(
+    c: CausalTable,
+    link: str,
+    s1: Step,
+    prompt_m: Metric | None,
+    big_m: Metric,
+    measured: Sequence[Metric],
+    report: AnswerReport | None,
+    on: str,
+) -> tuple[str, NextExperiment]:
+    """The next experiment for a link named by a proven cause: the same changes as the
+    inferred path, measured only on metrics the experiment has and on answer correctness."""
+    k_m = _has(prompt_m, measured)
+    primary = k_m or _CORRECT
+    ceiling = _ceiling_text(c) if c.ceiling is not None else None
+    if link == "retrieval":
+        if s1.status == "fail":
+            return "retrieval (candidates)", NextExperiment(
+                "candidates",
+                "add lexical candidates: hybrid BM25 + dense retrieval, everything else unchanged",
+                _join(_has(big_m, measured), k_m, _CORRECT),
+                f"{primary} paired per question on {on}, same context budget",
+                _refute(primary),
+                ceiling and f"{ceiling}: the most this change can buy",
+                alternative="move the chunk boundaries (size or overlap, same context budget), "
+                "as its own run with the same metric, comparison and rule",
+            )
+        unmeasured = (
+            None
+            if s1.status == "pass"
+            else "recall at a large k was not measured; if the evidence is not in the candidate "
+            "pool either, the candidate fix (hybrid search, chunk boundaries) comes first"
+        )
+        return "retrieval (ranking)", NextExperiment(
+            "ranking",
+            f"add a reranker over {_pool(big_m)}, everything else unchanged",
+            _join(_has(_ndcg_at(prompt_m), measured), k_m, _CORRECT),
+            f"{primary} paired per question on {on}, same context budget",
+            _refute(primary),
+            "; ".join(
+                x
+                for x in (unmeasured, ceiling and f"{ceiling}: the most a better ranking can buy")
+                if x
+            )
+            or None,
+            alternative="fuse lexical and dense candidates (hybrid search), as its own run "
+            "with the same metric, comparison and rule",
+        )
+    if link == "generation":
+        exp = _generation_experiment(report, on)
+        return "generation", replace(
+            exp,
+            metric=f"{_CORRECT} with the oracle context ({c.count('generation_failure')} proven "
+            "generation failures) and with the retrieved context",
+            comparison=f"{_CORRECT} paired per question on {on}, under the oracle context and "
+            "under the retrieved one, same retrieval and budget",
+            refutation=_refute(_CORRECT),
+        )
+    p_at = _has(Metric("P", prompt_m.k) if prompt_m is not None and prompt_m.k else None, measured)
+    if p_at is None:
+        p_at = next((str(x) for x in measured if x.name == "P" and str(x) != x.name), None)
+    return "context precision", NextExperiment(
+        "context precision",
+        f"add a reranker over {_pool(big_m)} to keep passages without evidence out of the "
+        "prompt, everything else unchanged",
+        _join(p_at, k_m, _CORRECT),
+        f"{_CORRECT} paired per question on {on}, same context budget (the "
+        f"{c.count('noise_sensitive')} noise-sensitive questions should be fixed, no other "
+        "broken)",
+        _refute(_CORRECT),
+        None
+        if p_at is not None
+        else 'context precision (P at the prompt k) is not measured: add "P" to the '
+        "experiment's metrics to watch it",
+        alternative="a smaller k at the same token budget (fewer passages without evidence), "
+        "as its own run with the same metric, comparison and rule",
+    )
 
 
 def _path_and_table(s1: Step, s2: Step, s3: Step, table: RetrievalAnswerTable, link: str) -> str:

@@ -74,7 +74,9 @@ from ..paired import context_budget, same_budget
 from ..retrieval import describe, is_pipeline, spec_dict
 from ._generation_settings import (
     DEFAULT_CONTEXT,
+    RETRIEVED,
     generation_updates,
+    source_rules,
     top_generation,
     with_generation_defaults,
 )
@@ -139,7 +141,14 @@ class Settings:
             order=ctx["order"],
             dedupe=ctx["dedupe"],
             headers=ctx["headers"],
+            source=self.source,
         )
+
+    @property
+    def source(self) -> str:
+        """The context source: "retrieved", or an ablation ("oracle", "none",
+        "oracle+distractors") compared with the retrieved baseline."""
+        return str((self.context or {}).get("source", RETRIEVED))
 
     @property
     def nominal_budget(self) -> int | None:
@@ -176,7 +185,8 @@ class Settings:
         g = self.generator
         what = g.get("model") or g.get("gguf") or g.get("target") or ""
         order = (self.context or DEFAULT_CONTEXT).get("order", "rank")
-        return f"{g.get('kind')} {what}".strip() + f", {self.prompt}, {order}"
+        source = "" if self.source == RETRIEVED else f", {self.source} context"
+        return f"{g.get('kind')} {what}".strip() + f", {self.prompt}, {order}{source}"
 
     def label(self) -> str:
         """``bm25 > e5@50`` or ``imported run.jsonl``: the retrieval pipeline in a few words."""
@@ -399,6 +409,7 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
         checked.append((where, settings))
 
     check_folders(folders, ck)
+    source_rules(data, checked, document=level == "document" or source.beir is not None, ck=ck)
     judge = read_judge(f.judge, base, ck)
     if judge is not None and baseline_settings.generator is None:
         ck.add(
@@ -492,7 +503,12 @@ def _settings(
     own = "generator" in fields or (given is not None and inherit.generator is not None)
     table_at = where if "generator" in fields else ""
     s = with_generation_defaults(
-        replace(inherit, **updates), where, ck, check=table_at if own else None
+        replace(inherit, **updates),
+        where,
+        ck,
+        check=table_at if own else None,
+        # the baseline's context written at the top level is reported there
+        context_at="" if given is not None and not {"context", "order"} & given else None,
     )
     if given is not None:  # the baseline: what every variant inherits must be there
         if (

@@ -5,7 +5,11 @@ For a variant with a ``[generator]`` (:class:`Answering`, called by the runner a
 1. **assemble** each golden question's context from the variant's ranked run
    (:func:`ragmeter.generation.assemble`): cut at the prompt k (else the token budget) the
    retrieval metrics are reported at, duplicates removed, in the variant's order, with passage
-   headers the model cites by number;
+   headers the model cites by number. A variant whose ``context.source`` is an ablation
+   (:func:`ragmeter.generation.source_context`) reads instead the question's labelled evidence
+   extended to the retrieved context's token budget and passage count (``oracle``), nothing
+   (``none``), or the labelled spans followed by the retrieved passages that hold no evidence
+   (``oracle+distractors``); its passages join the chunking as ``<chunking>+<source>``;
 2. **generate** one answer per question through the variant's generator, cached by (generator,
    prompt version, context hash, params) in the experiment's cache folder: a re-run of an
    unchanged experiment makes no model call. A question the generator fails on is recorded with
@@ -22,7 +26,8 @@ For a variant with a ``[generator]`` (:class:`Answering`, called by the runner a
 5. **tabulate** the retrieval-by-answer table (:func:`ragmeter.diagnosis.table_from_report`),
    evidence in context meaning every required span is in the context the model was given;
 6. **compare** with the baseline's answers, question by question, on "answer correct and
-   supported" (:func:`ragmeter.answers.compare_answers`), and, when the experiment varies the
+   supported" (:func:`ragmeter.answers.compare_answers`; an ablation on the questions with
+   labelled spans only, :func:`compare_on`), and, when the experiment varies the
    context order, the position-of-evidence table of the generated answers
    (:func:`ragmeter.diagnosis.position_table`, positions in prompt order).
 
@@ -34,6 +39,7 @@ files are written by :mod:`._answer_files` and the generation's usage is summed 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +54,7 @@ from ._answer_files import (
     write_answer_files,
     write_jsonl,
 )
+from ._generation_settings import RETRIEVED
 from ._variant_answers import SHOWN_ERRORS, VariantAnswers
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,6 +71,7 @@ __all__ = [
     "SHOWN_ERRORS",
     "Answering",
     "VariantAnswers",
+    "context_chunking",
     "ranked_passages",
 ]
 
@@ -90,6 +98,7 @@ class Answering:
         self.engine = engine if engine is not None else local()
         self._generators: dict[str, Any] = {}
         self._baseline: AnswerReport | None = None
+        self._documents: dict[str, str] | None = None
         orders = {(v.settings.context or {}).get("order") for v in exp.all_variants}
         self.order_varies = len(orders) > 1
         #: the experiment-wide judge (None without [judge]); replies cached under judge/
@@ -115,13 +124,75 @@ class Answering:
             )
         return self._generators[key]
 
+    # -- the contexts --------------------------------------------------------------------
+    def contexts(
+        self, s: Settings, spec: Any, passages: dict[str, list[Any]], chunking: Any
+    ) -> tuple[dict[str, Any], Any]:
+        """Each question's context from its ranked passages, and the chunking its passage ids
+        resolve in: the variant's own for the retrieved source; for an ablation, that chunking
+        plus every passage a context holds that it lacks (the oracle passages), named
+        ``<chunking>+<source>`` (see :func:`context_chunking`).
+
+        An ablation gets the retrieved context's token budget and passage count, question by
+        question: the variant's ``budget`` when set, else the tokens of the context the
+        retrieved source would have given (at the variant's k), and at most k passages."""
+        from dataclasses import replace
+
+        from ..generation import assemble
+
+        questions = self.golden.questions
+        if spec.source == RETRIEVED:
+            return {q.id: assemble(q.id, passages.get(q.id, ()), spec) for q in questions}, chunking
+        from ..generation import source_context
+
+        retrieved = replace(spec, source=RETRIEVED)
+        documents = self.documents()
+        out: dict[str, Any] = {}
+        for q in questions:
+            ranked = passages.get(q.id, ())
+            budget = (
+                s.budget if s.budget is not None else assemble(q.id, ranked, retrieved).n_tokens
+            )
+            out[q.id] = source_context(
+                q.id,
+                ranked,
+                spec,
+                evidence=tuple((e.doc, e.start, e.end) for e in q.evidence),
+                documents=documents,
+                tokenizer=chunking.tokenizer,
+                budget=budget,
+                max_passages=spec.k,
+            )
+        return out, context_chunking(chunking, out, spec.source)
+
+    def documents(self) -> dict[str, str]:
+        """Document id -> text, built once (the oracle passages are cut from it)."""
+        if self._documents is None:
+            self._documents = {d.id: d.text for d in self.corpus}
+        return self._documents
+
+    def judge_metrics(self) -> tuple[str, ...]:
+        """The judge metrics each answer is judged on (``claims`` expanded), () without one."""
+        if self.exp.judge is None:
+            return ()
+        from ..answers.judged import expand_metrics
+
+        return tuple(expand_metrics(self.exp.judge.metrics))
+
+    def no_oracle_passage(self, source: str) -> tuple[str, ...]:
+        """Under an oracle source, the questions without a labelled span (unanswerable, or not
+        labelled): their context holds no oracle passage, so they are reported apart."""
+        if source not in ORACLE_SOURCES:
+            return ()
+        return tuple(q.id for q in self.golden.questions if not q.evidence)
+
     # -- one variant ---------------------------------------------------------------------
     def answer(self, v: Variant, run: Any, chunking: Any, write: bool) -> VariantAnswers:
         """Assemble, generate, write, check and compare the answers of variant ``v``."""
         from ..answers import answers_from_records, check_answers, compare_answers
         from ..answers.judges import usage_between, usage_reading
         from ..diagnosis import contexts_run, evidence_positions, position_table, table_from_report
-        from ..generation import assemble, checked, load_prompt, make_request
+        from ..generation import checked, load_prompt, make_request
 
         s = v.settings
         t0 = time.perf_counter()
@@ -129,10 +200,7 @@ class Answering:
         spec = s.context_spec()
         gen_table = s.generator or {}
         params = {k: gen_table[k] for k in SAMPLING if k in gen_table}
-        passages = ranked_passages(run, chunking)
-        contexts = {
-            q.id: assemble(q.id, passages.get(q.id, ()), spec) for q in self.golden.questions
-        }
+        contexts, chunking = self.contexts(s, spec, ranked_passages(run, chunking), chunking)
         requests = [
             make_request(q.id, q.question, contexts[q.id], prompt, params)
             for q in self.golden.questions
@@ -191,9 +259,10 @@ class Answering:
                 answers, self.golden, corpus=self.corpus, chunks=chunking, **judging
             )
             judge_usage = usage_between(before, usage_reading(self.judge) if judging else None)
-            positions = evidence_positions(
-                self.golden, chunking, contexts_run(answers), cover=self.exp.cover
-            )
+            ran = contexts_run(answers)
+            if spec.source != RETRIEVED:  # a question given no passage ranked nothing
+                ran = {q.id: ran.get(q.id, {}) for q in self.golden.questions}
+            positions = evidence_positions(self.golden, chunking, ran, cover=self.exp.cover)
             table = table_from_report(
                 {qid: p.in_context for qid, p in positions.items()},
                 rep,
@@ -202,8 +271,12 @@ class Answering:
         comparison = None
         if v.is_baseline:
             self._baseline = rep
-        elif self._baseline is not None:
+        elif self._baseline is not None and spec.source == RETRIEVED:
             comparison = compare_answers(self._baseline, rep)
+        elif self._baseline is not None:  # an ablation: unlabelled questions stay apart
+            apart = set(self.no_oracle_passage("oracle"))
+            labelled = [q.id for q in self.golden.questions if q.id not in apart]
+            comparison = compare_on(self._baseline, rep, labelled)
         position = None
         if self.order_varies:
             position = position_table(
@@ -228,6 +301,8 @@ class Answering:
             unknown_citations=unknown,
             judge=None if self.judge is None else self.judge.info.label,
             judge_usage=judge_usage,
+            no_oracle_passage=self.no_oracle_passage(spec.source),
+            judge_metrics=self.judge_metrics(),
         )
         if folder is not None:
             from ._outputs import write_json
@@ -240,6 +315,63 @@ class Answering:
 
 #: the generator table's sampling keys (passed per request, not to the generator factory)
 SAMPLING = ("temperature", "seed", "max_tokens")
+#: the context sources that give the labelled evidence (a question without spans gets none)
+ORACLE_SOURCES = ("oracle", "oracle+distractors")
+
+
+def compare_on(baseline: Any, candidate: Any, questions: list[str]) -> Any:
+    """:func:`ragmeter.answers.compare_answers` on ``questions`` only (those both scored):
+    an ablation is compared with the retrieved baseline on the questions with labelled spans,
+    where an oracle context exists (an unanswerable one, given none, abstains "right" by
+    construction). None when no question is left."""
+    from ..answers.paired import METRIC_LABEL, AnswerComparison, outcomes
+    from ..paired import compare
+
+    a, b = outcomes(baseline), outcomes(candidate)
+    common = [q for q in questions if q in a and q in b]
+    if not common:
+        return None
+    comp = compare(
+        {q: a[q] for q in common},
+        {q: b[q] for q in common},
+        outcome=METRIC_LABEL,
+        seed=0,
+        n_resamples=5000,
+    )
+    return AnswerComparison(baseline.variant, candidate.variant, None, comp)
+
+
+def context_chunking(chunking: Any, contexts: Mapping[str, Any], source: str) -> Any:
+    """``chunking`` plus every context passage it does not hold (an oracle passage: a labelled
+    span, extended or not), as the chunking ``<name>+<source>``: the ids of the answers'
+    contexts and citations resolve in it, and every evidence document keeps its chunks, so the
+    answer check and the evidence positions read the written files as they read a retrieved
+    variant's. A passage id the chunking holds with other offsets is a conflict, not a match."""
+    from ..chunking import Chunking
+
+    extra: dict[str, Any] = {}
+    for ctx in contexts.values():
+        for placed in ctx.passages:
+            p = placed.passage
+            known = chunking.get(p.id)
+            if known is None:
+                extra.setdefault(p.id, p)
+            elif (known.doc, known.start, known.end) != (p.doc, p.start, p.end):
+                raise UsageError(
+                    f"context passage {p.id} ({p.doc} {p.start}-{p.end}) has the id of chunk "
+                    f"{known.id} ({known.doc} {known.start}-{known.end}) of {chunking.name}"
+                )
+    added = list(extra.values())
+    return Chunking(
+        name=f"{chunking.name}+{source}",
+        tokenizer=chunking.tokenizer,
+        ids=[*chunking.ids, *(p.id for p in added)],
+        doc=[*chunking.doc, *(p.doc for p in added)],
+        start=[*chunking.start.tolist(), *(p.start for p in added)],
+        end=[*chunking.end.tolist(), *(p.end for p in added)],
+        text=[*chunking.text, *(p.text for p in added)],
+        n_tokens=[*chunking.n_tokens.tolist(), *(p.n_tokens for p in added)],
+    )
 
 
 def _slug(name: str) -> str:

@@ -5,9 +5,11 @@ Kept apart from :mod:`._config` (which joins every table of the file) because th
 their own: a variant's generator table of the same kind is merged over the inherited one (so
 ``generator = {temperature = 0.7}`` changes only the temperature) while one of another kind
 replaces it; the prompt may be set once, in the table or beside it; the order once, as
-``order`` or ``context.order``; generation settings without a generator are an error; and a
-generating variant gets the prompt, context and sampling defaults filled in. Problems go to
-the caller's checker (``ck.add(message, field)``), with the field they belong to.
+``order`` or ``context.order``; generation settings without a generator are an error (a
+context source other than "retrieved" says so at ``context.source``); and a generating variant
+gets the prompt, context and sampling defaults filled in (``source = "retrieved"``, the default,
+is left out of its settings). Problems go to the caller's checker (``ck.add(message, field)``),
+with the field they belong to.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ DEFAULT_CONTEXT = {"order": "rank", "dedupe": True, "headers": True}
 #: a fixed seed: a re-run gives the same answers where the backend allows it)
 DEFAULT_SAMPLING = {"temperature": 0.0, "seed": 0, "max_tokens": 256}
 DEFAULT_PROMPT = "answer-v1"
+#: the context source of every variant that sets none (``context.source``): the passages the
+#: variant retrieved; the others (oracle, none, oracle+distractors) are ablations of it
+RETRIEVED = "retrieved"
 
 
 def top_generation(top: Settings, f: Any, data: dict[str, Any], ck: _Reports) -> Settings:
@@ -101,19 +106,34 @@ def generation_updates(
 
 
 def with_generation_defaults(
-    s: Settings, where: str, ck: _Reports, *, check: str | None = None
+    s: Settings,
+    where: str,
+    ck: _Reports,
+    *,
+    check: str | None = None,
+    context_at: str | None = None,
 ) -> Settings:
     """Fill the prompt, context and sampling defaults of a generating variant; report
     generation settings given without a generator. ``check`` (the table the generator is
-    written in, "" for the top level) runs the backend's own checks on it."""
+    written in, "" for the top level) runs the backend's own checks on it; ``context_at`` is
+    where the context was written when not in this table ("" for the top level)."""
     at = f"{where}." if where else ""
     if s.generator is None:
-        for key, value in (("prompt", s.prompt), ("context", s.context)):
+        context = dict(s.context or {})
+        source = context.pop("source", None)
+        cat = at if context_at is None else f"{context_at}." if context_at else ""
+        if source is not None and source != RETRIEVED:
+            ck.add(
+                f'context.source = "{source}" changes what the generator reads, so it needs '
+                'a generator: add a [generator] table (kind = "openai", "local" or "python")',
+                f"{cat}context.source",
+            )
+        for key, value in (("prompt", s.prompt), ("context", context or None)):
             if value is not None:
                 ck.add(
                     f"'{key}' needs a generator: add a [generator] table (kind = \"openai\", "
                     '"local" or "python")',
-                    f"{at}{key}",
+                    f"{cat if key == 'context' else at}{key}",
                 )
         return replace(s, prompt=None, context=None)
     table = f"{check}.generator" if check else "generator"
@@ -128,9 +148,51 @@ def with_generation_defaults(
             parse_generator(s.generator, table=table)
         except InputError as exc:
             ck.add(exc.message, exc.field or table)
+    context = {**DEFAULT_CONTEXT, **(s.context or {})}
+    if context.get("source") == RETRIEVED:
+        # the default, kept out of the settings: a variant that writes it changes nothing, and
+        # a retrieved config keeps the shape it had before sources existed
+        del context["source"]
     return replace(
         s,
         generator={**DEFAULT_SAMPLING, **s.generator},
         prompt=s.prompt or DEFAULT_PROMPT,
-        context={**DEFAULT_CONTEXT, **(s.context or {})},
+        context=context,
     )
+
+
+def source_rules(
+    data: dict[str, Any], checked: list[tuple[str, Settings]], *, document: bool, ck: _Reports
+) -> None:
+    """A context source other than "retrieved" is an ablation of the retrieved baseline: the
+    baseline itself reads what it retrieved, and the oracle sources need span labels (a
+    document-level or BEIR experiment has none). Each problem is reported where the source is
+    written (a source without a generator is reported by the generation settings)."""
+
+    def written(table: Any) -> bool:
+        return (
+            isinstance(table, dict)
+            and isinstance(table.get("context"), dict)
+            and ("source" in table["context"])
+        )
+
+    for where, s in checked:
+        if s.generator is None or s.source == RETRIEVED:
+            continue
+        if where == "baseline":
+            field = "context.source" if written(data) else "baseline.context.source"
+            ck.add(
+                f'the baseline must read the passages it retrieved (source = "{s.source}" '
+                "here): an ablation is a [[variant]] with context = "
+                f'{{source = "{s.source}"}}, compared with the retrieved baseline',
+                field,
+            )
+            continue
+        index = int(where[len("variant[") : -1]) - 1
+        if document and written(data["variant"][index]):
+            ck.add(
+                f'context.source = "{s.source}" needs span labels (the evidence\'s character '
+                "offsets), and a document-level or BEIR experiment has none: run the "
+                'ablation on a golden set with spans, at level = "span"',
+                f"{where}.context.source",
+            )

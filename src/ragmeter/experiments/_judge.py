@@ -104,13 +104,15 @@ def read_judge(table: Any, base: Path, ck: _Reports) -> JudgeSettings | None:
                 )
     prompt = None if table.prompt is None else base / table.prompt
     if prompt is not None:
+        from ..answers.judged import prompt_tasks
         from ..answers.judges import load_prompt
 
         for metric in table.metrics:
-            try:
-                load_prompt(metric, folder=prompt)
-            except RagmeterError as exc:
-                ck.add(f"judge prompt for {metric}: {exc}", "judge.prompt")
+            for task in prompt_tasks(metric):  # a claim metric reads two prompts
+                try:
+                    load_prompt(task, folder=prompt)
+                except RagmeterError as exc:
+                    ck.add(f"judge prompt for {metric}: {exc}", "judge.prompt")
     from ..answers.judges import JudgeOptions
 
     options = JudgeOptions(

@@ -605,7 +605,10 @@ class _Context:
             pipeline_errors=None if piped is None else piped.errors,
         )
         if self.answering is not None:
-            result = replace(result, answers=self.answering.answer(v, run, chunking, self.write))
+            answers = self.answering.answer(v, run, chunking, self.write)
+            result = replace(result, answers=answers)
+            if answers.source != "retrieved":  # the prompt holds the ablation's context
+                result = replace(result, context_tokens=answers.context_tokens())
         if self.write:
             folder = self.exp.output / slug(v.name)
             write_json(self.config_record(result), folder / "config.json")

@@ -113,10 +113,22 @@ class GeneratorTable(BaseModel):
     max_tokens: Positive | None = None
 
 
-class ContextTable(_Table):
-    """``context = {order, dedupe, headers}``: how the retrieved passages become the prompt's
-    context (k and budget stay where they are: the prompt k / budget of the metrics)."""
+#: the context sources (:data:`ragmeter.generation.CONTEXT_SOURCES`): what the prompt's
+#: passages are; every source but "retrieved" is an ablation against the retrieved baseline
+SOURCES = ("retrieved", "oracle", "none", "oracle+distractors")
+Source = Annotated[
+    Literal["retrieved", "oracle", "none", "oracle+distractors"],
+    must("one of retrieved, oracle, none, oracle+distractors"),
+]
 
+
+class ContextTable(_Table):
+    """``context = {source, order, dedupe, headers}``: what the prompt's passages are (the
+    retrieved ones, or an ablation: the labelled evidence, nothing, the evidence among
+    retrieved distractors) and how they become its context (k and budget stay where they are:
+    the prompt k / budget of the metrics)."""
+
+    source: Source | None = None
     order: Order | None = None
     dedupe: Annotated[bool, must("true or false")] | None = None
     headers: Annotated[bool, must("true or false")] | None = None
@@ -134,7 +146,12 @@ ContextT = Annotated[
 #: the judge kinds of ``[judge]`` (:func:`ragmeter.answers.judges._build.make_judge`)
 JUDGE_KINDS = ("openai", "fake")
 #: the answer-level judge metrics an experiment may ask for (pairwise needs two answers)
-JUDGE_METRIC_NAMES = ("faithfulness", "context_relevance", "answer_relevance", "correctness")
+JUDGE_METRIC_NAMES = (
+    *("faithfulness", "context_relevance", "answer_relevance", "correctness"),
+    # the claim-level metrics (ragmeter.answers.claims); "claims" names all five
+    *("claim_faithfulness", "hallucination", "claim_precision", "claim_recall"),
+    *("context_utilisation", "claims"),
+)
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 

@@ -145,12 +145,15 @@ def shared_metric(
 def comparison_rows(
     result: ExperimentResult, *, n_resamples: int = 2000, seed: int = 0, digits: int | None = 4
 ) -> list[dict[str, Any]]:
-    """Paired comparison of each variant against the baseline on its primary metric."""
+    """Paired comparison of each variant against the baseline on its primary metric (a variant
+    that changes only the context source retrieves as the baseline: it has no row)."""
     from ..paired import compare
 
     rows: list[dict[str, Any]] = []
     base = result.baseline
     for v in result.variants[1:]:
+        if v.changes and set(v.changes) <= {"context.source"}:
+            continue  # a context ablation retrieves as the baseline: its answers are compared
         m = primary_metric(result, v)
         if m is None:
             rows.append(

@@ -58,6 +58,16 @@ class VariantAnswers:
     #: cost or None without prices, replies of unknown usage: ``answers check``'s
     #: ``judge_usage``); None without a judge or for one that counts nothing (the fake judge)
     judge_usage: Mapping[str, Any] | None = None
+    #: under an oracle source, the questions given no oracle passage (no labelled span:
+    #: unanswerable, or not labelled), reported apart; empty for the other sources
+    no_oracle_passage: tuple[str, ...] = ()
+    #: the judge metrics the experiment asked for (each is reported, judged or not)
+    judge_metrics: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        """The context source: "retrieved", "oracle", "none" or "oracle+distractors"."""
+        return str(self.context.get("source", "retrieved"))
 
     def judged(self) -> dict[str, dict[str, Any]]:
         """Per judge metric: answers judged, failed judgements and the mean score of the
@@ -71,7 +81,15 @@ class VariantAnswers:
                 "mean": s["mean"],
                 "not_judged": len(self.report.checks) - s["n"],
             }
+        for name in self.judge_metrics:  # asked for, and no answer had its inputs (no context)
+            if name not in out:
+                out[name] = {"n": 0, "failed": 0, "mean": None, "not_judged": len(self.records)}
         return out
+
+    def context_tokens(self) -> float:
+        """Mean passage tokens of the contexts the generator was given (0.0 without any)."""
+        n = [c.n_tokens for c in self.contexts.values()]
+        return sum(n) / len(n) if n else 0.0
 
     @property
     def errors(self) -> dict[str, str]:
@@ -111,6 +129,7 @@ class VariantAnswers:
             "generator": self.generator,
             "prompt": self.prompt.get("id"),
             "order": self.context.get("order"),
+            "source": self.source,
             "answers": len(self.records),
             "correct": s["correct"],
             "correct_rate": s["correct_rate"],
@@ -154,7 +173,8 @@ class VariantAnswers:
             "generator": self.generator,
             "fingerprint": self.fingerprint,
             "prompt": dict(self.prompt),
-            "context": dict(self.context),
+            "context": {**self.context, "source": self.source},
+            "no_oracle_passage": list(self.no_oracle_passage),
             "params": dict(self.params),
             "summary": self.summary(),
             "check": self.report.summary(),

@@ -1,7 +1,8 @@
 """Answer generation: context assembly, versioned prompts, generators and the answer cache.
 
 The chain's last link run by ragmeter itself: retrieved passages are assembled into a context
-(:func:`assemble`), a versioned prompt turns question and context into chat messages
+(:func:`assemble`; or, for the context ablations, the labelled evidence or nothing:
+:func:`source_context`), a versioned prompt turns question and context into chat messages
 (:func:`load_prompt`, :func:`make_request`), a :class:`Generator` answers (an OpenAI-compatible
 server, a local model, or the user's own function), citations are parsed back to passage ids,
 and every answer is cached by (generator, prompt version, context hash, params).
@@ -17,6 +18,9 @@ from ._assemble import (
     assemble,
     dedupe,
 )
+from ._assemble import (
+    SOURCES as CONTEXT_SOURCES,
+)
 from ._cache import CachedGenerator, CacheStats, answer_key
 from ._callable import CallableGenerator
 from ._checked import checked
@@ -29,6 +33,7 @@ from ._factory import (
     parse_generator,
 )
 from ._openai import OpenAIGenerator
+from ._oracle import source_context
 from ._prompts import (
     ABSTAIN_PHRASE,
     DEFAULT_PROMPT,
@@ -41,6 +46,7 @@ from ._protocol import DEFAULT_PARAMS, Generation, GenerationRequest, Generator,
 
 __all__ = [
     "ABSTAIN_PHRASE",
+    "CONTEXT_SOURCES",
     "DEFAULT_PARAMS",
     "DEFAULT_PROMPT",
     "GENERATOR_KINDS",
@@ -73,4 +79,5 @@ __all__ = [
     "parse_citations",
     "parse_generator",
     "shipped_prompts",
+    "source_context",
 ]

@@ -41,8 +41,11 @@ from ..labels import assemble as _effective_k
 
 #: The context orders, in the order docs list them.
 ORDERS: tuple[str, ...] = ("rank", "reverse", "sandwich")
+#: Where a context's passages come from: the retrieved ranked list (:func:`assemble`), or an
+#: ablation built from the labelled evidence (:func:`ragmeter.generation.source_context`).
+SOURCES: tuple[str, ...] = ("retrieved", "oracle", "none", "oracle+distractors")
 #: Keys of a ``context`` table in an experiment file (:meth:`ContextSpec.from_mapping`).
-SPEC_FIELDS: tuple[str, ...] = ("k", "budget", "order", "dedupe", "headers")
+SPEC_FIELDS: tuple[str, ...] = ("k", "budget", "order", "dedupe", "headers", "source")
 
 
 @dataclass(frozen=True)
@@ -114,13 +117,16 @@ def _positive(name: str, value: Any) -> int | None:
 @dataclass(frozen=True)
 class ContextSpec:
     """How to assemble a context (see the module docstring). ``k`` and ``budget`` may both be
-    set (both limits apply) or both unset (every passage given is used)."""
+    set (both limits apply) or both unset (every passage given is used). ``source`` says where
+    the passages come from (:data:`SOURCES`); :func:`assemble` reads the retrieved ones, the
+    ablations are built by :func:`ragmeter.generation.source_context`."""
 
     k: int | None = None
     budget: int | None = None
     order: str = "rank"
     dedupe: bool = True
     headers: bool = True
+    source: str = "retrieved"
 
     def __post_init__(self) -> None:
         _positive("k", self.k)
@@ -132,6 +138,10 @@ class ContextSpec:
         for name in ("dedupe", "headers"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"context {name} must be true or false")
+        if self.source not in SOURCES:
+            raise UsageError(
+                f"context source must be one of {', '.join(SOURCES)}, got {self.source!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -140,6 +150,7 @@ class ContextSpec:
             "order": self.order,
             "dedupe": self.dedupe,
             "headers": self.headers,
+            "source": self.source,
         }
 
     @classmethod

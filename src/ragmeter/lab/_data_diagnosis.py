@@ -13,8 +13,9 @@ from .._errors import NotFoundError, UsageError
 from ._data_comparison import QuestionLink, question_url
 
 if TYPE_CHECKING:
-    from ..diagnosis import TableCell
+    from ..diagnosis import CausalTable, Diagnosis, TableCell
     from ..store import AnswerSetRow, RunRecord, Store
+    from ..workflows.diagnose import Ablations
 
 
 def pick_run(store: Store, answers: Mapping[str, Any], run_id: int | None) -> RunRecord | None:
@@ -90,6 +91,56 @@ class AnswerSummary:
 
 
 @dataclass(frozen=True)
+class CauseView:
+    """One row of the causal table: a proven cause or a group reported apart."""
+
+    key: str
+    title: str
+    basis: str  # "proven" or "apart"
+    count: int
+    rule: str
+    bad: bool
+    largest: bool
+    questions: list[QuestionLink]
+
+
+@dataclass(frozen=True)
+class CrossRow:
+    """An inferred cell of the retrieval-by-answer table and what its questions proved to be."""
+
+    cell: str
+    label: str
+    n: int
+    proven: str
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    """A context source of the causal table and the stored run whose answers it read."""
+
+    source: str
+    run: int | None
+    name: str
+
+
+@dataclass(frozen=True)
+class CausalView:
+    """The causal section (``ragmeter diagnose --experiment``'s): the proven causes and what is
+    reported apart, the inferred cells against the proven causes, the oracle ceiling and what
+    named the failing link."""
+
+    sources: list[SourceRun]
+    causes: list[CauseView]
+    cross: list[CrossRow]
+    ceiling: str | None
+    basis: str
+    left_out: list[str]
+    command: str
+    #: the causal table's dict (``--format json``'s ``causal``)
+    table: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class DiagnosisView:
     """Everything ``_diagnosis_body.html`` shows (``d``)."""
 
@@ -107,6 +158,8 @@ class DiagnosisView:
     experiment: NextExperiment
     summary: AnswerSummary
     diagnosis: dict[str, Any]
+    #: the causal table of the run's context ablations (None without any)
+    causal: CausalView | None = None
 
 
 def diagnosis_context(
@@ -118,7 +171,13 @@ def diagnosis_context(
     cache: MutableMapping[Any, Any] | None = None,
 ) -> DiagnosisView:
     from ..workflows.answers import stored_answer_set
-    from ..workflows.diagnose import PromptRun, categories, diagnose, largest_bad_line
+    from ..workflows.diagnose import (
+        PromptRun,
+        categories,
+        diagnose,
+        largest_bad_line,
+        stored_ablations,
+    )
     from ._context import settings_of
     from ._data_stored import answer_set
     from ._prepared import prepared_run
@@ -131,6 +190,9 @@ def diagnosis_context(
             f"answer set {answers_id} has no stored retrieval run on golden set "
             f"{aset.golden_version or '(none)'} to read its evidence from"
         )
+    source = str(((aset.report.get("generation") or {}).get("context") or {}).get("source", ""))
+    if source and source != "retrieved":
+        raise UsageError(_ablation_note(store, aset.id, run, source))
     prepared = prepared_run(store, run.id, cache)
     if not prepared.has_chunking:
         raise UsageError(
@@ -140,15 +202,25 @@ def diagnosis_context(
     cut = PromptCutoff.of_settings(settings_of(run))
     k, budget = cut.k, cut.budget
     big = int(large_k) if large_k else int(prepared.ctx.headroom_k)
+    # the context ablations of the run's experiment, when this is its retrieved baseline's
+    # newest answer set: the same causal table `ragmeter diagnose --experiment` prints
+    ablations = stored_ablations(store, run)
+    if ablations is not None and ablations.runs.get("retrieved") != run.id:
+        ablations = None
+    if ablations is not None and _newest_set(store, run.id) != aset.id:
+        ablations = None
+    resolved = (run.config or {}).get("resolved") or {}
     # the prompt cut as `diagnose --k` / `--budget` takes it (k when the run has one, as the
     # answers' contexts), and recall read at that cut, as the command reads it
     result = diagnose(
         golden=prepared.ctx.golden,
         corpus=prepared.ctx.corpus,
         chunking=prepared.chunking,
-        answers=stored_answer_set(aset),
+        answers=stored_answer_set(_answers_only(aset)),
         run=PromptRun(prepared.run, run.name, k, budget, big),
         golden_version=aset.golden_version,
+        ablations=ablations,
+        metrics=resolved.get("metrics") if ablations is not None else None,
     )
     d, table, report, version = result.diagnosis, result.table, result.report, result.golden_version
     assert table is not None and report is not None  # a run and answers always give both
@@ -199,6 +271,87 @@ def diagnosis_context(
             cites_outside_context=summary["cites_outside_context"],
         ),
         diagnosis=d.to_dict(),
+        causal=None
+        if result.causal is None
+        else _causal_view(result.causal, result.ablations, d, run, version),
+    )
+
+
+def _ablation_note(store: Store, answers_id: int, run: RunRecord, source: str) -> str:
+    """Why an ablation's answer set has no retrieval-by-answer diagnosis, and where its causal
+    table is: on the diagnosis of its experiment's retrieved baseline."""
+    file = (run.config or {}).get("experiment")
+    bases = [
+        r.id
+        for r in store.runs(golden_version=run.golden_version, status="finished")
+        if r.is_baseline and file is not None and (r.config or {}).get("experiment") == file
+    ]
+    sets = [a.id for a in store.answer_sets() if a.run_id in bases]
+    where = (
+        f"the causal table is on its baseline's diagnosis (answer set {max(sets)}: "
+        f"/diagnosis?answers={max(sets)})"
+        if sets
+        else "the causal table is on its retrieved baseline's diagnosis"
+    )
+    return (
+        f"answer set {answers_id} (run {run.id}, {run.name}) was answered with the context "
+        f"source '{source}', not with the passages its run retrieved, so the "
+        f"retrieval-by-answer table does not apply to it; {where}"
+    )
+
+
+def _answers_only(aset: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored answer set with each answer as an answers file holds it: ``ragmeter run``
+    stores the judge's verdicts with each answer (``judged``), which the answer format has no
+    field for (the diagnosis checks the answers again, without a judge, as the command does)."""
+    answers = [{k: v for k, v in a.items() if k != "judged"} for a in aset["answers"]]
+    return {**aset, "answers": answers}
+
+
+def _newest_set(store: Store, run_id: int) -> int | None:
+    """The newest answer set stored for the run ``run_id``."""
+    ids = [a.id for a in store.answer_sets() if a.run_id == run_id]
+    return max(ids) if ids else None
+
+
+def _causal_view(
+    causal: CausalTable,
+    ablations: Ablations | None,
+    d: Diagnosis,
+    run: RunRecord,
+    version: str | None,
+) -> CausalView:
+    from ..diagnosis import CAUSE_INFO
+    from ..workflows.diagnose import basis_line, cause_rows, ceiling_line, cross_lines
+
+    largest = causal.largest_proven_bad()
+    causes = [
+        CauseView(
+            key=r.key,
+            title=r.title,
+            basis=r.basis,
+            count=r.count,
+            rule=r.rule,
+            bad=r.basis == "proven" and CAUSE_INFO[r.key].bad,
+            largest=r.key == largest,
+            questions=[QuestionLink(q, question_url(version, q)) for q in r.ids],
+        )
+        for r in cause_rows(causal, ablations)
+    ]
+    sources = [
+        SourceRun(s, (ablations.runs.get(s) if ablations else None), name)
+        for s, name in (ablations.variants.items() if ablations else ())
+    ]
+    file = (run.config or {}).get("experiment") or "EXPERIMENT.toml"
+    return CausalView(
+        sources=sources,
+        causes=causes,
+        cross=[CrossRow(*row) for row in cross_lines(causal)],
+        ceiling=ceiling_line(causal),
+        basis=basis_line(d),
+        left_out=list(ablations.left_out) if ablations else [],
+        command=f"ragmeter diagnose --experiment {file}",
+        table=causal.to_dict(),
     )
 
 

@@ -265,7 +265,14 @@ def diagnosis_sections(
                 )
                 for key, c in d.cells.items()
             }
-            entry = replace(entry, d=replace(d, cells=cells))
+            causal = d.causal
+            if causal is not None:  # the causal table's questions link inside the file too
+                causes = [
+                    replace(c, questions=[replace(q, url=link(run.id, q.qid)) for q in c.questions])
+                    for c in causal.causes
+                ]
+                causal = replace(causal, causes=causes)
+            entry = replace(entry, d=replace(d, cells=cells, causal=causal))
         found[run.id] = entry
     base = runs[0]
     if base.id not in found:

@@ -20,8 +20,11 @@ The rule:
    Generation settings: a key with a part ``generator`` (backend, model, temperature, seed,
    max tokens) is the generator; a part ``prompt`` (not ``prompt_k``), the prompt; under a part
    ``context``, the last part ``order`` (or a key ``order``/``context_order``) is the context
-   order and any other key (``dedupe``, ``headers``) the context assembly, ``context``. So a
-   variant that only reorders the same passages is the one change ``order``.
+   order, the last part ``source`` (or a key ``context_source``) the context source
+   (``context.source``: the retrieved passages, or an ablation such as the labelled evidence),
+   and any other key (``dedupe``, ``headers``) the context assembly, ``context``. So a variant
+   that only reorders the same passages is the one change ``order``, and one that only gives
+   the model the labelled evidence instead is the one change ``context.source``.
 3. An imported run (a ``run`` key, or a retriever recorded as ``imported ...``) replaces the
    retriever and reranker: the three are one change, ``run``. The user's own pipeline (a
    retriever of kind ``python``, ``langchain`` or ``llamaindex``, recorded as such or as
@@ -58,6 +61,8 @@ CHUNKING_PARTS = frozenset({"chunking", "chunker", "chunks", "chunk_size", "chun
 GENERATOR_PART = "generator"
 PROMPT_PART = "prompt"
 CONTEXT_PART = "context"
+#: The change of the context source (retrieved passages or an ablation: rule 2).
+CONTEXT_SOURCE = "context.source"
 #: Measured context tokens (the mean the generator receives); a fallback budget, not a setting.
 MEASURED_CONTEXT = "context_tokens"
 #: Wrappers around settings: ``settings.depth`` is the same setting as ``depth``.
@@ -159,7 +164,8 @@ def _setting(key: str) -> str:
 
 
 def _generation_setting(parts: list[str]) -> str | None:
-    """``generator``, ``prompt``, ``order`` or ``context`` for a generation key, else None."""
+    """``generator``, ``prompt``, ``order``, ``context.source`` or ``context`` for a generation
+    key, else None."""
     if GENERATOR_PART in parts:
         return "generator"
     if PROMPT_PART in parts:
@@ -169,6 +175,8 @@ def _generation_setting(parts: list[str]) -> str | None:
         return "order"
     if CONTEXT_PART in parts[:-1] and parts[-1] == "order":
         return "order"
+    if bare == ["context_source"] or (CONTEXT_PART in parts[:-1] and parts[-1] == "source"):
+        return CONTEXT_SOURCE
     if CONTEXT_PART in parts[:-1] and parts[-1] not in K_KEYS | BUDGET_KEYS:
         return "context"
     return None

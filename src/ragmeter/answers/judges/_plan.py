@@ -7,7 +7,11 @@ each request instead of sending it. A request is **cached** when the judge's dis
 reply for its key (model, messages, params) that still fits the task (the rule the real client
 applies before reusing a reply); identical requests are counted once, as the client sends them
 once. Every reply it returns is a failure ("dry run: not sent"): the report of a dry run is
-thrown away, never shown as scores.
+thrown away, never shown as scores. One exception, so that calls which depend on earlier replies
+are counted right: a claim split (task ``claims``) the cache holds is answered from the cache, so
+the claim checks that follow it are rendered and counted exactly (cached or not); the checks
+that would follow a split not in the cache cannot be rendered and are counted by
+:meth:`PlanningJudge.unrendered` (to send, their prompt size estimated by the caller).
 
 Token estimate: prompt tokens ~ characters / 4 (English text through a BPE tokenizer; a
 tokenizer-free estimate, good to a few tens of percent), completion tokens at most the judge's
@@ -30,6 +34,8 @@ from ._replies import parse_reply
 #: characters per token of the prompt estimate (see module docstring)
 CHARS_PER_TOKEN = 4
 DRY_RUN_ERROR = "dry run: not sent"
+#: tasks whose cached replies a dry run returns (later calls depend on them: module docstring)
+ANSWERED_FROM_CACHE = frozenset({"claims"})
 
 
 @dataclass
@@ -165,20 +171,35 @@ class PlanningJudge:
                 p.duplicates += 1
                 continue
             self._seen.add(key)
-            if self._cached(key, r.task):
+            if self._cached(key, r.task) is not None:
                 p.cached += 1
             else:
                 p.to_send += 1
                 p.prompt_chars += sum(len(m.get("content", "")) for m in r.messages)
-        return [JudgeReply(False, error=DRY_RUN_ERROR) for _ in requests]
+        out = []
+        for r in requests:
+            data = self._cached(cache_key(p.model, r.messages, self._params), r.task)
+            if r.task in ANSWERED_FROM_CACHE and data is not None:
+                out.append(JudgeReply(True, data, None, None, 0, cached=True))
+            else:
+                out.append(JudgeReply(False, error=DRY_RUN_ERROR))
+        return out
 
-    def _cached(self, key: str, task: str) -> bool:
-        """A reply the real client would reuse: present and still fitting the task."""
+    def unrendered(self, task: str, prompt_chars: int) -> None:
+        """Count one request that would follow a reply the dry run does not have (a claim
+        check after a split not in the cache): to send, about ``prompt_chars`` characters."""
+        p = self.plan
+        p.requests += 1
+        p.per_metric[task] += 1
+        p.to_send += 1
+        p.prompt_chars += prompt_chars
+
+    def _cached(self, key: str, task: str) -> dict[str, Any] | None:
+        """A reply the real client would reuse (present and still fitting the task), else None."""
         hit = self._cache.get(key) if self._cache is not None else None
         if hit is None:
-            return False
+            return None
         try:
-            parse_reply(hit["content"], task)
+            return parse_reply(hit["content"], task)
         except (KeyError, TypeError, ValueError):
-            return False
-        return True
+            return None

@@ -23,7 +23,13 @@ OpenAI-compatible client retries it and then records a failure, never a pass, ne
      lists no claim did not do the task (a refusal often looks exactly like that).
    - ``context_relevance`` / ``answer_relevance``: ``"verdict"`` one of yes, partly, no;
    - ``correctness``: ``"verdict"`` one of correct, incorrect;
-   - ``pairwise``: ``"winner"`` one of A, B, tie.
+   - ``pairwise``: ``"winner"`` one of A, B, tie;
+   - ``claims`` (claim extraction): ``{"claims": ["<claim>", ...]}``, at least one non-empty
+     string (the text sent is never empty, so an empty list is a failure, as for faithfulness);
+   - ``claim_support``: ``{"verdicts": [{"claim": <number>, "supported": true|false}, ...]}``
+     with at least one verdict, ``"claim"`` a JSON integer >= 1. That the numbers are exactly
+     the claims sent, each once, is checked by :mod:`ragmeter.answers.claims` (it knows how
+     many claims it sent).
 
    Verdict words are compared after trimming spaces and ignoring case; ``"supported"`` must be a
    JSON boolean (``"true"`` as a string is refused); ``"reason"``, when present, is a string.
@@ -37,7 +43,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from pydantic import ValidationError as PydanticError
 
 __all__ = ["REPLY_SCHEMAS", "check_reply", "parse_reply"]
@@ -101,6 +107,32 @@ class PairwiseReply(_Reply):
     check_words = _one_of("winner", ("A", "B", "tie"))
 
 
+class ClaimsReply(_Reply):
+    """``{"claims": ["<claim>", ...]}``, at least one claim, none empty."""
+
+    claims: list[StrictStr] = Field(min_length=1)
+
+    @field_validator("claims")
+    @classmethod
+    def _no_empty(cls, value: list[str]) -> list[str]:
+        if any(not c.strip() for c in value):
+            raise ValueError("a claim is an empty string")
+        return value
+
+
+class _Verdict(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    claim: StrictInt = Field(ge=1)
+    supported: StrictBool
+
+
+class ClaimSupportReply(_Reply):
+    """``{"verdicts": [{"claim": 1, "supported": true|false}, ...]}``, at least one verdict."""
+
+    verdicts: list[_Verdict] = Field(min_length=1)
+
+
 #: task name -> the schema its reply must fit (rule 3 of the module docstring).
 REPLY_SCHEMAS: Mapping[str, type[_Reply]] = {
     "faithfulness": FaithfulnessReply,
@@ -108,6 +140,8 @@ REPLY_SCHEMAS: Mapping[str, type[_Reply]] = {
     "answer_relevance": RelevanceReply,
     "correctness": CorrectnessReply,
     "pairwise": PairwiseReply,
+    "claims": ClaimsReply,
+    "claim_support": ClaimSupportReply,
 }
 
 
@@ -181,8 +215,10 @@ def check_reply(task: str | None, data: Mapping[str, Any]) -> dict[str, Any]:
         for err in exc.errors()[:3]:
             loc = ".".join(str(p) for p in err.get("loc", ())) or "reply"
             msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-            if err.get("type") == "too_short" and loc == "claims":
+            if err.get("type") == "too_short" and task == "faithfulness" and loc == "claims":
                 msg = "lists no claim (an empty claim list for a non-empty answer is a failure)"
+            elif err.get("type") == "too_short" and loc in ("claims", "verdicts"):
+                msg = f"lists no {loc[:-1]} (an empty list for a non-empty text is a failure)"
             parts.append(f"'{loc}' {msg}")
         raise ValueError(f"the reply does not fit the {task} shape: {'; '.join(parts)}") from None
     return dict(data)

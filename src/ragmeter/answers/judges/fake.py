@@ -12,6 +12,18 @@ Rules (content words: normalised tokens of 3+ letters that are not stop words)
 - correctness: ragmeter's deterministic correctness rule against the reference.
 - pairwise: the answer with the higher token F1 against the reference wins; equal F1 is a "tie",
   or "A" (the first shown) when ``position_bias=True`` (to exercise order-flip counting).
+- claims (claim split): each sentence of the text is a claim (split after ``.``, ``!`` or ``?``
+  followed by white space); the question is not used, so a bare reference (``$75``) is one
+  claim, ``$75``.
+- claim_support: a claim is supported by a passage when every one of its claim words appears in
+  the passage. Claim words (:func:`claim_words`): lower-cased runs of letters and digits (``$75``
+  gives ``75``, ``$75.50`` gives ``75`` and ``50``), minus the short stop list
+  :data:`CLAIM_STOPWORDS` (articles, forms of "be", prepositions, pronouns; never a negation).
+  A check against the reference answer (inputs ``question`` and ``reference``, the passage
+  ``Question: ...`` / ``Reference answer: ...``) uses the words of the question and of the
+  reference together, never the passage's two labels: "The change fee for a Standard fare is
+  $75" is supported by the question "What is the change fee for a Standard fare?" with the
+  reference "$75".
 """
 
 from __future__ import annotations
@@ -84,6 +96,28 @@ _STOP = frozenset(
     ]
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+#: words a claim may lack in its passage and still be supported (no negation: "not", "no" and
+#: "never" must be found like any other word)
+CLAIM_STOPWORDS = frozenset(
+    (
+        "a an the is are was were be been being am it its this that these those there here "
+        "of to in on at by for with from as into onto and or if then so than "
+        "he she they them their his her we our you your i me my do does did has have had"
+    ).split()
+)
+_CLAIM_WORD = re.compile(r"[a-z0-9]+")
+
+
+def claim_words(text: str) -> set[str]:
+    """The claim words of ``text`` (see module docstring: the claim_support rule)."""
+    return {w for w in _CLAIM_WORD.findall(text.lower()) if w not in CLAIM_STOPWORDS}
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``: the fake judge's claims."""
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
 _UNIT_KINDS = ("money", "duration", "percent", "date")
 
 
@@ -156,9 +190,28 @@ class FakeJudge:
             fa, fb = token_f1(str(x["answer_a"]), ref), token_f1(str(x["answer_b"]), ref)
             winner = "A" if fa > fb else "B" if fb > fa else ("A" if self.position_bias else "tie")
             return {"winner": winner, "reason": f"{FAKE_LABEL}: token F1 {fa:.2f} vs {fb:.2f}"}
+        if task == "claims":
+            return {
+                "claims": sentences(str(x["text"])),
+                "reason": f"{FAKE_LABEL}: one claim per sentence",
+            }
+        if task == "claim_support":
+            if "reference" in x:  # against the reference: its question and it, not the labels
+                have = claim_words(str(x["question"])) | claim_words(str(x["reference"]))
+            else:
+                have = claim_words(str(x["passage"]))
+            verdicts = [
+                {"claim": n, "supported": claim_words(str(c)) <= have}
+                for n, c in enumerate(x["claims"], 1)
+            ]
+            return {
+                "verdicts": verdicts,
+                "reason": f"{FAKE_LABEL}: every claim word found in the "
+                + ("question and the reference" if "reference" in x else "passage"),
+            }
         # a UsageError, not a NotFoundError: judge() turns a KeyError into "missing input"
         raise UsageError(
             f"the fake judge has no rule for task '{task}'; it knows "
             "faithfulness, answer_relevance, context_relevance, correctness, "
-            "pairwise"
+            "pairwise, claims, claim_support"
         )
