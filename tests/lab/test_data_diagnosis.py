@@ -103,7 +103,8 @@ def test_an_ablation_answer_set_points_to_the_baseline(lab) -> None:
     assert r.status_code == 400
     page = text_of(r.text)
     assert "answered with the context source 'oracle'" in page
-    assert f"/diagnosis?answers={base}" in page
+    run = next(a.run_id for a in lab["store"].answer_sets() if a.id == base)
+    assert f"on the diagnosis of its baseline, run {run} (answer set {base})" in page
 
 
 def test_the_report_repeats_the_causal_section_with_links_inside_the_file(lab) -> None:

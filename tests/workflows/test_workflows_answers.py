@@ -117,6 +117,19 @@ def test_answer_sets_are_recorded_and_read_back(world: dict[str, Path], tmp_path
     assert back.by_id["change-fee"].context == ["fees-2024#0"]
 
 
+def test_a_stored_set_with_judge_verdicts_reads_back_as_answers() -> None:
+    # ragmeter run stores each answer's judge verdicts under "judged": the store's field, not
+    # the answers format's (the lab's diagnosis of a judged run's answers failed on it)
+    judged = {"faithfulness": {"ok": True, "score": 1.0, "label": "supported", "error": None}}
+    stored = {
+        "name": "rank",
+        "source": None,
+        "answers": [{"id": "q1", "answer": "$75", "context": ["d#0-10"], "judged": judged}],
+    }
+    back = stored_answer_set(stored)
+    assert back.by_id["q1"].answer == "$75" and back.by_id["q1"].context == ["d#0-10"]
+
+
 def test_compare_equals_the_command(world: dict[str, Path], tmp_path: Path) -> None:
     better = [dict(a) for a in answers()]
     better[0]["answer"] = 'It is $75: "The change fee on Standard fares is $75".'

@@ -158,6 +158,13 @@ class _Finder:
     def __init__(self, index: PassageIndex) -> None:
         self.index = index
         self._docs: dict[str, str] | None = None
+        self._doc_values: dict[str, set[Value]] | None = None
+
+    def doc_values(self) -> dict[str, set[Value]]:
+        """Each corpus document's stated values, extracted once (not once per value asked)."""
+        if self._doc_values is None:
+            self._doc_values = {d: extract_values(doc.text) for d, doc in self.index.docs.items()}
+        return self._doc_values
 
     def docs(self) -> dict[str, str]:
         if self._docs is None:
@@ -181,9 +188,7 @@ class _Finder:
             for p in context
             if p.label not in skip and value in extract_values(p.text)
         ]
-        hits += [
-            f"doc:{d}" for d, doc in self.index.docs.items() if value in extract_values(doc.text)
-        ]
+        hits += [f"doc:{d}" for d, values in self.doc_values().items() if value in values]
         return tuple(hits)
 
 

@@ -216,7 +216,7 @@ def diagnosis_context(
         golden=prepared.ctx.golden,
         corpus=prepared.ctx.corpus,
         chunking=prepared.chunking,
-        answers=stored_answer_set(_answers_only(aset)),
+        answers=stored_answer_set(aset),
         run=PromptRun(prepared.run, run.name, k, budget, big),
         golden_version=aset.golden_version,
         ablations=ablations,
@@ -286,11 +286,12 @@ def _ablation_note(store: Store, answers_id: int, run: RunRecord, source: str) -
         for r in store.runs(golden_version=run.golden_version, status="finished")
         if r.is_baseline and file is not None and (r.config or {}).get("experiment") == file
     ]
-    sets = [a.id for a in store.answer_sets() if a.run_id in bases]
+    sets = {a.id: a.run_id for a in store.answer_sets() if a.run_id in bases}
+    newest = max(sets) if sets else None
     where = (
-        f"the causal table is on its baseline's diagnosis (answer set {max(sets)}: "
-        f"/diagnosis?answers={max(sets)})"
-        if sets
+        f"the causal table is on the diagnosis of its baseline, run {sets[newest]} "
+        f"(answer set {newest})"
+        if newest is not None
         else "the causal table is on its retrieved baseline's diagnosis"
     )
     return (
@@ -298,14 +299,6 @@ def _ablation_note(store: Store, answers_id: int, run: RunRecord, source: str) -
         f"source '{source}', not with the passages its run retrieved, so the "
         f"retrieval-by-answer table does not apply to it; {where}"
     )
-
-
-def _answers_only(aset: Mapping[str, Any]) -> dict[str, Any]:
-    """The stored answer set with each answer as an answers file holds it: ``ragmeter run``
-    stores the judge's verdicts with each answer (``judged``), which the answer format has no
-    field for (the diagnosis checks the answers again, without a judge, as the command does)."""
-    answers = [{k: v for k, v in a.items() if k != "judged"} for a in aset["answers"]]
-    return {**aset, "answers": answers}
 
 
 def _newest_set(store: Store, run_id: int) -> int | None:

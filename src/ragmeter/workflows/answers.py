@@ -371,11 +371,17 @@ def record_answer_sets(
 
 
 def stored_answer_set(stored: Mapping[str, Any]) -> AnswerSet:
-    """A stored answer set (its ``answers`` records, ``name`` and ``source``) as an answer set."""
+    """A stored answer set (its ``answers`` records, ``name`` and ``source``) as an answer set.
+    ``ragmeter run`` stores the judge's verdicts with each answer (``judged``), which the
+    answers format has no field for: they are the store's, left out here (a check made of the
+    set judges again, or not, as its caller asks)."""
     from ..answers import Answer, AnswerSet
 
     return AnswerSet(
-        tuple(Answer.model_validate(a) for a in stored["answers"]),
+        tuple(
+            Answer.model_validate({k: v for k, v in a.items() if k != "judged"})
+            for a in stored["answers"]
+        ),
         str(stored["name"]),
         stored.get("source"),
     )
