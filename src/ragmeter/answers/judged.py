@@ -210,13 +210,31 @@ def get_metric(name: str) -> JudgeMetric:
 
 def missing_inputs(metric: JudgeMetric, items: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     """input name -> ids of items lacking it (None or empty string counts as missing)."""
+    return gaps_of(metric.inputs, items)
+
+
+def gaps_of(inputs: Sequence[str], items: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """input name -> ids of the items lacking it (None or an empty string counts as missing)."""
     out: dict[str, list[str]] = {}
     for item in items:
-        for name in metric.inputs:
+        for name in inputs:
             v = item.get(name)
             if v is None or (isinstance(v, str) and not v.strip()):
                 out.setdefault(name, []).append(str(item.get("id")))
     return out
+
+
+def missing_error(metric: str, inputs: Sequence[str], gaps: Mapping[str, list[str]]) -> UsageError:
+    """The refusal of a judge metric whose inputs some items lack: each input, how many items
+    lack it and the first five ids."""
+    parts = [
+        f"'{name}' ({INPUTS.get(name, name)}) for {len(ids)} item(s): "
+        f"{', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
+        for name, ids in gaps.items()
+    ]
+    return UsageError(
+        f"judge metric {metric} needs {', '.join(inputs)}; missing " + "; ".join(parts)
+    )
 
 
 def judge_metric(
@@ -238,14 +256,7 @@ def judge_metric(
         )
     gaps = missing_inputs(m, items)
     if gaps:
-        parts = [
-            f"'{name}' ({INPUTS.get(name, name)}) for {len(ids)} item(s): "
-            f"{', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
-            for name, ids in gaps.items()
-        ]
-        raise UsageError(
-            f"judge metric {m.name} needs {', '.join(m.inputs)}; missing " + "; ".join(parts)
-        )
+        raise missing_error(m.name, m.inputs, gaps)
     p = prompt or load_prompt(m.name)
     requests = [
         JudgeRequest(

@@ -36,11 +36,12 @@ from .correctness import CORRECT_RULE, Correctness, score_correctness
 from .faithfulness import Faithfulness, _Finder, check_faithfulness
 from .judged import (
     CLAIM_METRICS,
-    INPUTS,
     JudgedScore,
     expand_metrics,
+    gaps_of,
     get_metric,
     judge_metric,
+    missing_error,
     missing_inputs,
     require_one_config,
 )
@@ -570,23 +571,10 @@ def _run_claims(
     for m in metrics:
         need = CLAIM_INPUTS[m]
         use = [it for it in rich if it["answerable"] or not ({"reference", "evidence"} & set(need))]
-        gaps: dict[str, list[str]] = {}
-        for it in use:
-            if it["abstained"] or not (it.get("answer") or "").strip():
-                continue
-            for name in need:
-                v = it.get(name)
-                if v is None or (isinstance(v, str) and not v.strip()):
-                    gaps.setdefault(name, []).append(str(it["id"]))
+        answered = [it for it in use if not it["abstained"] and (it.get("answer") or "").strip()]
+        gaps = gaps_of(need, answered)
         if gaps and not skip_missing:
-            parts = [
-                f"'{name}' ({INPUTS.get(name, name)}) for {len(ids)} item(s): "
-                f"{', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
-                for name, ids in gaps.items()
-            ]
-            raise UsageError(
-                f"judge metric {m} needs {', '.join(need)}; missing " + "; ".join(parts)
-            )
+            raise missing_error(m, need, gaps)
         lacking = {i for ids in gaps.values() for i in ids}
         for it in use:
             if it["id"] not in lacking:
