@@ -317,6 +317,18 @@ def test_proven_cause_overrides_the_inferred_cell() -> None:
     }
 
 
+def test_a_proven_generation_failure_asks_for_the_prompt_then_the_model() -> None:
+    # wrong even with the evidence handed over: reordering the retrieved passages cannot be
+    # the fix (the inferred generation failure still proposes it)
+    proven = diagnose(table=table_from_counts(41, 9, 6, 14), causal=_causal(3, 12, 1))
+    assert proven.experiment.change.startswith("prompt: answer only from the passages")
+    assert proven.experiment.alternative is not None
+    assert proven.experiment.alternative.startswith("a stronger generator")
+    inferred = diagnose(table=table_from_counts(41, 20, 6, 3))
+    assert inferred.failing_link == "generation"
+    assert inferred.experiment.change.startswith("reorder the context")
+
+
 def test_without_causal_the_link_is_inferred() -> None:
     d = diagnose(table=table_from_counts(41, 9, 6, 14))
     assert d.basis == "inferred" and d.causal is None and d.to_dict()["causal"] is None

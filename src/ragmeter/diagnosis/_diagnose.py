@@ -610,8 +610,14 @@ def _proven_experiment(
         )
     if link == "generation":
         exp = _generation_experiment(report, on)
+        if exp.change == _REORDER:
+            # wrong even with the evidence handed over: the order of the retrieved passages is
+            # not what failed, so the first change is the prompt, the second the model
+            exp = replace(exp, change=_QUOTE_PROMPT)
         return "generation", replace(
             exp,
+            alternative="a stronger generator (another model), as its own run with the same "
+            "metric, comparison and rule",
             metric=f"{_CORRECT} with the oracle context ({c.count('generation_failure')} proven "
             "generation failures) and with the retrieved context",
             comparison=f"{_CORRECT} paired per question on {on}, under the oracle context and "
@@ -706,9 +712,17 @@ def _refute(metric: str) -> str:
     )
 
 
+#: the generation change when nothing in the failures points elsewhere
+_REORDER = "reorder the context: best-ranked passage first, duplicates removed, same budget"
+#: the generation change when answers go unsupported (or fail with the evidence handed over)
+_QUOTE_PROMPT = (
+    "prompt: answer only from the passages and quote the sentence you rely on, with its citation"
+)
+
+
 def _generation_experiment(report: AnswerReport | None, on: str) -> NextExperiment:
     """Pick the generation change from what the failures look like."""
-    change = "reorder the context: best-ranked passage first, duplicates removed, same budget"
+    change = _REORDER
     if report is not None:
         bad = [c for c in report.checks if c.answerable and c.ok is False]
         false_abst = sum(c.abstained for c in bad)
@@ -716,10 +730,7 @@ def _generation_experiment(report: AnswerReport | None, on: str) -> NextExperime
         if bad and false_abst >= max(unsupported, 1) and false_abst * 2 >= len(bad):
             change = "relax the abstention rule in the prompt (it abstains on answerable questions)"
         elif bad and unsupported * 2 >= len(bad):
-            change = (
-                "prompt: answer only from the passages and quote the sentence you rely on, "
-                "with its citation"
-            )
+            change = _QUOTE_PROMPT
     return NextExperiment(
         "generation",
         change,
