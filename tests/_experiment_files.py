@@ -77,6 +77,16 @@ def fare_rules_experiment(
     return path
 
 
+def ablation_experiment(folder: Path) -> Path:
+    """A copy of ``examples/fare-rules/ablation.toml`` (the four context sources, the extractive
+    stand-in and the fake judge) in ``folder``, its cache seeded with the example's chunkings
+    and BM25 runs: only the answers are made by the test."""
+    text = (FARE_RULES / "ablation.toml").read_text(encoding="utf-8")
+    return fare_rules_experiment(
+        folder, text, trees=("generators",), cache=["chunkings", "runs", "bm25"]
+    )
+
+
 def toy_documents() -> list[Document]:
     return [Document(id=k, text=v) for k, v in TEXTS.items()]
 

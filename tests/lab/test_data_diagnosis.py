@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("fastapi")  # justified: the lab is the [web] extra
 pytest.importorskip("httpx")  # justified: the [test] extra's HTTP client
 
-from _experiment_files import FARE_RULES, fare_rules_experiment
+from _experiment_files import ablation_experiment
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -45,12 +45,7 @@ def text_of(page: str) -> str:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("lab-causal")
-    path = fare_rules_experiment(
-        root,
-        (FARE_RULES / "ablation.toml").read_text(encoding="utf-8"),
-        trees=("generators",),
-        cache=["chunkings", "runs", "bm25"],
-    )
+    path = ablation_experiment(root)
     url = f"sqlite:///{root / 'lab.db'}"
     _cli("run", path, "--db", url)
     printed = json.loads(_cli("diagnose", "--experiment", path, "--format", "json").stdout)

@@ -16,7 +16,7 @@ skip_without_browser()
 
 import _browser  # noqa: E402
 from _browser import Watch, serving_store, snap  # noqa: E402
-from _experiment_files import FARE_RULES, fare_rules_experiment  # noqa: E402
+from _experiment_files import ablation_experiment  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from ragmeter.cli import app as cli  # noqa: E402
@@ -27,12 +27,7 @@ browser, shots = _browser.browser, _browser.shots
 
 
 def test_the_causal_table_draws_and_its_causes_open(tmp_path: Any, browser: Any, shots: Any):
-    path = fare_rules_experiment(
-        tmp_path,
-        (FARE_RULES / "ablation.toml").read_text(encoding="utf-8"),
-        trees=("generators",),
-        cache=["chunkings", "runs", "bm25"],
-    )
+    path = ablation_experiment(tmp_path)
     url = f"sqlite:///{tmp_path / 'lab.db'}"
     r = CliRunner().invoke(cli, ["run", str(path), "--db", url])
     assert r.exit_code == 0, r.output
