@@ -127,6 +127,51 @@ def test_compare_lab_json_and_small_slice_warning(tmp_path: Path) -> None:
     assert "a direction, not proof" in out and "sign test p = 0.75" in out
 
 
+def outcome_files(tmp_path: Path, fixed: int, broken: int) -> tuple[Path, Path]:
+    """The hands-on lab's outcomes as a notebook hands them: A as CSV, B as JSON Lines."""
+    a = [1] * 60 + [0] * 20  # A answers 60 of 80 correctly
+    b = list(a)
+    b[60 : 60 + fixed] = [1] * fixed  # B fixes `fixed` questions A got wrong
+    b[:broken] = [0] * broken  # and breaks `broken` A got right
+    pa, pb = tmp_path / f"A-{fixed}-{broken}.csv", tmp_path / f"B-{fixed}-{broken}.jsonl"
+    pa.write_text("id,correct\n" + "".join(f"q{i:02d},{v}\n" for i, v in enumerate(a)))
+    pb.write_text(
+        "".join(json.dumps({"id": f"q{i:02d}", "correct": v}) + "\n" for i, v in enumerate(b))
+    )
+    return pa, pb
+
+
+def test_the_hands_on_lab_reproduces_from_outcome_files(tmp_path: Path) -> None:
+    # the design source's table: A 60 of 80, B 62 of 80, fixed 6 / broken 4, interval -0.050 to
+    # +0.100, sign test p 0.75; then B fixing 14 and breaking 4: the interval leaves zero
+    a, b = outcome_files(tmp_path, 6, 4)
+    code, out, err = cli("compare", str(a), str(b), "-f", "json", *tmp_ledger(tmp_path))
+    assert code == 0, err
+    d = json.loads(out)
+    assert (d["baseline_mean"], d["candidate_mean"]) == (0.75, 0.775)
+    assert (d["fixed"], d["broken"]) == (6, 4) and d["outcome"] == "correct"
+    assert [f"{x:+.3f}" for x in d["ci"]] == ["-0.050", "+0.100"]
+    assert round(d["sign_test_p"], 2) == 0.75
+    code, out, _ = cli("compare", str(a), str(b), *tmp_ledger(tmp_path))
+    assert "B-6-4 vs A-6-4 on correct" in out and "[-0.050, +0.100]" in out
+    assert "sign test p = 0.75" in out
+    a, b = outcome_files(tmp_path, 14, 4)
+    code, out, _ = cli("compare", str(a), str(b), "-f", "json", *tmp_ledger(tmp_path))
+    d = json.loads(out)
+    assert (d["fixed"], d["broken"]) == (14, 4) and d["mean_delta"] == pytest.approx(0.125)
+    assert d["ci"][0] > 0 and d["verdict"].endswith("(interval excludes zero)")
+    assert round(d["sign_test_p"], 3) == 0.031
+
+
+def test_outcome_files_refuse_a_metric_and_name_a_bad_row(tmp_path: Path) -> None:
+    a, b = outcome_files(tmp_path, 6, 4)
+    code, _, err = cli("compare", str(a), str(b), "-m", "R@4", *tmp_ledger(tmp_path))
+    assert code == 2 and "drop --metric" in err
+    a.write_text("id,correct\nq00,1\nq01,maybe\n")
+    code, _, err = cli("compare", str(a), str(b), *tmp_ledger(tmp_path))
+    assert code == 2 and f"{a}:3" in err and "'maybe' is not a number" in err
+
+
 def test_list_of_runs_needs_a_selector(tmp_path: Path) -> None:
     code, out, err = cli(
         "eval",

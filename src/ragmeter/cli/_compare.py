@@ -33,7 +33,8 @@ def compare_cmd(
         ...,
         metavar="BASE",
         help="Baseline: a stored run (12, run:12, run:12:chunk), 'ragmeter eval --per-query "
-        "--format json' output (PATH or PATH#RUN), or a run file with --qrels.",
+        "--format json' output (PATH or PATH#RUN), a run file with --qrels, or a per-question "
+        "outcome file (.csv or .jsonl of id and value).",
     ),
     cand: str = typer.Argument(..., metavar="CAND", help="Candidate, in the same form as BASE."),
     metric: str | None = typer.Option(

@@ -25,7 +25,7 @@ def comparison_table(c: Comparison, width: int | None = None) -> Table:
 
     narrow = width is not None and width < 112
     t = Table(
-        title=lit(f"{c.candidate} vs {c.baseline} on {c.metric}", TITLE),
+        title=lit(f"{c.candidate} vs {c.baseline} on {c.label}", TITLE),
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )

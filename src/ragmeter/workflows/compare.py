@@ -258,9 +258,61 @@ def compare_runs(
 ) -> CompareOutcome:
     """Read ``base`` and ``cand`` (:func:`~.refs.load_pair`: stored runs, evaluation files, or
     run files scored against ``scoring``) and compare them (:func:`compare_pair`)."""
+    from ..io.outcomes import is_outcome_file
+
+    texts = [r.text if isinstance(r, RunRef) else r for r in (base, cand)]
+    if not (scoring and scoring.given) and all(is_outcome_file(t) for t in texts):
+        if metric is not None:
+            raise UsageError(
+                "outcome files (.csv, .jsonl) carry their own value per question: drop --metric"
+            )
+        return compare_outcome_files(
+            texts[0], texts[1], options=options, ledger=ledger, distribution=distribution
+        )
     scored_on = metric if isinstance(metric, str) else None
     pair = load_pair(base, cand, metric=scored_on, scoring=scoring, store=store)
     return compare_pair(pair, metric, options=options, ledger=ledger, distribution=distribution)
+
+
+def compare_outcome_files(
+    base: str,
+    cand: str,
+    *,
+    options: CompareOptions | None = None,
+    ledger: LedgerUse | None = None,
+    distribution: bool = False,
+) -> CompareOutcome:
+    """Compare two per-question outcome files (:mod:`ragmeter.io.outcomes`: CSV or JSON Lines
+    of question id and a 0/1 or numeric value), question by question, as the design source's
+    hands-on lab hands them: fixed, broken, the paired bootstrap interval and the sign test."""
+    from ..io.outcomes import read_outcomes
+    from ..paired import compare
+
+    opts = options or CompareOptions()
+    use = ledger or LedgerUse()
+    a, b = read_outcomes(base), read_outcomes(cand)
+    name = a.column if a.column == b.column else f"{a.column} / {b.column}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagmeterWarning)  # kept in Comparison.warnings
+        c = compare(
+            a.values,
+            b.values,
+            outcome=name,
+            n_resamples=opts.n_resamples,
+            seed=opts.seed,
+            confidence=opts.confidence,
+            randomisation=opts.randomisation,
+            intersect=opts.intersect,
+            max_movers=opts.max_movers,
+            ledger=use.count_in,
+            names=(Path(base).stem, Path(cand).stem),
+            keep_means=distribution,
+        )
+    dist = BootstrapDistribution.of(c) if distribution else None
+    return CompareOutcome(
+        c, RunRef(base, "evaluation", path=Path(base)), RunRef(cand, "evaluation", path=Path(cand)),
+        None, dist,
+    )  # fmt: skip
 
 
 def record(store: Store, outcome: CompareOutcome) -> int | None:
