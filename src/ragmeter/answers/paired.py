@@ -5,6 +5,7 @@ bootstrap interval of the difference and the sign test, on the questions both va
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,10 +46,13 @@ def compare_answers(
     candidate: AnswerReport,
     *,
     split: str | None = None,
+    questions: Collection[str] | None = None,
     seed: int = 0,
     n_resamples: int = 5000,
 ) -> AnswerComparison:
-    """Compare two checked variants question by question (same golden version required)."""
+    """Compare two checked variants question by question (same golden version required);
+    ``questions`` restricts the comparison to those ids (e.g. the questions with labelled
+    spans, where a context ablation has an oracle context)."""
     from ..paired import compare
 
     if baseline.golden_version != candidate.golden_version:
@@ -57,7 +61,10 @@ def compare_answers(
             f"{candidate.golden_version}; check both on one frozen version"
         )
     a, b = outcomes(baseline, split), outcomes(candidate, split)
-    common = sorted(set(a) & set(b))
+    shared = set(a) & set(b)
+    if questions is not None:
+        shared &= set(questions)
+    common = sorted(shared)
     if not common:
         raise UsageError(
             "the two variants share no scored question" + (f" in split '{split}'" if split else "")

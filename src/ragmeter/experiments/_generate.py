@@ -274,8 +274,7 @@ class Answering:
         elif self._baseline is not None and spec.source == RETRIEVED:
             comparison = compare_answers(self._baseline, rep)
         elif self._baseline is not None:  # an ablation: unlabelled questions stay apart
-            apart = set(self.no_oracle_passage("oracle"))
-            labelled = [q.id for q in self.golden.questions if q.id not in apart]
+            labelled = [q.id for q in self.golden.questions if q.evidence]
             comparison = compare_on(self._baseline, rep, labelled)
         position = None
         if self.order_varies:
@@ -320,25 +319,16 @@ ORACLE_SOURCES = ("oracle", "oracle+distractors")
 
 
 def compare_on(baseline: Any, candidate: Any, questions: list[str]) -> Any:
-    """:func:`ragmeter.answers.compare_answers` on ``questions`` only (those both scored):
-    an ablation is compared with the retrieved baseline on the questions with labelled spans,
-    where an oracle context exists (an unanswerable one, given none, abstains "right" by
-    construction). None when no question is left."""
-    from ..answers.paired import METRIC_LABEL, AnswerComparison, outcomes
-    from ..paired import compare
+    """:func:`ragmeter.answers.compare_answers` on ``questions`` only: an ablation is compared
+    with the retrieved baseline on the questions with labelled spans, where an oracle context
+    exists (an unanswerable one, given none, abstains "right" by construction). None when
+    neither side scored any of them."""
+    from ..answers import compare_answers
+    from ..answers.paired import outcomes
 
-    a, b = outcomes(baseline), outcomes(candidate)
-    common = [q for q in questions if q in a and q in b]
-    if not common:
+    if not set(outcomes(baseline)) & set(outcomes(candidate)) & set(questions):
         return None
-    comp = compare(
-        {q: a[q] for q in common},
-        {q: b[q] for q in common},
-        outcome=METRIC_LABEL,
-        seed=0,
-        n_resamples=5000,
-    )
-    return AnswerComparison(baseline.variant, candidate.variant, None, comp)
+    return compare_answers(baseline, candidate, questions=questions)
 
 
 def context_chunking(chunking: Any, contexts: Mapping[str, Any], source: str) -> Any:
