@@ -692,8 +692,7 @@ def ceiling_line(causal: CausalTable) -> str | None:
 
 def basis_line(d: Diagnosis) -> str:
     """Which basis named the failing link, and with what."""
-    basis = getattr(d, "basis", None)
-    causal = getattr(d, "causal", None)
+    basis, causal = d.basis, d.causal
     if d.failing_link is None or basis is None:
         return "no failing link named"
     if basis == "proven" and causal is not None:
