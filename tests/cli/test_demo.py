@@ -25,6 +25,27 @@ def test_demo_toy_section_prints_the_seed_table() -> None:
     assert "nDCG(gain=exp)@3" in out
 
 
+def test_demo_budget_table_says_what_the_design_source_says() -> None:
+    """Section 2 reads as the design source's table: 900 x 4 against the 300 x 4 baseline is
+    "No: three times the text"; 300 x 12 is fair against 900 x 4 only (issue 27, item 1)."""
+    import io
+
+    from rich.console import Console
+
+    from ragmeter.cli._demo._chain_section import budget_section
+
+    buf = io.StringIO()
+    budget_section(Console(file=buf, width=200))
+    lines = {
+        line.split("│")[1].strip() + " x " + line.split("│")[2].strip(): line
+        for line in buf.getvalue().splitlines()
+        if line.startswith("│")
+    }
+    assert "no: 3.0x the context tokens of 300 x 4" in lines["900 tokens x 4"]
+    assert "yes" not in lines["900 tokens x 4"]
+    assert "yes, against 900 x 4; not against 300 x 4" in lines["300 tokens x 12"]
+
+
 def test_demo_without_the_example_says_how_to_point_at_it(tmp_path: Path) -> None:
     r = runner.invoke(app, ["demo", "--example", str(tmp_path)], env={"COLUMNS": "160"})
     assert r.exit_code == 2

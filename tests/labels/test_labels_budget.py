@@ -28,6 +28,16 @@ def test_seed_budget_table():
     table = format_budget_table(rows)
     assert "| 300 tokens | 12 | 3,600 | 3.00x | yes, against 900 x 4; not against 300 x 4" in table
     assert "| 300 tokens | 4 | 1,200 | 1.00x | baseline |" in table
+    # the design source's row: "900 tokens | 4 | about 3,600 | No: three times the text"
+    assert big.verdict == "no: 3.0x the context tokens of 300 x 4"
+    assert many.fair_with_earlier == ("900 x 4",) and big.fair_with_earlier == ()
+
+
+def test_verdict_names_only_rows_above() -> None:
+    """Listed the other way round, 300 x 12 is the "no" and 900 x 4 the "yes"."""
+    rows = budget_table(["300x4", "300x12", "900x4"])
+    assert rows[1].verdict.startswith("no: 3.0x")
+    assert rows[2].verdict.startswith("yes, against 300 x 12")
 
 
 def test_tolerance_is_ten_percent_of_the_larger():

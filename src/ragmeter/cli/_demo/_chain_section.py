@@ -66,11 +66,9 @@ def budget_section(console: Console) -> None:
             str(r.variant.k),
             f"{r.context_tokens:,.0f}",
             f"{r.ratio_to_baseline:.2f}x",
-            "baseline" if r.is_baseline else ("yes" if r.fair_with else "no"),
+            r.verdict,
         )
-    t.caption = (
-        "fair = within 10% of each other's context tokens (300 x 12 is fair against 900 x 4)"
-    )
+    t.caption = "fair = within 10% of each other's context tokens (ragmeter labels budget)"
     console.print(t)
 
 
