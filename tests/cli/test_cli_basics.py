@@ -3,6 +3,7 @@ never cut mid-word."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -80,3 +81,49 @@ def test_flags_show_no_type_and_choices_show_their_values() -> None:
     assert re.search(r"--golden\s+PATH", r.stdout) and re.search(r"--cover\s+FLOAT", r.stdout)
     usage = next(x for x in r.stdout.splitlines() if "Usage:" in x)
     assert "PATHS..." in usage
+
+
+def _description_rows(text: str) -> list[tuple[str, int, list[str]]]:
+    """The Commands panel of a group's help: (name, room for a description line, its lines)."""
+    rows: list[tuple[str, int, list[str]]] = []
+    inside = False
+    for line in text.splitlines():
+        if "─ Commands ─" in line:
+            inside = True
+            continue
+        if inside and line.startswith("╰"):
+            break
+        if inside:
+            body = line[1:-1]  # between the panel's borders
+            m = re.match(r" (\S+)\s{2,}(\S.*)$", body.rstrip())
+            if m:
+                room = len(body) - 1 - m.start(2)  # one space of padding on the right
+                rows.append((m.group(1), room, [m.group(2).rstrip()]))
+            elif rows and body.strip():
+                rows[-1][2].append(body.strip())
+    return rows
+
+
+@pytest.mark.parametrize("path", [p for p in COMMANDS if len(p) < 2], ids=lambda p: " ".join(p))
+def test_command_descriptions_wrap_only_at_the_edge(path: list[str]) -> None:
+    """A description line ends early only when the next word would not fit: no docstring line
+    break shows through at 80 columns (issue 27, item 9)."""
+    r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    rows = _description_rows(r.stdout)
+    if path == []:
+        assert len(rows) > 15
+    for name, room, lines in rows:
+        for this, nxt in itertools.pairwise(lines):
+            assert len(this) + 1 + len(nxt.split()[0]) > room, (name, this, nxt)
+
+
+def test_brackets_in_help_are_shown_not_read_as_markup() -> None:
+    r = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "100"})
+    assert "experiment's [judge] failed" in " ".join(r.stdout.split())
+    for path in COMMANDS:
+        cmd = typer.main.get_command(app)
+        for name in path:
+            cmd = cmd.commands[name]  # type: ignore[attr-defined]
+        for word in re.findall(r"\\?\[[a-z_]+\]", cmd.help or ""):
+            out = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).stdout
+            assert word.replace("\\", "") in out, (path, word)

@@ -37,7 +37,7 @@ from . import (
     _sweep,
 )
 from ._common import err_console, line
-from ._words import use_words_for_types
+from ._words import tidy_help, use_words_for_types
 
 app = typer.Typer(
     name="ragmeter",
@@ -100,6 +100,7 @@ for _module in COMMAND_MODULES:
     _module.register(app)
 
 use_words_for_types()
+tidy_help(app)
 
 
 def main() -> None:

@@ -4,6 +4,10 @@
   argument as ``{paths}`` in the usage line. Here a flag shows no type, a value shows a word
   (TEXT, INTEGER, FLOAT, PATH), a choice its values ``[table|json|csv]``, and arguments are
   written in capitals (``PATHS...``), as click and most CLIs do.
+- Text: typer's rich mode reads ``[judge]`` in a docstring or option help as a markup tag and
+  drops it, and keeps a docstring's hard line breaks, so a command's description breaks
+  mid-sentence in an 80-column terminal. :func:`tidy_help` escapes the brackets and joins each
+  paragraph's lines (a list item or an indented line keeps its own line).
 - Warnings: Python prints a warning with the file and line of the code that raised it and that
   line's source (``typer/main.py:1445: ... return callback(**use_params)``); the CLI prints
   ``warning: <message>`` only.
@@ -11,6 +15,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import warnings
 from typing import Any
 
@@ -65,6 +71,57 @@ def use_words_for_types() -> None:
     TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
     TyperArgument._rich_display_name = rich_name  # type: ignore[method-assign]
     TyperOption._ragmeter_words = True  # type: ignore[attr-defined]
+
+
+_OWN_LINE = re.compile(r"^(\s|[-*] |\d+[.)] )")
+
+
+def _joined(paragraph: str) -> str:
+    """One paragraph's lines joined by spaces, except lines that start a list item or are
+    indented, which keep their line break."""
+    out: list[str] = []
+    for ln in paragraph.split("\n"):
+        if out and not _OWN_LINE.match(ln):
+            out[-1] = f"{out[-1].rstrip()} {ln.strip()}"
+        else:
+            out.append(ln.rstrip())
+    return "\n".join(out)
+
+
+def tidied(text: str) -> str:
+    """Help text as typer's rich mode should draw it: paragraphs joined, markup escaped."""
+    from rich.markup import escape
+
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return escape("\n\n".join(_joined(p) for p in paragraphs))
+
+
+def tidy_help(app: Any) -> None:
+    """Tidy the help text of every command, group and parameter of ``app`` (once)."""
+    from typer.models import ArgumentInfo, OptionInfo
+
+    if getattr(app, "_ragmeter_tidy", False):
+        return
+    app._ragmeter_tidy = True
+    if isinstance(app.info.help, str):
+        app.info.help = tidied(app.info.help)
+    # a group's own callback (``ragmeter lab``) and each command, with their parameters
+    infos = [app.registered_callback] if app.registered_callback is not None else []
+    for info in [*infos, *app.registered_commands]:
+        if info.callback is None:
+            continue
+        doc = info.help if isinstance(info.help, str) else inspect.getdoc(info.callback)
+        if doc:
+            info.help = tidied(doc)
+        for param in inspect.signature(info.callback).parameters.values():
+            default = param.default
+            if isinstance(default, OptionInfo | ArgumentInfo) and isinstance(default.help, str):
+                default.help = tidied(default.help)
+    for group in app.registered_groups:
+        if isinstance(group.help, str):
+            group.help = tidied(group.help)
+        if group.typer_instance is not None:
+            tidy_help(group.typer_instance)
 
 
 def _folding(format_help: Any) -> Any:
