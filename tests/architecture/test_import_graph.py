@@ -531,6 +531,12 @@ _PROTOCOL = (
 )
 _CACHE = "the on-disk cache's internals (keys, files), corrupted or inspected by the test"
 ALLOWED_TEST_PRIVATE: dict[tuple[str, str], str] = {
+    ("tests/lab/test_lab_commands.py", "ragmeter.lab._data_diagnosis"): (
+        "diagnosis_context: the page's own numbers, to compare with what its printed lines print"
+    ),
+    ("tests/lab/test_lab_commands.py", "ragmeter.lab._data_sweeps"): (
+        "sweeps_context: the page's own numbers, to compare with what its printed lines print"
+    ),
     ("tests/answers/judges/test_judge_metrics.py", "ragmeter.answers.judges._protocol"): _PROTOCOL,
     ("tests/answers/test_answers_correctness.py", "ragmeter.answers._values"): (
         "extract_values: the correctness check's value parser, tested on its own cases"

@@ -5,6 +5,7 @@ scores the run file), and the answers are checked against the same prompt contex
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -243,7 +244,7 @@ def diagnosis_context(
     return DiagnosisView(
         answers=AnswersShown(aset.id, aset.name, aset.golden_version, aset.source, aset.n_answers),
         run=DiagnosedRun(run.id, run.name, k, budget, big),
-        command=_command(run, k, budget, big, aset),
+        command=_command(store, run, k, budget, big, aset),
         evidence_label=table.evidence_label,
         cells=cells,
         n=table.n,
@@ -335,7 +336,12 @@ def _causal_view(
         SourceRun(s, (ablations.runs.get(s) if ablations else None), name)
         for s, name in (ablations.variants.items() if ablations else ())
     ]
-    file = (run.config or {}).get("experiment") or "EXPERIMENT.toml"
+    from ._commands import has_run_file
+
+    file = shlex.quote(str((run.config or {}).get("experiment") or "EXPERIMENT.toml"))
+    # `diagnose --experiment` reads the files `ragmeter run` wrote: when they are gone (the demo
+    # writes none), the run that writes them again (from its caches) comes first
+    rerun = [] if has_run_file(run) else [f"ragmeter run {file} --no-store"]
     return CausalView(
         sources=sources,
         causes=causes,
@@ -343,26 +349,33 @@ def _causal_view(
         ceiling=ceiling_line(causal),
         basis=basis_line(d),
         left_out=list(ablations.left_out) if ablations else [],
-        command=f"ragmeter diagnose --experiment {file}",
+        command="\n".join([*rerun, f"ragmeter diagnose --experiment {file}"]),
         table=causal.to_dict(),
     )
 
 
 def _command(
-    run: RunRecord, k: int | None, budget: int | None, big: int, aset: Mapping[str, Any]
+    store: Store,
+    run: RunRecord,
+    k: int | None,
+    budget: int | None,
+    big: int,
+    aset: Mapping[str, Any],
 ) -> str:
-    """The ``ragmeter diagnose`` line that prints these numbers from the files."""
-    from ._context import settings_of
+    """The ``ragmeter diagnose`` lines that print these numbers from the files, runnable as
+    printed (:mod:`._commands`)."""
+    from ._commands import quoted, run_files
 
-    cfg = dict(run.config or {})
-    chunker = settings_of(run).get("chunker") or "CHUNKER"
+    f = run_files(store, run)
     cut = f"--k {k}" if k is not None else f"--budget {budget}"
-    corpus = cfg.get("corpus", "CORPUS")
-    return (
-        f"ragmeter chunk {corpus} -c {chunker} -o chunks.jsonl\n"
-        f"ragmeter diagnose --golden {cfg.get('golden', 'GOLDEN')} --corpus {corpus} "
-        f"--chunks chunks.jsonl --run {cfg.get('run_file', 'RUN')} {cut} --large-k {big} "
-        f"--answers {aset.get('source') or 'ANSWERS'}"
+    source = aset.get("source")
+    answers = quoted(source) if isinstance(source, str) and source else "ANSWERS"
+    return "\n".join(
+        [
+            *f.steps,
+            f"ragmeter diagnose --golden {f.golden} --corpus {f.corpus} --chunks {f.chunks} "
+            f"--run {f.run} {cut} --large-k {big} --answers {answers}",
+        ]
     )
 
 

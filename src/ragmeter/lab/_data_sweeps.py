@@ -86,6 +86,8 @@ class SweepView:
     spec: Spec
     #: :meth:`ragmeter.paired.Sweep.to_dict` (``ragmeter sweep -f json``'s record)
     sweep: dict[str, Any]
+    #: the ``ragmeter sweep`` lines that print the same numbers (:mod:`._commands`)
+    command: str = ""
 
 
 def sweeps_context(
@@ -161,7 +163,49 @@ def sweeps_context(
             crossovers=s.crossovers,
         ),
         sweep=s.to_dict(),
+        command=_command(
+            store,
+            runs,
+            metric=metric,
+            kind=kind,
+            cutoffs=found.cutoffs,
+            headroom=str(s.headroom_metric or ""),
+            names=list(s.runs),
+            cover=prepared_run(store, runs[0].id, cache).ctx.cover,
+        ),
     )
+
+
+def _command(
+    store: Store,
+    runs: Sequence[RunRecord],
+    *,
+    metric: str,
+    kind: str,
+    cutoffs: str,
+    headroom: str,
+    names: Sequence[str],
+    cover: float,
+) -> str:
+    """The ``ragmeter sweep`` lines that print this page's numbers, runnable as printed."""
+    from ._commands import quoted, run_files
+
+    made: set[str] = set()
+    files = [run_files(store, r, made=made) for r in runs]
+    chunks = [f.chunks for f in files]
+    chunk_words = chunks[:1] if len(set(chunks)) == 1 else chunks
+    cut = "--budget" if kind == "budget" else "--k"
+    headroom_k = headroom.rpartition("@")[2] if "@" in headroom else "0"
+    words = [
+        "ragmeter sweep",
+        *(f.run for f in files),
+        f"--golden {files[0].golden}",
+        *(f"--chunks {c}" for c in chunk_words),
+        f"-m {quoted(metric)} {cut} {quoted(cutoffs)} --headroom-k {headroom_k}",
+        f"--cover {cover:g}",
+        *(f"--name {quoted(n)}" for n in names),
+    ]
+    return "\n".join([*(step for f in files for step in f.steps), " ".join(words)])
 
 
 @dataclass(frozen=True)
