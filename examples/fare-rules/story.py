@@ -18,6 +18,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import tomllib
 from collections import Counter
@@ -79,6 +80,7 @@ def measure(
     from ragmeter.diagnosis._table import table_from_report
     from ragmeter.experiments import run_experiment
     from ragmeter.paired import compare
+    from ragmeter.workflows.confirm import confirm_in_result
 
     if result is None:
         result = run_experiment(example / "experiment.toml", write=False, cache_dir=cache_dir)
@@ -134,6 +136,8 @@ def measure(
             docs.index("fees-2024") + 1 if "fees-2024" in docs else None,
             "fees-2026" in docs,
         )
+    verdicts = apply_rule(result, prompt)
+    chosen = verdicts.survivors[0].variant if len(verdicts.survivors) == 1 else None
     return {
         "stale_ranks": stale_ranks,
         "result": result,
@@ -148,7 +152,12 @@ def measure(
         "kinds": kinds(example),
         "headroom_value": base.value(headroom),
         # the diagnosis's rule applied as written, as section 5 of `ragmeter demo` applies it
-        "verdicts": apply_rule(result, prompt),
+        "verdicts": verdicts,
+        # the survivor once on the held-out split, as `ragmeter confirm` (recorded nowhere here)
+        # and section 6 of `ragmeter demo` compare it
+        "confirmation": None
+        if chosen is None
+        else confirm_in_result(result, chosen, metric=prompt),
     }
 
 
@@ -301,10 +310,59 @@ def render(m: dict[str, Any]) -> str:
             "fixed questions are ones whose evidence reached the prompt only with the reranker. "
             f"Broken: {', '.join(f'`{q}`' for q in ac.broken_ids) or 'none'}."
         ),
-        "",
-        END,
     ]
+    out += _confirmation(m["confirmation"])
+    out += ["", END]
     return "\n".join(out)
+
+
+def confirm_output(c: Any) -> str:
+    """What ``ragmeter confirm`` prints on stdout for ``c`` (100 columns, no colour)."""
+    from rich.console import Console
+
+    from ragmeter.cli._confirm import print_confirmation
+
+    console = Console(record=True, width=100, color_system=None, file=io.StringIO())
+    print_confirmation(console, c)
+    return "\n".join(x.rstrip() for x in console.export_text().strip("\n").splitlines())
+
+
+def _confirmation(c: Any) -> list[str]:
+    """The story's last step: the survivor once on the held-out split (``ragmeter confirm``)."""
+    if c is None:
+        return []
+    from ragmeter.cli._confirm import recorded_line
+
+    r = c.result
+    return [
+        "",
+        f"### The last step: confirm {c.variant} once on the {c.split} split (`ragmeter confirm`)",
+        "",
+        (
+            f"The rule chose {c.variant} on the tune split; the {c.n_split} questions of the "
+            f"{c.split} split played no part in that choice ({r.n} of them have evidence and are "
+            f"scored at {c.metric}). One command runs {c.variant} and the baseline from the cache, "
+            f"compares them on those questions only, once, and records the confirmation in the "
+            "selection ledger (the experiment store's; `--ledger FILE` or `--no-store` for a "
+            "JSONL file):"
+        ),
+        "",
+        "```console",
+        f"$ ragmeter confirm examples/fare-rules/experiment.toml --variant {c.variant}",
+        confirm_output(c),
+        recorded_line(c, "sqlite:///.ragmeter/ragmeter.db"),  # stderr, with the default store
+        "```",
+        "",
+        (
+            f"{c.variant.capitalize()} holds up where it was not chosen: {r.counts()}, "
+            f"interval {r.interval}, sign test p = {r.sign_test_p:.3f}. Exit code 0. Running it "
+            "again records nothing and shows the recorded result; confirming a different variant "
+            f"on the same golden-set version's {c.split} split prints a red warning, \"the "
+            f'{c.split} split is no longer held out: 2 variants confirmed on it", and exits 1 '
+            "(docs/compare.md). What is left: regenerate the answers with "
+            f"{c.variant}'s prompt contexts and check and diagnose them again."
+        ),
+    ]
 
 
 def replace_block(readme: str, block: str) -> str:

@@ -26,6 +26,7 @@ COMMANDS = [
     "eval",
     "demo",
     "compare",
+    "confirm",
     "sweep",
     "gate",
     "plan",

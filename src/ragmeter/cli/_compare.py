@@ -13,6 +13,7 @@ import typer
 
 from ._common import Format, err_console, handle_errors, print_json, write_csv
 from ._store_options import db_option, no_store_option
+from ._traffic_options import field_option, floor_option, shares_option, traffic_option
 
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
     from ..store import Store
@@ -79,18 +80,30 @@ def compare_cmd(
         None, "--chunks", help="Chunking the runs refer to (once, or baseline's then candidate's)."
     ),
     cover: float = typer.Option(0.5, "--cover", help="Span share that counts as found."),
+    human_labels: list[Path] | None = typer.Option(
+        None,
+        "--human-labels",
+        help="Human verdicts on both sides' answers (JSONL of id, run, label; or twice: the "
+        "baseline's review export, then the candidate's): adds the prediction-powered interval.",
+    ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
     db: str | None = db_option(),
     no_store: bool = no_store_option("the selection ledger is then .ragmeter/ledger.jsonl"),
+    traffic: Path | None = traffic_option(),
+    traffic_shares: str | None = shares_option(),
+    traffic_field: str = field_option(),
+    traffic_floor: float = floor_option(),
 ) -> None:
     """Compare two scored runs question by question: interval, sign test, slices, movers."""
     from ..workflows import compare as flow
     from ..workflows.refs import Scoring
-    from ._render_compare import print_comparison, say_warnings
+    from ._render_compare import print_comparison, print_ppi, print_traffic, say_warnings
     from ._store_options import open_store
+    from ._traffic_options import traffic_request
 
     if ledger is not None and not no_ledger:  # appended to: never the store, never an input
         check_ledger(ledger, [base, cand], [qrels, golden, *(chunks or [])], db)
+    weigh = traffic_request(traffic, traffic_shares, traffic_field, traffic_floor)
     store = open_store(db, no_store, read_only_ok=True)
     options = flow.CompareOptions(
         n_resamples=resamples,
@@ -112,15 +125,21 @@ def compare_cmd(
             scoring=Scoring(qrels, golden, tuple(chunks or ()), cover),
             options=options,
             ledger=book,
+            human_labels=tuple(human_labels or ()),
+            traffic=weigh,
         )
     c = out.comparison
     say_warnings(c)
     if fmt == Format.json:
-        print_json(c.to_dict())
+        print_json(c.to_dict())  # with "traffic" when asked
     elif fmt == Format.csv:
         write_csv(*c.csv_rows())
     else:
         print_comparison(c)
+        if c.ppi is not None:
+            print_ppi(c.ppi)
+        if out.traffic is not None:
+            print_traffic(out.traffic)
     record_and_say(store, out)
 
 

@@ -13,6 +13,7 @@ from .._errors import UsageError
 from ._common import Format, console, handle_errors, lit, print_json
 from ._compare import SCORE_HELP
 from ._store_options import db_option, no_store_option
+from ._traffic_options import field_option, floor_option, shares_option, traffic_option
 
 
 def register(app: typer.Typer) -> None:
@@ -70,14 +71,25 @@ def gate_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
     db: str | None = db_option(),
     no_store: bool = no_store_option(),
+    traffic: Path | None = traffic_option(),
+    traffic_shares: str | None = shares_option(),
+    traffic_field: str = field_option(),
+    traffic_floor: float = floor_option(),
+    stable: bool = typer.Option(
+        False,
+        "--stable",
+        help="Count a question fixed/broken only when it is so in every repeat (BASE and CAND: "
+        "answer_check.json of a run with repeat >= 2).",
+    ),
 ) -> None:
     """Exit 1 when the candidate regresses by the rule given, 0 otherwise (CI gate)."""
     from ..paired import GateRule
     from ..workflows.gate import report_run_ids, rule_statement, run_gate, write_reports
     from ..workflows.refs import Scoring
     from ._compare import check_ledger, comparing, record_and_say
-    from ._render_compare import print_gate, say_warnings
+    from ._render_compare import print_gate, print_traffic, say_warnings
     from ._store_options import open_store
+    from ._traffic_options import traffic_request
 
     _check_reports(
         markdown, junit, force, [base, cand], [qrels, golden, ledger, *(chunks or [])], report, db
@@ -87,6 +99,7 @@ def gate_cmd(
         for option, path in (("--markdown", markdown), ("--junit", junit), ("--report", report)):
             if path is not None and os.path.realpath(path) == os.path.realpath(ledger):
                 raise UsageError(f"--ledger and {option} both name {ledger}; give separate files")
+    weigh = traffic_request(traffic, traffic_shares, traffic_field, traffic_floor)
     store = open_store(db, no_store, read_only_ok=True)
     scoring = Scoring(qrels, golden, tuple(chunks or ()), cover)
     report_runs = (
@@ -114,6 +127,8 @@ def gate_cmd(
             strict=strict,
             intersect=intersect,
             ledger=ledger,
+            traffic=weigh,
+            stable=stable,
         )
     say_warnings(out.compared.comparison)
     result = out.result
@@ -126,10 +141,16 @@ def gate_cmd(
         options = {"n_resamples": resamples, "seed": seed, "intersect": intersect}
         with store_errors(store.url):
             write_report(store, report_runs, report, metric=metric, options=options)
+    weighted = out.compared.traffic
     if fmt == Format.json:
-        print_json(result.to_dict())
+        print_json(result.to_dict() | ({} if weighted is None else {"traffic": weighted.to_dict()}))
     else:
         print_gate(out.compared.comparison, result, rule, stated=metric is not None)
+        if result.stable is not None:
+            console.print(lit(result.stable_line()))
+        if weighted is not None:  # reported beside the gate, never part of its decision
+            console.print("Reported, not gated:")
+            print_traffic(weighted)
     record_and_say(store, out.compared)
     if not out.passed:
         raise typer.Exit(1)

@@ -13,7 +13,7 @@ from ._common import TITLE, console, err_console, line, lit
 if TYPE_CHECKING:  # keeps `ragmeter --help` fast
     from rich.console import RenderableType
 
-    from ..paired import Comparison, GateResult, GateRule, Sweep
+    from ..paired import Comparison, GateResult, GateRule, PPIInterval, Sweep, WeightedDifference
     from ..store import Store
 
 
@@ -146,6 +146,55 @@ def print_gate(c: Comparison, result: GateResult, rule: GateRule, *, stated: boo
     for skip in result.skip_lines():
         console.print(lit(skip))
     console.print("[green]gate passed[/green]" if result.passed else "[red]gate FAILED[/red]")
+
+
+def print_traffic(w: WeightedDifference) -> None:
+    """The difference weighted to traffic beside the unweighted headline: the slices by traffic
+    share (golden share, ratio, mean difference, contribution), then which carry the weight."""
+    from rich import box
+
+    t = Table(
+        title=lit(f"weighted to traffic: {w.estimate:+.3f} {w.ci_text}", TITLE),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col in ("slice", "n", "golden", "traffic", "ratio", "diff", "weighted"):
+        t.add_column(col, justify="left" if col == "slice" else "right", overflow="fold")
+    for s in w.slices:
+        t.add_row(
+            lit(s.name),
+            str(s.n),
+            f"{s.golden_share:.1%}",
+            f"{s.traffic_share:.1%}",
+            f"x{s.ratio:.2f}",
+            f"{s.mean_delta:+.3f}",
+            f"{s.contribution:+.3f}",
+        )
+    t.caption = lit(
+        f"sum of traffic share x slice diff; {w.confidence:.0%} interval by stratified paired "
+        f"bootstrap ({w.n_resamples} resamples, seed {w.seed})"
+    )
+    console.print(t)
+    console.print(lit(w.headline() + "."))
+    console.print(lit(w.weight_line()))
+    for note in w.notes:
+        console.print(lit(f"note: {note}."))
+
+
+def print_ppi(p: PPIInterval) -> None:
+    """The prediction-powered interval beside the judge-only and human-only ones, with widths."""
+    from rich import box
+
+    t = Table(title=lit("prediction-powered interval", TITLE), box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("estimate")
+    for col in ("n", "diff", f"{p.confidence:.0%} interval", "width"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for name, e in p.rows:
+        t.add_row(name, str(e.n), f"{e.estimate:+.3f}", f"[{e.lo:+.3f}, {e.hi:+.3f}]",
+                  f"{e.width:.3f}")  # fmt: skip
+    t.caption = f"{p.ppi.method}; judge only and human only: {p.judge.method}"
+    console.print(t)
+    console.print(lit(p.line + "."))
 
 
 def say_not_recorded(store: Store) -> None:

@@ -209,6 +209,7 @@ def render_answers(result: ExperimentResult) -> list[Any]:
                 format_p(r["sign_p"]),
             )
         out.append(t2)
+    out += _repeats_tables(done, width)
     t3 = _titled(
         "retrieval-by-answer table (questions per cell)",
         "evidence in context: every required span is in the context the model was given; "
@@ -289,6 +290,49 @@ def render_causal(result: ExperimentResult) -> list[Any]:
         overflow="ignore",
     )
     return [t, command]
+
+
+def _repeats_tables(done: list[Any], width: int) -> list[Any]:
+    """With ``repeat`` over 1: each variant's verdicts over the repeats (ok per repeat, flaky
+    questions) and, against the baseline, how much of the headline that noise can explain;
+    then each variant's flaky questions by id. Nothing when answered once."""
+    repeated = [v for v in done if v.answers.repeats is not None]
+    if not repeated:
+        return []
+    n = repeated[0].answers.repeats.n
+    t = _titled(
+        f"repeats: answer correct and supported over {n} repeats (repeat 1 is the headline)",
+        "flaky: questions whose verdict changes across repeats; flaky movers: the headline's "
+        "fixed and broken questions that are flaky (the part of the difference the "
+        "repeat-to-repeat noise can explain); stable fix/brk: fixed/broken in every repeat "
+        "(what ragmeter gate --stable counts)",
+    )
+    t.add_column("variant", min_width=width, overflow="fold")
+    for col in ("ok rate per repeat", "flaky", "delta range", "stable fix/brk", "flaky movers"):
+        t.add_column(col, justify="right", overflow="fold")
+    lines: list[Any] = []
+    for v in repeated:
+        r = v.answers.repeats
+        noise = r.vs_baseline
+        rates = " ".join("-" if x is None else f"{x:.2f}" for x in r.ok_rates())
+        flaky = r.flaky()
+        lo_hi = None if noise is None else noise.delta_range
+        t.add_row(
+            lit(v.name),
+            rates,
+            str(len(flaky)),
+            "-" if lo_hi is None else f"[{lo_hi[0]:+.3f}, {lo_hi[1]:+.3f}]",
+            "-" if noise is None else f"{len(noise.stable.fixed)}/{len(noise.stable.broken)}",
+            "-" if noise is None else f"{len(noise.flaky_movers)}/{len(noise.movers)}",
+        )
+        if flaky:
+            shown = ", ".join(flaky[:10]) + (
+                f" and {len(flaky) - 10} more" if len(flaky) > 10 else ""
+            )
+            lines.append(Text(f"flaky in {v.name}: {shown}"))
+        if noise is not None:
+            lines.append(Text(f"{v.name} against the baseline: {noise.note()}."))
+    return [t, *lines]
 
 
 def _judge_table(done: list[Any], width: int) -> Any:

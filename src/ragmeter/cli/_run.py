@@ -82,6 +82,8 @@ def run_cmd(
         if issubclass(w.category, RagmeterWarning):
             err_console.print(line(("warning:", "yellow"), f" {w.message}"))
     for v in result.variants:
+        for trap in v.warnings:  # measured once it ran: the "changing k" trap
+            err_console.print(line(("warning", "yellow"), f" ({v.name}): {trap}"))
         for note in dict.fromkeys(v.notes):
             err_console.print(line(("note", "yellow"), f" ({v.name}): {note}"))
     counts = _output(result, fmt)

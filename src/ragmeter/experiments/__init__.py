@@ -18,6 +18,7 @@ from ._outputs import slug, write_json
 from ._paths import check_store_writes
 from ._provenance import provenance
 from ._ranked import first_with_space, ranked_table
+from ._repeats import read_repeat_verdicts
 from ._runner import (
     ExperimentResult,
     VariantResult,
@@ -57,6 +58,7 @@ __all__ = [
     "load_user_code",
     "provenance",
     "ranked_table",
+    "read_repeat_verdicts",
     "run_experiment",
     "settings_config",
     "shared_metric",

@@ -233,6 +233,15 @@ class Experiment:
     beir_split: str = "test"
     #: the experiment-wide judge of the generated answers (``[judge]``, :mod:`._judge`)
     judge: JudgeSettings | None = None
+    #: answers per question (the top-level [generator]'s ``repeat``; 1: answered once)
+    repeat: int = 1
+
+    @property
+    def repeats(self) -> int:
+        """How many times every variant's answers are made and checked: the generator's or
+        the judge's ``repeat`` (when both are over 1 they are equal); repeat 0 is the run's
+        headline, the others measure how much its verdicts move."""
+        return max(self.repeat, 1 if self.judge is None else self.judge.repeat)
 
     @property
     def all_variants(self) -> tuple[Variant, ...]:
@@ -416,6 +425,13 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
             "the judge scores generated answers: add a [generator] table (or remove [judge])",
             "judge",
         )
+    repeat = 1 if f.generator is None or f.generator.repeat is None else f.generator.repeat
+    if judge is not None and judge.repeat > 1 and repeat > 1 and judge.repeat != repeat:
+        ck.add(
+            f"the judge's repeat ({judge.repeat}) and the generator's ({repeat}) differ: give "
+            "both the same number (each answer judged once per repeat), or set one of them",
+            "judge.repeat",
+        )
     for where, s in checked:
         if s.depth < f.headroom_k:
             ck.add(
@@ -466,6 +482,7 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
         beir=source.beir,
         beir_split=source.beir_split,
         judge=judge,
+        repeat=repeat,
     )
 
 

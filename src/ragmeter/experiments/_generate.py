@@ -31,6 +31,10 @@ For a variant with a ``[generator]`` (:class:`Answering`, called by the runner a
    context order, the position-of-evidence table of the generated answers
    (:func:`ragmeter.diagnosis.position_table`, positions in prompt order).
 
+With ``repeat`` over 1 (:mod:`._repeats`), steps 2-4 run again for repeats 1 .. N-1 (the
+generator asked with ``seed`` + r and/or the judge with ``seed = r``, each cached apart, the
+files in ``OUTPUT/<variant>/repeats/<r>/``); repeat 0 is the run's headline, unchanged.
+
 This module runs the steps; the result is a :class:`._variant_answers.VariantAnswers`, the
 files are written by :mod:`._answer_files` and the generation's usage is summed by
 :mod:`._generation_usage`.
@@ -60,6 +64,7 @@ from ._variant_answers import SHOWN_ERRORS, VariantAnswers
 if TYPE_CHECKING:  # pragma: no cover
     from ..answers.report import AnswerReport
     from ._config import Experiment, Settings, Variant
+    from ._repeats import Repeats
 
 __all__ = [
     "ANSWERS_FILE",
@@ -98,6 +103,9 @@ class Answering:
         self.engine = engine if engine is not None else local()
         self._generators: dict[str, Any] = {}
         self._baseline: AnswerReport | None = None
+        #: the baseline's verdicts in each repeat (repeat 0 first; an experiment's ``repeat``)
+        self._baseline_repeats: list[Mapping[str, float | None]] = []
+        self._repeat_judges: dict[int, Any] = {}
         self._documents: dict[str, str] | None = None
         orders = {(v.settings.context or {}).get("order") for v in exp.all_variants}
         self.order_varies = len(orders) > 1
@@ -281,6 +289,22 @@ class Answering:
             position = position_table(
                 positions, rep, context="the generated answers' contexts, in prompt order"
             )
+        repeats = None
+        if self.exp.repeats > 1:
+            repeats = self.repeats(
+                v, requests, generations, rep, gen, prompt, params, contexts, chunking, folder
+            )
+            if v.is_baseline:
+                self._baseline_repeats = list(repeats.verdicts)
+            elif self._baseline_repeats and comparison is not None:
+                from dataclasses import replace
+
+                from ._repeats import noise
+
+                compared = list(comparison.comparison.query_ids)
+                repeats = replace(
+                    repeats, vs_baseline=noise(self._baseline_repeats, repeats.verdicts, compared)
+                )
         result = VariantAnswers(
             variant=v.name,
             generator=s.generation_label() or gen.name,
@@ -302,6 +326,7 @@ class Answering:
             judge_usage=judge_usage,
             no_oracle_passage=self.no_oracle_passage(spec.source),
             judge_metrics=self.judge_metrics(),
+            repeats=repeats,
         )
         if folder is not None:
             from ._outputs import write_json
@@ -310,6 +335,112 @@ class Answering:
                 write_jsonl(folder / JUDGE_FILE, result.judgements())
             write_json(result.to_dict(), folder / CHECK_FILE)
         return result
+
+    # -- repeats -------------------------------------------------------------------------
+    def repeat_judge(self, r: int) -> Any:
+        """The judge of repeat ``r``: the run's judge unless the judge itself is repeated, then
+        one sending ``seed = r`` (its replies cached apart), built once per repeat."""
+        if self.exp.judge is None or self.exp.judge.repeat == 1 or r == 0:
+            return self.judge
+        if r not in self._repeat_judges:
+            self._repeat_judges[r] = self.engine.wrap_judge(
+                self.exp.judge.build(self.cache_root, repeat=r)
+            )
+        return self._repeat_judges[r]
+
+    def repeats(
+        self,
+        v: Variant,
+        requests: list[Any],
+        generations: tuple[Any, ...],
+        rep: AnswerReport,
+        gen: Any,
+        prompt: Any,
+        params: dict[str, Any],
+        contexts: dict[str, Any],
+        chunking: Any,
+        folder: Path | None,
+    ) -> Repeats:
+        """Repeats 1 .. N-1 of variant ``v`` (repeat 0 is the run's own ``rep``): the answers
+        made again with ``seed`` + r when the generator is repeated (cached per repeat),
+        checked, and judged by :meth:`repeat_judge`; each repeat's files are written in
+        ``OUTPUT/<variant>/repeats/<r>/``."""
+        from dataclasses import replace as replaced
+
+        from ..answers import answers_from_records, check_answers
+        from ..generation import checked
+        from ._repeats import REPEATS_DIR, repeats_of
+
+        n, n_gen = self.exp.repeats, self.exp.repeat
+        n_judge = 1 if self.exp.judge is None else self.exp.judge.repeat
+        reports = [rep]
+        calls = [sum(1 for g in generations if not g.cached)]
+        base_seed = params.get("seed")
+        seeds: list[int | None] = [base_seed if isinstance(base_seed, int) else None]
+        for r in range(1, n):
+            gens, params_r = generations, params
+            if n_gen > 1:
+                params_r = _seeded(params, r)
+                todo = [replaced(q, params=_seeded(q.params, r), repeat=r) for q in requests]
+                step = f"generate {v.name}, repeat {r + 1} of {n} ({len(todo)} answers)"
+                with self.progress.step(step, len(todo)) as advance:
+                    done = [0]
+
+                    def report(k: int, total: int, done: list[int] = done) -> None:
+                        advance(k - done[0])
+                        done[0] = k
+
+                    gens = tuple(map(checked, self.engine.generate(gen, todo, report)))
+                if len(gens) != len(todo):
+                    raise UsageError(
+                        f"generator {gen.name} returned {len(gens)} answers for {len(todo)} "
+                        f"questions (repeat {r + 1})"
+                    )
+            seed = params_r.get("seed")
+            seeds.append(seed if isinstance(seed, int) else None)
+            calls.append(0 if gens is generations else sum(1 for g in gens if not g.cached))
+            records = tuple(answer_record(v.name, g, contexts[g.question_id]) for g in gens)
+            sub = None if folder is None else folder / REPEATS_DIR / str(r)
+            if sub is not None and gens is not generations:
+                write_answer_files(sub, records, gens, contexts, gen, prompt, params_r, chunking)
+            answers = answers_from_records(
+                records,
+                variant=v.name,
+                path=None if sub is None or gens is generations else sub / ANSWERS_FILE,
+            )
+            judge = self.repeat_judge(r)
+            judging: dict[str, Any] = {}
+            if judge is not None and self.exp.judge is not None:
+                judging = dict(
+                    judge=judge,
+                    judge_metrics=self.exp.judge.metrics,
+                    judge_prompts=self.exp.judge.prompt,
+                    judge_skip_missing=True,
+                )
+            with self.progress.step(f"check {v.name}'s answers, repeat {r + 1} of {n}", None):
+                rep_r = check_answers(
+                    answers, self.golden, corpus=self.corpus, chunks=chunking, **judging
+                )
+            if sub is not None and judging:
+                judged = [x.to_dict() for c in rep_r.checks for x in c.judged.values()]
+                write_jsonl(sub / JUDGE_FILE, judged)
+            reports.append(rep_r)
+        return repeats_of(
+            reports,
+            questions=[q.id for q in self.golden.questions],
+            generator_repeat=n_gen,
+            judge_repeat=n_judge,
+            seeds=seeds,
+            model_calls=calls,
+        )
+
+
+def _seeded(params: Mapping[str, Any], r: int) -> dict[str, Any]:
+    """``params`` with ``seed`` + r (repeat r); unchanged when they carry no integer seed."""
+    seed = params.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        return dict(params)
+    return {**params, "seed": seed + r}
 
 
 #: the generator table's sampling keys (passed per request, not to the generator factory)

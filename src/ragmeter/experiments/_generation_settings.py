@@ -75,6 +75,12 @@ def generation_updates(
         table = dict(table)
         if "prompt" in table:
             out["prompt"] = table.pop("prompt")
+        if table.pop("repeat", None) is not None and where:
+            ck.add(
+                "repeat is experiment-wide (every variant's answers are repeated alike, so "
+                "that they compare repeat by repeat): set it in the top-level [generator]",
+                f"{at}generator.repeat",
+            )
         old = inherit.generator
         if old is None and not where.startswith("variant"):
             out["generator"] = table

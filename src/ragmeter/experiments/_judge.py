@@ -13,6 +13,7 @@ scored by, besides the deterministic checks.
     retries = 3
     concurrency = 4
     prompt = "judge-prompts"              # optional: a folder of <metric>.v1.txt prompts
+    repeat = 1                            # judgements per answer (repeat r >= 1: seed = r)
 
 The judge is experiment-wide, never a variant setting: answers judged by two judges (or two
 judge prompts) do not compare, so a variant that sets ``judge`` is refused. The judge is built
@@ -56,6 +57,9 @@ class JudgeSettings:
     options: JudgeOptions
     metrics: tuple[str, ...] = ("faithfulness",)
     prompt: Path | None = None
+    #: judgements per answer (``repeat``): repeat r >= 1 sends ``seed = r`` (its replies
+    #: cached apart); repeat 0 is the judge as without repeats
+    repeat: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values: what each variant's config record carries (no key: only its
@@ -71,16 +75,21 @@ class JudgeSettings:
             "retries": o.retries,
             "concurrency": o.concurrency,
             "prompt": None if self.prompt is None else str(self.prompt),
+            **({} if self.repeat == 1 else {"repeat": self.repeat}),
         }
 
-    def build(self, cache_root: Path | None) -> Any:
-        """The judge (replies cached in ``cache_root/judge``; None caches nothing)."""
+    def build(self, cache_root: Path | None, repeat: int = 0) -> Any:
+        """The judge (replies cached in ``cache_root/judge``; None caches nothing). Repeat
+        ``repeat`` >= 1 sends ``seed = repeat`` with every request: the cache key holds the
+        request's parameters, so each repeat's replies are cached apart and repeat 0 keeps the
+        key it had before repeats existed."""
         from ..answers.judges import make_judge
 
         return make_judge(
             self.options,
             cache_dir=None if cache_root is None else cache_root / JUDGE_CACHE,
             names=("judge.kind", "judge.base_url", "judge.model"),
+            params={"seed": repeat} if repeat else None,
         )
 
 
@@ -126,4 +135,4 @@ def read_judge(table: Any, base: Path, ck: _Reports) -> JudgeSettings | None:
         price_prompt=table.price_per_1k_prompt,
         price_completion=table.price_per_1k_completion,
     )
-    return JudgeSettings(options, tuple(table.metrics), prompt)
+    return JudgeSettings(options, tuple(table.metrics), prompt, table.repeat)

@@ -47,12 +47,23 @@ from ..retrieval import (
     progress_for,
     texts_digest,
 )
-from ._config import Experiment, Settings, Variant, effective_changes, load_experiment
+from ._config import (
+    Experiment,
+    Settings,
+    Variant,
+    effective_changes,
+    load_experiment,
+    settings_config,
+)
 from ._outputs import ranked_rows, read_cached_run, slug, write_cached_run, write_json, write_run
 from ._provenance import versions as _versions
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+#: the key of the measured mean context tokens in an evaluation's config
+#: (:data:`ragmeter.paired._changes.MEASURED_CONTEXT`)
+MEASURED_CONTEXT = "context_tokens"
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,9 @@ class VariantResult:
     #: the user's own pipeline (retriever kind python/langchain/llamaindex): each question it
     #: raised an error on (:class:`ragmeter.retrieval.pipelines.QuestionError`); None otherwise
     pipeline_errors: tuple[Any, ...] | None = field(default=None, compare=False)
+    #: what makes this variant an unfair test against the baseline once it ran: the "changing
+    #: k" trap (:func:`ragmeter.paired.context_trap` on the measured context tokens)
+    warnings: tuple[str, ...] = ()
 
     def ranked_table(self, level: Literal["chunk", "document"] | None = None) -> pa.Table:
         """The ranked lists as a ``pyarrow.Table``: ``qid`` (string), ``rank`` (int32, from 1,
@@ -140,6 +154,7 @@ class VariantResult:
             "cached": self.cached,
             "run_path": None if self.run_path is None else str(self.run_path),
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
             **(
                 {"pipeline_errors": [e.to_dict() for e in self.pipeline_errors]}
                 if self.pipeline_errors is not None
@@ -226,7 +241,10 @@ class ExperimentResult:
             "table": table_rows(self),
             "vs_baseline": comparison_rows(self),
             **({"answers": self.answer_rows()} if self.answer_rows() else {}),
-            "warnings": list(self.experiment.warnings),
+            "warnings": [
+                *self.experiment.warnings,
+                *(f"variant '{v.name}': {w}" for v in self.variants for w in v.warnings),
+            ],
             "encoder_calls": self.encoder_calls,
             "texts_encoded": self.texts_encoded,
             "cache_hits": self.cache_hits,
@@ -426,6 +444,8 @@ class _Context:
         self.queries = [q.question for q in golden]
         self.queries_key = texts_digest(self.qids, self.queries)
         self._chunkings: dict[str, Any] = {}
+        #: the baseline's settings and measured context, for each variant's context check
+        self.baseline_config: dict[str, Any] | None = None
         self.answering = None
         if exp.baseline.settings.generates:  # assemble, generate, check: ._generate
             from ._generate import Answering
@@ -609,6 +629,8 @@ class _Context:
             result = replace(result, answers=answers)
             if answers.source != "retrieved":  # the prompt holds the ablation's context
                 result = replace(result, context_tokens=answers.context_tokens())
+        result = self.check_context(v, result)
+        evaluation, chunk_eval = result.evaluation, result.chunk_evaluation
         if self.write:
             folder = self.exp.output / slug(v.name)
             write_json(self.config_record(result), folder / "config.json")
@@ -616,6 +638,33 @@ class _Context:
             if chunk_eval is not None:
                 write_json(chunk_eval.to_dict(), folder / "chunk_evaluation.json")
         return result
+
+    def check_context(self, v: Variant, r: VariantResult) -> VariantResult:
+        """``r`` with its measured context tokens in its evaluations' configs (so ``compare``,
+        the gate and the lab check them) and, for a variant, the "changing k" warning when its
+        generator receives more than 10% more or less context than the baseline's
+        (:func:`ragmeter.paired.context_trap`). An ablation's context (the labelled evidence,
+        none) is another source on purpose: neither recorded nor checked."""
+        from ..paired import context_trap
+
+        if r.answers is not None and r.answers.source != "retrieved":
+            return r
+        measured = {MEASURED_CONTEXT: r.context_tokens}
+        r = replace(
+            r,
+            evaluation=replace(r.evaluation, config={**r.evaluation.config, **measured}),
+            chunk_evaluation=None
+            if r.chunk_evaluation is None
+            else replace(r.chunk_evaluation, config={**r.chunk_evaluation.config, **measured}),
+        )
+        config = {**settings_config(v.settings), **measured}
+        if v.is_baseline:
+            self.baseline_config = config
+            return r
+        if self.baseline_config is None:  # pragma: no cover - the baseline always runs first
+            return r
+        trap = context_trap(self.baseline_config, config)
+        return r if trap is None else replace(r, warnings=(*r.warnings, trap))
 
     def score(
         self, v: Variant, chunking: Any, run: Run, shape: str
@@ -750,6 +799,7 @@ def config_record_of(exp: Experiment, r: VariantResult) -> dict[str, Any]:
         "cached": r.cached,
         "run_file": None if r.run_path is None else str(r.run_path),
         "notes": list(r.notes),
+        "warnings": list(r.warnings),
         **({"answers": r.answers.summary()} if r.answers is not None else {}),
         **({"judge": exp.judge.to_dict()} if exp.judge is not None else {}),
     }

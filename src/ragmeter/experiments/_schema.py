@@ -97,6 +97,11 @@ PromptName = Annotated[
 ]
 
 
+#: the most repeats an experiment may ask for (``repeat`` of [generator] and [judge])
+MAX_REPEAT = 100
+Repeat = Annotated[int, Field(ge=1, le=MAX_REPEAT), must(f"a whole number from 1 to {MAX_REPEAT}")]
+
+
 class GeneratorTable(BaseModel):
     """``[generator]`` (and a variant's ``generator = {...}``): the backend, the prompt and the
     sampling parameters. The backend's own options (``base_url``, ``model``, ``gguf``,
@@ -111,6 +116,8 @@ class GeneratorTable(BaseModel):
     temperature: Annotated[float, Field(ge=0, le=2), must("a number from 0 to 2")] | None = None
     seed: Annotated[int, must("an integer")] | None = None
     max_tokens: Positive | None = None
+    #: answers per question (seed + r for repeat r): experiment-wide, top-level only
+    repeat: Repeat | None = None
 
 
 #: the context sources (:data:`ragmeter.generation.CONTEXT_SOURCES`): what the prompt's
@@ -197,6 +204,8 @@ class JudgeTable(_Table):
     timeout: Annotated[float, Field(gt=0, le=3600), must("seconds over 0, at most 3600")] = 60.0
     retries: Annotated[int, Field(ge=0, le=20), must("a whole number from 0 to 20")] = 3
     concurrency: Annotated[int, Field(ge=1, le=256), must("a whole number from 1 to 256")] = 4
+    #: judgements per answer (repeat r >= 1 sends seed r)
+    repeat: Repeat = 1
     prompt: RelativePath | None = None
     price_per_1k_prompt: Annotated[float, Field(ge=0), must("a number >= 0")] | None = None
     price_per_1k_completion: Annotated[float, Field(ge=0), must("a number >= 0")] | None = None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..answers.report import AnswerReport
     from ..diagnosis import PositionReport, RetrievalAnswerTable
     from ..generation import AssembledContext, Generation
+    from ._repeats import Repeats
 
 __all__ = ["SHOWN_ERRORS", "VariantAnswers"]
 
@@ -63,6 +64,9 @@ class VariantAnswers:
     no_oracle_passage: tuple[str, ...] = ()
     #: the judge metrics the experiment asked for (each is reported, judged or not)
     judge_metrics: tuple[str, ...] = ()
+    #: the verdicts of every repeat and what moves between them (an experiment's ``repeat``
+    #: over 1); None when answered once, and then absent from :meth:`to_dict`
+    repeats: Repeats | None = None
 
     @property
     def source(self) -> str:
@@ -153,6 +157,25 @@ class VariantAnswers:
             "broken": None if comp is None else comp.broken,
             "sign_p": None if comp is None else comp.sign_test_p,
             "verdict": None if comp is None else comp.verdict,
+            **self._repeat_columns(),
+        }
+
+    def _repeat_columns(self) -> dict[str, Any]:
+        """``repeats``, ``flaky`` and, against the baseline, the difference's range over the
+        repeats and the fixed / broken in every repeat (only with repeats)."""
+        if self.repeats is None:
+            return {}
+        r = self.repeats
+        noise = r.vs_baseline
+        lo_hi = None if noise is None else noise.delta_range
+        return {
+            "repeats": r.n,
+            "flaky": len(r.flaky()),
+            "delta_low": None if lo_hi is None else lo_hi[0],
+            "delta_high": None if lo_hi is None else lo_hi[1],
+            "stable_fixed": None if noise is None else len(noise.stable.fixed),
+            "stable_broken": None if noise is None else len(noise.stable.broken),
+            "flaky_movers": None if noise is None else len(noise.flaky_movers),
         }
 
     def _judge_columns(self) -> dict[str, Any]:
@@ -160,9 +183,11 @@ class VariantAnswers:
         if self.judge is None:
             return {}
         judged = self.judged()
+        # the repeats' failed judgements count too: a run whose judge failed exits 1
+        again = 0 if self.repeats is None else sum(self.repeats.judge_failed[1:])
         return {
             "judge": self.judge,
-            "judge_failed": sum(j["failed"] for j in judged.values()),
+            "judge_failed": sum(j["failed"] for j in judged.values()) + again,
             **{f"judge_{name}": j["mean"] for name, j in judged.items()},
         }
 
@@ -187,6 +212,7 @@ class VariantAnswers:
             "usage": self.usage(),
             "judge_usage": None if self.judge_usage is None else dict(self.judge_usage),
             "seconds": round(self.seconds, 3),
+            **({} if self.repeats is None else {"repeats": self.repeats.to_dict()}),
             "files": None
             if self.folder is None
             else {

@@ -3,7 +3,8 @@
 Key: sha256 of the canonical JSON of the generator's ``fingerprint()``, the prompt
 (``name-version#sha256`` of its file), the context hash (sha256 of the exact text the model
 reads), the sampling params, and the sha256 of the rendered messages (which adds the question:
-two questions over the same context are two answers). Entries live under
+two questions over the same context are two answers), and the repeat when it is not 0 (an
+experiment's ``repeat``: each repeat's answers are cached apart). Entries live under
 ``<cache_root>/answers/<key[:2]>/<key>.json`` (the judge's :class:`DiskCache`: atomic writes, a
 damaged entry is a miss), beside the retrieval cache of the same experiment.
 
@@ -35,14 +36,17 @@ ANSWERS_DIR = "answers"
 
 def answer_key(fingerprint: str, request: GenerationRequest) -> str:
     """The cache key of one request under a generator (see the module docstring)."""
+    key: dict[str, Any] = {
+        "generator": fingerprint,
+        "prompt": request.prompt,
+        "context": request.context.hash,
+        "params": dict(request.params),
+        "messages": request.messages_hash(),
+    }
+    if request.repeat:  # repeat 0 keeps the key answers had before repeats existed
+        key["repeat"] = request.repeat
     blob = json.dumps(
-        {
-            "generator": fingerprint,
-            "prompt": request.prompt,
-            "context": request.context.hash,
-            "params": dict(request.params),
-            "messages": request.messages_hash(),
-        },
+        key,
         sort_keys=True,
         ensure_ascii=False,
         default=str,

@@ -42,6 +42,9 @@ class GenerationRequest:
     messages: tuple[Mapping[str, str], ...]
     params: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_PARAMS))
     prompt: str = ""
+    #: the repeat this answer belongs to (an experiment's ``repeat``): 0 unless repeated; a
+    #: repeat r >= 1 is cached apart from the others
+    repeat: int = 0
 
     def messages_hash(self) -> str:
         """sha256 of the messages as canonical JSON (question, context and prompt together)."""

@@ -17,7 +17,7 @@ from ._views import TemplateVariables
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..metrics import Evaluation, Metric
-    from ..paired import Comparison, PairedStats
+    from ..paired import Comparison, PairedStats, PPIInterval
     from ..store import RunRecord, Store
     from ..workflows.compare import BootstrapDistribution, CompareOutcome
 
@@ -283,6 +283,53 @@ def histogram(dist: BootstrapDistribution | None) -> Histogram:
 
 
 @dataclass(frozen=True)
+class TrafficRow:
+    """One slice of the weighted difference, as the page prints it."""
+
+    slice: str
+    n: int
+    golden: str
+    traffic: str
+    ratio: str
+    diff: str
+    weighted: str
+
+
+@dataclass(frozen=True)
+class TrafficView:
+    """The difference weighted to traffic, when the comparison carries it (``--traffic``):
+    the headline and weight lines as ``ragmeter compare`` prints them, one row per slice."""
+
+    estimate: str
+    ci: str
+    headline: str
+    weight_line: str
+    rows: list[TrafficRow]
+    notes: list[str]
+
+    @classmethod
+    def of(cls, c: Comparison) -> TrafficView | None:
+        w = c.traffic
+        if w is None:
+            return None
+        rows = [
+            TrafficRow(
+                s.name,
+                s.n,
+                f"{s.golden_share:.1%}",
+                f"{s.traffic_share:.1%}",
+                f"x{s.ratio:.2f}",
+                f"{s.mean_delta:+.3f}",
+                f"{s.contribution:+.3f}",
+            )
+            for s in w.slices
+        ]
+        return cls(
+            f"{w.estimate:+.4f}", w.ci_text, w.headline(), w.weight_line(), rows, list(w.notes)
+        )
+
+
+@dataclass(frozen=True)
 class StatsRow:
     """One row of the overall / splits / slices table."""
 
@@ -353,6 +400,24 @@ class ConfigDiff:
 
 
 @dataclass(frozen=True)
+class PPIRow:
+    """One of the three intervals of a comparison made with human verdicts."""
+
+    name: str
+    n: int
+    estimate: str
+    interval: str
+    width: str
+
+    @classmethod
+    def rows(cls, p: PPIInterval) -> list[PPIRow]:
+        return [
+            cls(name, e.n, f"{e.estimate:+.3f}", f"[{e.lo:+.3f}, {e.hi:+.3f}]", f"{e.width:.3f}")
+            for name, e in p.rows
+        ]
+
+
+@dataclass(frozen=True)
 class ComparisonView(TemplateVariables):
     """Everything the comparison page shows (``c`` in ``comparison.html`` and
     ``_report_comparison.html``); also a read-only mapping of its fields."""
@@ -399,6 +464,12 @@ class ComparisonView(TemplateVariables):
     #: ``ragmeter run``'s note, for runs that share no k or budget (set by
     #: :func:`live_comparison_context`)
     cutoff_note: str | None = None
+    #: the difference weighted to traffic, when the stored comparison carries it
+    traffic: TrafficView | None = None
+    #: the prediction-powered interval and the judge-only and human-only ones, when the
+    #: comparison was made with human verdicts (``ragmeter compare --human-labels``)
+    ppi: list[PPIRow] | None = None
+    ppi_note: str | None = None
 
 
 def comparison_context(
@@ -489,6 +560,12 @@ def comparison_context(
             else None
         ),
         histogram_matches=dist is not None and dist.matches(c.ci),
+        traffic=TrafficView.of(c),
+        ppi=None if c.ppi is None else PPIRow.rows(c.ppi),
+        ppi_note=None
+        if c.ppi is None
+        else f"{c.ppi.line}. {c.ppi.ppi.method}; judge only "
+        f"and human only: {c.ppi.judge.method}, {c.ppi.confidence:.0%}",
     )
 
 

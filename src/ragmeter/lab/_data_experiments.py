@@ -98,11 +98,36 @@ class RunRow:
     has_ranked: bool
     #: the comparison with its experiment's baseline (None: nothing to compare)
     compare_url: str | None
+    #: what makes it an unfair test against that baseline: the "changing k" trap
+    warnings: list[str] = field(default_factory=list)
 
 
-def run_row(r: RunRecord, baseline_of: Mapping[str, int]) -> RunRow:
+def context_warning(r: RunRecord, base: RunRecord | None) -> str | None:
+    """``ragmeter run``'s "changing k" warning for the stored run ``r`` against its
+    experiment's baseline ``base`` (:func:`ragmeter.paired.context_trap`), from what every
+    stored experiment run keeps: its settings and measured context tokens, so runs stored
+    before ragmeter checked it are checked too; a run without measured tokens is not."""
+    from ..paired import context_trap
+
+    if base is None or base.id == r.id or r.status != "finished":
+        return None
+
+    def config(x: RunRecord) -> dict[str, Any]:
+        settings = x.config.get("settings")
+        return {
+            "settings": dict(settings) if isinstance(settings, Mapping) else {},
+            "context_tokens": x.context_tokens,
+        }
+
+    return context_trap(config(base), config(r))
+
+
+def run_row(
+    r: RunRecord, baseline_of: Mapping[str, int], records: Mapping[int, RunRecord] | None = None
+) -> RunRow:
     base = baseline_of.get(r.experiment)
     metric = compare_metric(r.metrics)
+    warning = None if base is None or records is None else context_warning(r, records.get(base))
     return RunRow(
         id=r.id,
         name=r.name,
@@ -120,6 +145,7 @@ def run_row(r: RunRecord, baseline_of: Mapping[str, int]) -> RunRow:
         # /compare picks the metric both runs share (the candidate's own may be at a k the
         # baseline was not scored at)
         else f"/compare?base={base}&cand={r.id}",
+        warnings=[] if warning is None else [warning],
     )
 
 
@@ -178,11 +204,12 @@ def experiments_context(
     for r in everything:  # newest first: the newest finished baseline of each experiment
         if r.is_baseline and r.status == "finished":
             baseline_of.setdefault(r.experiment, r.id)
+    records = {r.id: r for r in everything}
     groups: list[ExperimentGroup] = []
     for r in shown:
         if not groups or groups[-1].name != r.experiment:
             groups.append(ExperimentGroup(r.experiment))
-        groups[-1].runs.append(run_row(r, baseline_of))
+        groups[-1].runs.append(run_row(r, baseline_of, records))
     ledger = ledger_by_version(store)
     versions = list(dict.fromkeys([*(r.golden_version or "" for r in everything), *ledger]))
     return ExperimentsPage(

@@ -6,18 +6,30 @@ accounting, k-sweeps and the CI gate.
 """
 
 from ._bootstrap import BootstrapInterval, bootstrap_means, paired_bootstrap, percentile_interval
-from ._changes import Budget, Change, changes, chunk_size, context_budget, same_budget
+from ._changes import (
+    Budget,
+    Change,
+    changes,
+    chunk_size,
+    context_budget,
+    context_trap,
+    measured_context,
+    same_budget,
+)
 from ._comparison import Comparison, Mover, SliceResult, compare
 from ._configdiff import SettingDiff, config_diff, config_settings, flatten, is_setting
 from ._gate import GateCheck, GateResult, GateRule, gate
 from ._ledger import DEFAULT_LEDGER, UNVERSIONED, Ledger, LedgerSummary
 from ._plan import PlanRow, SizePlan, plan_size
 from ._plan_io import read_comparison
+from ._ppi import PPIInterval, ppi_compare
 from ._selection import SelectionEstimate, best_of_n, optimism_from_pair
 from ._slices import SMALL_NOTE, SMALL_SLICE, TIE_TOLERANCE, PairedStats
+from ._stable import StableChanges, flaky_questions, stable_changes
 from ._sweep import Kind as SweepKind
 from ._sweep import Sweep, sweep, sweep_spans, sweep_values
 from ._tests import RandomisationTest, holm, randomisation_test, sign_test
+from ._weighted import Traffic, TrafficShares, WeightedDifference, WeightedSlice, weighted_compare
 
 __all__ = [
     "DEFAULT_LEDGER",
@@ -35,6 +47,7 @@ __all__ = [
     "Ledger",
     "LedgerSummary",
     "Mover",
+    "PPIInterval",
     "PairedStats",
     "PlanRow",
     "RandomisationTest",
@@ -42,8 +55,13 @@ __all__ = [
     "SettingDiff",
     "SizePlan",
     "SliceResult",
+    "StableChanges",
     "Sweep",
     "SweepKind",
+    "Traffic",
+    "TrafficShares",
+    "WeightedDifference",
+    "WeightedSlice",
     "best_of_n",
     "bootstrap_means",
     "changes",
@@ -52,19 +70,25 @@ __all__ = [
     "config_diff",
     "config_settings",
     "context_budget",
+    "context_trap",
+    "flaky_questions",
     "flatten",
     "gate",
     "holm",
     "is_setting",
+    "measured_context",
     "optimism_from_pair",
     "paired_bootstrap",
     "percentile_interval",
     "plan_size",
+    "ppi_compare",
     "randomisation_test",
     "read_comparison",
     "same_budget",
     "sign_test",
+    "stable_changes",
     "sweep",
     "sweep_spans",
     "sweep_values",
+    "weighted_compare",
 ]

@@ -37,6 +37,14 @@ The context budget of a config (:func:`context_budget`) is the explicit budget i
 else ``k x chunk size`` for size-named chunkers (``tokens:N:overlap``, ``recursive:N:overlap``,
 ``sections:N``), else the measured context tokens if recorded. Two budgets are equal when the
 candidate's is within 10% of the baseline's (:func:`same_budget`).
+
+The budget a config *claims* is not always what the generator receives: with both ``k`` and
+``budget`` set, the prompt holds the top k (k wins; the budget is a second metric cutoff,
+``R@budget=1200``), so raising k to 8 under ``budget = 1200`` doubles the context while both
+runs claim 1,200 tokens. :func:`context_trap` compares the *measured* mean context tokens
+(``context_tokens``, recorded by ``ragmeter run``) instead: beyond 10% apart, when k or the
+budget changed or both runs claim the same budget, the comparison is the RAG evaluation
+lesson's trap "changing k between experiments" (recall rises because more text was returned).
 """
 
 from __future__ import annotations
@@ -182,14 +190,15 @@ def _generation_setting(parts: list[str]) -> str | None:
     return None
 
 
-def context_budget(config: Mapping[str, Any]) -> Budget | None:
-    """The context budget of a config: explicit budget, else k x chunk size, else measured."""
-    flat = flatten(config)
-    k = size = measured = None
+def context_budget(config: Mapping[str, Any], *, measured: bool = True) -> Budget | None:
+    """The context budget of a config: explicit budget, else k x chunk size, else (unless
+    ``measured=False``: the budget the settings claim) the measured context tokens."""
+    flat = flatten(config) if measured else flatten(_without_measured(config))
+    k = size = tokens = None
     for key, value in flat.items():
         parts = key.lower().split(".")
         if parts[-1] == MEASURED_CONTEXT:
-            measured = measured or _number(value)
+            tokens = tokens or _number(value)
         if not is_setting(key):
             continue
         setting = _setting(key)
@@ -203,9 +212,77 @@ def context_budget(config: Mapping[str, Any]) -> Budget | None:
             )
     if k is not None and size is not None:
         return Budget(k * size, "k x chunk size")
-    if measured is not None:
-        return Budget(measured, "measured")
+    if tokens is not None:
+        return Budget(tokens, "measured")
     return None
+
+
+def _without_measured(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without its measured context tokens (at any depth)."""
+    return {
+        k: _without_measured(v) if isinstance(v, Mapping) else v
+        for k, v in config.items()
+        if str(k).lower() != MEASURED_CONTEXT
+    }
+
+
+def measured_context(config: Mapping[str, Any]) -> float | None:
+    """The mean context tokens the generator receives, as the run measured and recorded them
+    (``context_tokens``, at any depth); None when the config has none (a run recorded before
+    ragmeter kept it in the evaluation, an evaluation of a run file) or it is not positive."""
+    for key, value in flatten(config).items():
+        if key.lower().split(".")[-1] == MEASURED_CONTEXT:
+            found = _number(value)
+            if found is not None:
+                return found
+    return None
+
+
+def context_trap(
+    baseline_config: Mapping[str, Any],
+    candidate_config: Mapping[str, Any],
+    found: list[Change] | None = None,
+) -> str | None:
+    """The "changing k" warning when the candidate's generator receives a different amount of
+    context than the baseline's (None when it does not, or when it cannot be told).
+
+    It compares the measured mean context tokens (:func:`measured_context`). They count when
+    they are more than 10% apart (the tolerance of :func:`same_budget`) and either k or the
+    budget is the change, or both runs claim the same budget (an explicit ``budget``, or k x
+    chunk size); a change of the context source (an ablation: the labelled evidence, or no
+    context) changes the context on purpose and is never flagged.
+    """
+    mb, mc = measured_context(baseline_config), measured_context(candidate_config)
+    if mb is None or mc is None or abs(mc - mb) <= BUDGET_TOLERANCE * mb + 1e-9:
+        return None
+    found = changes(baseline_config, candidate_config) if found is None else found
+    names = {c.name: c for c in found}
+    if CONTEXT_SOURCE in names:
+        return None
+    claimed_b = context_budget(baseline_config, measured=False)
+    claimed_c = context_budget(candidate_config, measured=False)
+    more = mc > mb
+    text = "more text, not better retrieval" if more else "less text, not worse retrieval"
+    if "k" in names or "budget" in names:
+        setting = "k" if "k" in names else "budget"
+        what = f"changing {'k' if setting == 'k' else 'the budget'} ("
+        what += str(names[setting]).removeprefix(f"{setting}: ") + ")"
+        why = f"a {'larger' if more else 'smaller'} {setting} is {text}"
+        fix = (
+            "fix k to what the generator receives, report a larger k only as headroom, and "
+            "compare at one context budget"
+        )
+    elif same_budget(claimed_b, claimed_c):
+        what = f"a different context at one claimed budget ({claimed_b} tokens)"
+        why = f"the generators do not receive the budget both claim: {text}"
+        fix = "compare at the budget (a metric @budget=N) or set k so that the contexts match"
+    else:
+        return None
+    return (
+        f"{what}: the candidate's generator receives {mc:,.0f} tokens of context against the "
+        f"baseline's {mb:,.0f} ({(mc - mb) / mb:+.1%}, more than 10% apart): {why} (the trap "
+        f'"changing k between experiments"); {fix}'
+    )
 
 
 def _is_pipeline(value: Any) -> bool:
@@ -274,6 +351,9 @@ def fairness_problems(
       explicit budget setting changed; for budgets derived from k x chunk size or measured,
       only when the metric is not at a token budget (there the metric fixes the budget). An
       explicit budget that changed on one side only is flagged too.
+    - The "changing k" trap (:func:`context_trap`): the measured context the generators
+      receive is more than 10% apart although k or the budget is the change, or both runs
+      claim one budget; whatever the metric (it replaces the budget line above).
     - A different prompt k that is its own change, at a rank cutoff.
     - Different chunkings compared at a rank cutoff: the same k puts a different amount of text
       in the prompt; compare at a token budget.
@@ -284,7 +364,10 @@ def fairness_problems(
     problems = []
     bb, bc = context_budget(baseline_config), context_budget(candidate_config)
     equal = same_budget(bb, bc)
-    if bb is not None and bc is not None and not equal and ("budget" in names or not at_budget):
+    trap = context_trap(baseline_config, candidate_config, found)
+    if trap is not None:  # the measured context says it more exactly than the claimed budgets
+        problems.append(trap)
+    elif bb is not None and bc is not None and not equal and ("budget" in names or not at_budget):
         how = bb.source if bb.source == bc.source else f"{bb.source} vs {bc.source}"
         problems.append(
             f"the runs use different context budgets ({bb} -> {bc} tokens, {how}; "

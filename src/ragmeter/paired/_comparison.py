@@ -48,10 +48,12 @@ from ._bootstrap import Method
 from ._changes import Change, changes, fairness_problems, several_note
 from ._comparison_record import comparison_fields
 from ._configdiff import SettingDiff, config_diff
+from ._ppi import PPIInterval
 from ._record import Record
 from ._selection import SelectionEstimate
 from ._slices import SMALL_NOTE, PairedStats, paired_stats, slice_groups, split_groups
 from ._tests import RandomisationTest, holm, randomisation_test
+from ._weighted import WeightedDifference
 
 Scores = Evaluation | Mapping[str, float]
 
@@ -188,6 +190,12 @@ class Comparison:
     slice_adjustment: tuple[str, int] | None = None
     #: what the values are when they are not a registry metric, e.g. "answer correct"
     outcome: str | None = None
+    #: the paired prediction-powered interval, when human verdicts were given (``_ppi``);
+    #: recorded by :meth:`to_dict` under ``ppi`` only when present
+    ppi: PPIInterval | None = None
+    #: the difference weighted to traffic shares, when asked (``_weighted``); recorded by
+    #: :meth:`to_dict` under ``traffic`` only when present
+    traffic: WeightedDifference | None = None
     #: the overall interval's resampled means, kept when asked (``compare(keep_means=True)``:
     #: the lab's histogram); not recorded by :meth:`to_dict` (so None once read back) and not
     #: part of the comparison's equality
@@ -362,6 +370,8 @@ class Comparison:
             "warnings": list(self.warnings),
             "n_variants_tried": self.n_variants_tried,
             "selection": None if self.selection is None else self.selection.to_dict(),
+            **({} if self.ppi is None else {"ppi": self.ppi.to_dict()}),
+            **({} if self.traffic is None else {"traffic": self.traffic.to_dict()}),
             "per_query": self.per_question,
         }
 

@@ -29,10 +29,12 @@ from .._errors import UsageError
 from ..metrics import Metric, parse
 from ._changes import Change
 from ._configdiff import SettingDiff
+from ._ppi import PPIInterval
 from ._record import Record
 from ._selection import SelectionEstimate
 from ._slices import PairedStats
 from ._tests import RandomisationTest
+from ._weighted import WeightedDifference
 
 #: a ``from_dict`` classmethod of a record the comparison holds (Mover, SliceResult); passed in
 #: by ``Comparison.from_dict`` so that this module does not import ``_comparison``
@@ -98,6 +100,12 @@ def comparison_fields(
         else SelectionEstimate.from_dict(selection, source=source, field="selection"),
         n_variants_tried=r.optional_integer("n_variants_tried", low=1),
         slice_adjustment=adjustment,
+        ppi=None
+        if r.raw("ppi", None) is None
+        else PPIInterval.from_dict(r.raw("ppi"), source=source, field="ppi"),
+        traffic=None
+        if r.raw("traffic", None) is None
+        else WeightedDifference.from_dict(r.raw("traffic"), source=source, field="traffic"),
     )
 
 

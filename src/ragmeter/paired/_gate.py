@@ -29,6 +29,7 @@ from .._pvalue import format_p, p_is
 from ..metrics import Metric
 from ._comparison import Comparison
 from ._slices import SMALL_NOTE, SMALL_SLICE, PairedStats
+from ._stable import StableChanges
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,9 @@ class GateResult:
     comparison: Comparison
     checks: tuple[GateCheck, ...] = field(default_factory=tuple)
     skipped: tuple[tuple[str, int], ...] = ()
+    #: ``--stable``: the questions fixed / broken in every repeat (the overall broken check
+    #: counts these only); None without it
+    stable: StableChanges | None = None
 
     @property
     def adjustment_line(self) -> str:
@@ -195,7 +199,13 @@ class GateResult:
     @property
     def statement(self) -> str:
         c = self.comparison
-        return self.rule.statement(c.label, binary=c.binary, confidence=c.confidence)
+        text = self.rule.statement(c.label, binary=c.binary, confidence=c.confidence)
+        if self.stable is not None:
+            text += (
+                f" A question counts as fixed or broken only when it is so in every one of "
+                f"{self.stable.n_repeats} repeats (--stable)."
+            )
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         r = self.rule
@@ -212,7 +222,22 @@ class GateResult:
             "checks": [ch.to_dict() for ch in self.checks],
             "skipped": [{"slice": name, "n": n} for name, n in self.skipped],
             "comparison": self.comparison.to_dict(),
+            **({} if self.stable is None else {"stable": self.stable.to_dict()}),
         }
+
+    def stable_line(self) -> str:
+        """``--stable``: the fixed / broken in every repeat and the flaky questions ("" without
+        it)."""
+        st = self.stable
+        if st is None:
+            return ""
+        return (
+            f"Stable over {st.n_repeats} repeats: fixed {len(st.fixed)} / broken "
+            f"{len(st.broken)} in every repeat; {len(st.flaky)} flaky question(s)"
+            + (f": {', '.join(st.flaky[:20])}" if st.flaky else "")
+            + (f" and {len(st.flaky) - 20} more" if len(st.flaky) > 20 else "")
+            + "."
+        )
 
     def to_markdown(self) -> str:
         c = self.comparison
@@ -257,6 +282,8 @@ class GateResult:
             "",
             f"Verdict: {c.verdict}.",
         ]
+        if self.stable is not None:
+            lines += ["", self.stable_line()]
         if c.broken_ids:
             lines += [
                 "",
@@ -317,7 +344,12 @@ class GateResult:
 
 
 def _checks(
-    scope: str, s: PairedStats, rule: GateRule, binary: bool, p_adjusted: float | None = None
+    scope: str,
+    s: PairedStats,
+    rule: GateRule,
+    binary: bool,
+    p_adjusted: float | None = None,
+    stable: StableChanges | None = None,
 ) -> list[GateCheck]:
     """The rule's checks on one scope; a slice passes its adjusted p-value along."""
     sig: dict[str, Any] = (
@@ -328,6 +360,8 @@ def _checks(
     out = []
     if rule.max_broken is not None:
         broken = s.broken if binary and s.broken is not None else s.losses
+        if stable is not None:  # broken in every repeat
+            broken = len(stable.broken)
         out.append(
             GateCheck(
                 scope,
@@ -363,10 +397,12 @@ def _checks(
     return out
 
 
-def gate(comparison: Comparison, rule: GateRule) -> GateResult:
-    """Check ``rule`` on ``comparison`` overall (and per slice when the rule says so)."""
+def gate(comparison: Comparison, rule: GateRule, stable: StableChanges | None = None) -> GateResult:
+    """Check ``rule`` on ``comparison`` overall (and per slice when the rule says so). With
+    ``stable`` (the repeats' :func:`~._stable.stable_changes`) the overall broken check counts
+    the questions broken in every repeat only."""
     c = comparison
-    checks = _checks("overall", c.overall, rule, c.binary)
+    checks = _checks("overall", c.overall, rule, c.binary, stable=stable)
     skipped: list[tuple[str, int]] = []
     if rule.per_slice:
         for name, sl in c.slices.items():
@@ -375,4 +411,4 @@ def gate(comparison: Comparison, rule: GateRule) -> GateResult:
                 continue
             p = sl.p_adjusted if sl.p_adjusted is not None else sl.stats.sign_test_p
             checks += _checks(f"slice {name}", sl.stats, rule, c.binary, p)
-    return GateResult(rule, c, tuple(checks), tuple(skipped))
+    return GateResult(rule, c, tuple(checks), tuple(skipped), stable)

@@ -14,6 +14,12 @@ when it was a candidate).
 
 Each entry also lists the changes from baseline to candidate (``changes``), decided by
 :func:`ragmeter.paired.changes`, the same rule ``run`` and ``compare`` apply.
+
+An entry of ``"kind": "confirm"`` (:meth:`Ledger.record_confirmation`, written by ``ragmeter
+confirm``) records the one look a chosen variant gets at the held-out split: its split, the
+candidate's settings (``config``) and the paired result there. It is not a selection among
+variants, so :meth:`Ledger.summary` does not count it; :meth:`Ledger.confirmations` lists them. An
+entry without ``kind`` (every ledger written before confirmations existed) is a comparison.
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_LEDGER = Path(".ragmeter") / "ledger.jsonl"
 #: Ledger key for comparisons of runs that carry no golden-set version.
 UNVERSIONED = "<unversioned>"
+#: ``kind`` of a confirmation on the held-out split (an entry without ``kind`` is a comparison)
+CONFIRM = "confirm"
+#: the paired result a confirmation records
+CONFIRM_RESULT = (
+    "n", "mean_delta", "ci", "fixed", "broken", "sign_test_p", "baseline_mean", "candidate_mean"
+)  # fmt: skip
 
 
 def variant_id(run: str, config: Mapping[str, Any]) -> str:
@@ -138,6 +150,61 @@ class Ledger:
         self.append(entry)
         return entry
 
+    @staticmethod
+    def variant_id(run: str, config: Mapping[str, Any]) -> str:
+        """The id an entry gives the run ``run`` with ``config`` (name plus a fingerprint of its
+        settings, e.g. ``bm25+rerank#3f9a1c2b``)."""
+        return variant_id(run, config)
+
+    def record_confirmation(
+        self,
+        *,
+        golden_version: str | None,
+        split: str,
+        metric: str,
+        baseline: str,
+        candidate: str,
+        baseline_config: Mapping[str, Any] | None = None,
+        candidate_config: Mapping[str, Any] | None = None,
+        result: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Record that ``candidate`` was confirmed against ``baseline`` on ``split`` (its
+        settings under ``config``; ``result``: ``n``, ``mean_delta``, ``ci``, ``fixed``,
+        ``broken``, ``sign_test_p``, ``baseline_mean``, ``candidate_mean``, any of them); returns
+        the entry written."""
+        found = changes(baseline_config or {}, candidate_config or {})
+        res = dict(result or {})
+        entry = {
+            "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "kind": CONFIRM,
+            "golden_version": golden_version if golden_version is not None else UNVERSIONED,
+            "split": split,
+            "metric": metric,
+            "baseline": variant_id(baseline, baseline_config or {}),
+            "candidate": variant_id(candidate, candidate_config or {}),
+            "config": config_settings(candidate_config or {}),
+            "changes": [c.name for c in found],
+            **{k: res.get(k) for k in CONFIRM_RESULT},
+        }
+        if entry["ci"] is not None:
+            entry["ci"] = list(entry["ci"])
+        self.append(entry)
+        return entry
+
+    def confirmations(
+        self, golden_version: str | None, split: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The confirmations recorded on ``golden_version`` (on ``split`` only, when given),
+        oldest first."""
+        key = golden_version if golden_version is not None else UNVERSIONED
+        return [
+            e
+            for e in self.entries()
+            if e.get("kind") == CONFIRM
+            and e.get("golden_version") == key
+            and (split is None or e.get("split") == split)
+        ]
+
     def entries(self) -> list[dict[str, Any]]:
         """All entries; a torn last line (a writer killed mid-write) is skipped."""
         if not self.path.exists():
@@ -157,9 +224,14 @@ class Ledger:
         return out
 
     def summary(self, golden_version: str | None) -> LedgerSummary:
-        """Comparisons counted and variants tried on one golden-set version."""
+        """Comparisons counted and variants tried on one golden-set version (a confirmation on
+        the held-out split selects nothing: not counted)."""
         key = golden_version if golden_version is not None else UNVERSIONED
-        mine = [e for e in self.entries() if e.get("golden_version") == key]
+        mine = [
+            e
+            for e in self.entries()
+            if e.get("golden_version") == key and e.get("kind", "compare") != CONFIRM
+        ]
         variants = dict.fromkeys(str(e["candidate"]) for e in mine if e.get("candidate"))
         return LedgerSummary(key, len(mine), tuple(variants))
 

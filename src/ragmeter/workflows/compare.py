@@ -12,7 +12,7 @@ with the stored runs it read; :func:`stored_comparison` reads one back with its 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..metrics import Evaluation
-    from ..paired import Comparison, Ledger
+    from ..paired import Comparison, Ledger, PPIInterval, Traffic, WeightedDifference
     from ..store import Store
+    from ._human_labels import LabelFiles
 
 __all__ = [
     "BootstrapDistribution",
@@ -42,6 +43,7 @@ __all__ = [
     "ledger_for",
     "record",
     "stored_comparison",
+    "with_human_labels",
 ]
 
 #: the metric to compare on: its text, None (the one metric both sides carry), or a choice made
@@ -190,6 +192,10 @@ class CompareOutcome:
     #: the metric compared as asked or chosen (None: the one both sides carry)
     metric: str | None
     distribution: BootstrapDistribution | None = None
+    #: the difference weighted to traffic shares (``traffic=``; :mod:`ragmeter.paired._weighted`)
+    traffic: WeightedDifference | None = None
+    #: the paired prediction-powered interval (``human_labels=``; also on ``comparison.ppi``)
+    ppi: PPIInterval | None = None
 
     @property
     def stored_ids(self) -> tuple[int | None, int | None]:
@@ -204,9 +210,11 @@ def compare_pair(
     options: CompareOptions | None = None,
     ledger: LedgerUse | None = None,
     distribution: bool = False,
+    traffic: Traffic | None = None,
 ) -> CompareOutcome:
     """Compare two sides already read. Warnings are kept in ``Comparison.warnings`` (for the
-    interface to show), not issued."""
+    interface to show), not issued. ``traffic``: also weigh the difference to traffic shares by
+    the sides' golden slices (:func:`ragmeter.paired.weighted_compare`)."""
     from ..paired import compare
 
     opts = options or CompareOptions()
@@ -231,7 +239,21 @@ def compare_pair(
     if use.count_in is None and use.estimate_from is not None:
         c = _with_estimate(c, use.estimate_from, opts.seed)
     dist = BootstrapDistribution.of(c) if distribution else None
-    return CompareOutcome(c, pair.base, pair.cand, chosen, dist)
+    weighted = None if traffic is None else _weigh(c, pair, traffic)
+    if weighted is not None:  # recorded with the comparison: the lab shows it
+        c = replace(c, traffic=weighted)
+    return CompareOutcome(c, pair.base, pair.cand, chosen, dist, traffic=weighted)
+
+
+def _weigh(c: Comparison, pair: LoadedPair, traffic: Traffic) -> WeightedDifference:
+    """``c`` weighted to ``traffic`` by the golden slices both sides record (baseline's first)."""
+    from ..paired import weighted_compare
+
+    slices: dict[str, tuple[str, ...]] = {}
+    for side in (pair.baseline, pair.candidate):
+        for q, names in side.slices.items():
+            slices[q] = tuple(dict.fromkeys((*slices.get(q, ()), *names)))
+    return weighted_compare(c, slices, traffic)
 
 
 def _with_estimate(c: Comparison, ledger: Ledger, seed: int) -> Comparison:
@@ -255,10 +277,19 @@ def compare_runs(
     options: CompareOptions | None = None,
     ledger: LedgerUse | None = None,
     distribution: bool = False,
+    traffic: Traffic | None = None,
+    human_labels: Sequence[str | Path] = (),
 ) -> CompareOutcome:
     """Read ``base`` and ``cand`` (:func:`~.refs.load_pair`: stored runs, evaluation files, or
-    run files scored against ``scoring``) and compare them (:func:`compare_pair`)."""
+    run files scored against ``scoring``) and compare them (:func:`compare_pair`).
+    ``human_labels``: labels files of human verdicts on both sides (:mod:`._human_labels`): the
+    compared values are the judge's, and the paired prediction-powered interval is added."""
     from ..io.outcomes import is_outcome_file
+    from ._human_labels import load_label_files
+
+    labels = load_label_files(human_labels) if human_labels else ()  # before any resampling
+    if traffic is not None:  # the log or shares first: their errors come before any resampling
+        traffic = _loaded(traffic)
 
     texts = [r.text if isinstance(r, RunRef) else r for r in (base, cand)]
     if not (scoring and scoring.given) and all(is_outcome_file(t) for t in texts):
@@ -266,12 +297,58 @@ def compare_runs(
             raise UsageError(
                 "outcome files (.csv, .jsonl) carry their own value per question: drop --metric"
             )
-        return compare_outcome_files(
+        if traffic is not None:
+            raise UsageError(
+                "outcome files carry no slices to weight to traffic: compare evaluations of a "
+                "golden set whose questions name their slices"
+            )
+        out = compare_outcome_files(
             texts[0], texts[1], options=options, ledger=ledger, distribution=distribution
         )
+        return with_human_labels(out, labels, options)
     scored_on = metric if isinstance(metric, str) else None
     pair = load_pair(base, cand, metric=scored_on, scoring=scoring, store=store)
-    return compare_pair(pair, metric, options=options, ledger=ledger, distribution=distribution)
+    out = compare_pair(
+        pair, metric, options=options, ledger=ledger, distribution=distribution, traffic=traffic
+    )
+    return with_human_labels(out, labels, options)
+
+
+def with_human_labels(
+    out: CompareOutcome,
+    files: Sequence[str | Path] | LabelFiles,
+    options: CompareOptions | None = None,
+) -> CompareOutcome:
+    """``out`` with the paired prediction-powered interval (:func:`ragmeter.paired.ppi_compare`)
+    from human verdicts in ``files`` (one file whose lines name their run, or the baseline's then
+    the candidate's; or those files already read), on the comparison and on the outcome; ``out``
+    itself without files."""
+    from ..paired import ppi_compare
+    from ._human_labels import LabelFiles, load_label_files
+
+    if not isinstance(files, LabelFiles):
+        if not files:
+            return out
+        files = load_label_files(files)
+    opts = options or CompareOptions()
+    c = out.comparison
+    humans = files.sides((c.baseline, c.candidate))
+    humans.check(c.query_ids)
+    ppi = ppi_compare(
+        dict(zip(c.query_ids, c.baseline_values.tolist(), strict=True)),
+        dict(zip(c.query_ids, c.candidate_values.tolist(), strict=True)),
+        humans.baseline,
+        humans.candidate,
+        confidence=opts.confidence,
+        n_resamples=opts.n_resamples,
+        seed=opts.seed,
+    )
+    return replace(out, comparison=replace(c, ppi=ppi), ppi=ppi)
+
+
+def _loaded(traffic: Traffic) -> Traffic:
+    """``traffic`` with its log read or its shares parsed (errors name the file and line)."""
+    return replace(traffic, log=None, shares=traffic.load())
 
 
 def compare_outcome_files(

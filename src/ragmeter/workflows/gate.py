@@ -12,11 +12,18 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from ..paired import GateResult, GateRule
+    from ..paired import GateResult, GateRule, Traffic
     from ..store import Store
     from .refs import RunRef, Scoring
 
-__all__ = ["GateOutcome", "report_run_ids", "rule_statement", "run_gate", "write_reports"]
+__all__ = [
+    "GateOutcome",
+    "report_run_ids",
+    "rule_statement",
+    "run_gate",
+    "stable_gate",
+    "write_reports",
+]
 
 
 @dataclass(frozen=True)
@@ -44,10 +51,20 @@ def run_gate(
     strict: bool = False,
     intersect: bool = False,
     ledger: Path | None = None,
+    traffic: Traffic | None = None,
+    stable: bool = False,
 ) -> GateOutcome:
     """Compare ``cand`` against ``base`` at 95% (counting the comparison in ``ledger`` when one
-    is named) and check ``rule`` on it."""
+    is named) and check ``rule`` on it. ``traffic``: also weigh the difference to traffic
+    (``compared.traffic``); reported only, it never changes the gate's decision. ``stable``:
+    see :func:`stable_gate`."""
     from ..paired import gate
+
+    if stable:
+        return stable_gate(
+            base, cand, metric, rule, scoring=scoring, n_resamples=n_resamples, seed=seed,
+            ledger=ledger, traffic=traffic,
+        )  # fmt: skip
 
     compared = compare_runs(
         base,
@@ -59,8 +76,73 @@ def run_gate(
             n_resamples=n_resamples, seed=seed, confidence=0.95, strict=strict, intersect=intersect
         ),
         ledger=LedgerUse(count_in=ledger),
+        traffic=traffic,
     )
     return GateOutcome(compared, gate(compared.comparison, rule))
+
+
+def stable_gate(
+    base: str | RunRef,
+    cand: str | RunRef,
+    metric: str | None,
+    rule: GateRule,
+    *,
+    scoring: Scoring | None = None,
+    n_resamples: int = 5000,
+    seed: int = 0,
+    ledger: Path | None = None,
+    traffic: Traffic | None = None,
+) -> GateOutcome:
+    """``gate --stable``: BASE and CAND are the ``answer_check.json`` of two variants of a
+    ``ragmeter run`` with ``repeat`` >= 2. The comparison is repeat 0's ("answer correct and
+    supported", the run's headline, on the questions both scored); a question counts as broken
+    (or fixed) only when it is so in every repeat, repeat r of CAND paired with repeat r of
+    BASE. Anything else (a stored run, an evaluation file, a run answered once) is a
+    UsageError that says what --stable reads."""
+    import warnings
+    from pathlib import Path
+
+    from .._errors import RagmeterWarning, UsageError
+    from ..experiments import read_repeat_verdicts
+    from ..paired import compare, gate, stable_changes
+    from .refs import RunRef
+
+    for name, flag in (("--metric", metric), ("--traffic", traffic)):
+        if flag is not None:
+            raise UsageError(f"--stable compares answer verdicts: drop {name}")
+    if scoring is not None and scoring.given:
+        raise UsageError("--stable reads answer_check.json files: drop --qrels/--golden/--chunks")
+    texts = [r.text if isinstance(r, RunRef) else r for r in (base, cand)]
+    (b_name, b_reps), (c_name, c_reps) = (read_repeat_verdicts(t) for t in texts)
+    if len(b_reps) != len(c_reps):
+        raise UsageError(
+            f"{texts[0]} holds {len(b_reps)} repeats and {texts[1]} {len(c_reps)}: "
+            "--stable pairs the repeats of one run"
+        )
+    b0 = {q: v for q, v in b_reps[0].items() if v is not None}
+    c0 = {q: v for q, v in c_reps[0].items() if v is not None}
+    common = sorted(q for q in b0 if q in c0)  # as the run compares them: same interval
+    if not common:
+        raise UsageError(f"{texts[0]} and {texts[1]} share no scored question")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagmeterWarning)  # kept in Comparison.warnings
+        c = compare(
+            {q: b0[q] for q in common},
+            {q: c0[q] for q in common},
+            outcome="answer correct and supported",
+            n_resamples=n_resamples,
+            seed=seed,
+            ledger=ledger,
+            names=(b_name, c_name),
+        )
+    stable = stable_changes(b_reps, c_reps, common)
+    compared = CompareOutcome(
+        c,
+        RunRef(texts[0], "evaluation", path=Path(texts[0])),
+        RunRef(texts[1], "evaluation", path=Path(texts[1])),
+        None,
+    )
+    return GateOutcome(compared, gate(c, rule, stable))
 
 
 def write_reports(
@@ -71,7 +153,9 @@ def write_reports(
     from ..io import atomic_write
 
     if markdown is not None:
-        atomic_write(markdown, result.to_markdown())
+        weighted = result.comparison.traffic  # reported beside the checks, never gated
+        extra = "" if weighted is None else "\n" + weighted.to_markdown()
+        atomic_write(markdown, result.to_markdown() + extra)
     if junit is not None:
         atomic_write(junit, result.to_junit_xml())
 

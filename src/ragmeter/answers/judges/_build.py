@@ -37,10 +37,13 @@ def make_judge(
     *,
     cache_dir: str | PathLike[str] | None = None,
     names: tuple[str, str, str] = ("--judge", "--judge-url", "--judge-model"),
+    params: dict[str, Any] | None = None,
 ) -> Any:
     """The judge ``options`` describe: :class:`.fake.FakeJudge` or :class:`.openai.OpenAIJudge`
     (replies cached in ``cache_dir``; None caches nothing). ``names`` are how the caller spells
-    the kind, base URL and model settings in its errors. UsageError for a bad configuration."""
+    the kind, base URL and model settings in its errors; ``params`` are sent with every request
+    of an openai judge (e.g. a repeat's ``seed``; the fake judge is deterministic and takes
+    none). UsageError for a bad configuration."""
     kind_name, url_name, model_name = names
     if options.kind == "fake":
         from .fake import FakeJudge
@@ -59,6 +62,7 @@ def make_judge(
             max_retries=options.retries,
             concurrency=options.concurrency,
             cache_dir=cache_dir,
+            params=params,
             price_per_1k_prompt=options.price_prompt,
             price_per_1k_completion=options.price_completion,
         )

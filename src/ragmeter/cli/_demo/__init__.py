@@ -51,6 +51,7 @@ def demo_cmd(
         experiment_section,
         find_example,
     )
+    from ._confirm_section import confirm_section
     from ._lab_section import (
         closing_lines,
         demo_store_path,
@@ -82,7 +83,8 @@ def demo_cmd(
         budget_section(console)
         result = experiment_section(console, folder, cache_dir)
         answers = answers_section(console, folder, result)
-        verdict_section(console, result, answers["diagnosis"])
+        verdicts = verdict_section(console, result, answers["diagnosis"])
+        confirm_section(console, result, verdicts)
         if sock is None:
             closing_lines(console, example, cache_dir)
             return
