@@ -7,6 +7,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
+# The real datasets and trec_eval's test vectors, when they sit beside the clone (../shared, as
+# the README describes): the tests that need them read these variables and skip without them.
+# A value already in the environment wins.
+SHARED ?= ../shared
+ifneq ($(wildcard $(SHARED)/data),)
+export RAGMETER_DATA ?= $(abspath $(SHARED)/data)
+endif
+ifneq ($(wildcard $(SHARED)/peer-data/trec_eval),)
+export RAGMETER_PEER_DATA ?= $(abspath $(SHARED)/peer-data/trec_eval)
+endif
+
 .PHONY: demo test test-slow bench clean
 
 $(BIN)/python:

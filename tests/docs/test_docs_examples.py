@@ -126,7 +126,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = example / ".ragmeter-cache"
     cache.mkdir(exist_ok=True)
     (root / "examples" / "fare-rules" / ".ragmeter-cache").symlink_to(cache)
-    for sub in ("labellers", "traffic"):
+    for sub in ("labellers", "traffic", "toy"):
         shutil.copytree(REPO / "tests" / "fixtures" / sub, root / "tests" / "fixtures" / sub)
     ex = root / "examples" / "fare-rules"
     runs = ex / "runs"
