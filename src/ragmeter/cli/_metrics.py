@@ -24,7 +24,7 @@ def metrics_cmd(
 ) -> None:
     """List every metric: how it is written, what it means, its options with their defaults,
     the labels it is computed on, and trec_eval's name for it."""
-    from ..metrics import REGISTRY, metric_rows, option_text
+    from ..metrics import PRECISION_CEILING, REGISTRY, metric_rows, option_text
 
     rows = metric_rows(names)
     if fmt == Format.json:
@@ -93,6 +93,31 @@ def metrics_cmd(
     for p in params.values():
         default = "" if p.default is None else f" (default {p.default})"
         console.print(lit(f"{p.name}{default}: {p.doc}"))
+    guided = [r for r in rows if r["guide"]]
+    if guided:
+        g = Table(
+            title="Choosing a metric (the RAG evaluation lesson's comparison)", show_lines=True
+        )
+        g.add_column("metric", no_wrap=True)
+        for head in (
+            "question it answers",
+            "uses order inside top k",
+            "best when",
+            "watch out for",
+        ):
+            g.add_column(head, ratio=1)
+        for r in guided:
+            d = r["guide"]
+            g.add_row(
+                lit(r["name"]),
+                lit(d["question"]),
+                lit(d["uses_order"]),
+                lit(d["best_when"]),
+                lit(d["watch_out"]),
+            )
+        console.print(g)
+        if any(r["name"] == "P" for r in guided):
+            console.print(lit(PRECISION_CEILING))
     console.print(
         lit(
             "items: graded item labels (TREC qrels: ragmeter eval QRELS RUN). spans: "

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._errors import InputError
 from ..io import atomic_write
+from ._guide import GUIDES
 from ._registry import REGISTRY, MetricInfo, Param
 from ._spec import parse
 
@@ -57,6 +58,7 @@ def metric_rows(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
             "binary": m.binary,
             "labels": labels_of(m),
             "trec_eval": list(m.trec_eval),
+            "guide": GUIDES[m.name].to_dict() if m.name in GUIDES else None,
         }
         for m in infos
     ]
