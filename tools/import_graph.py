@@ -59,6 +59,7 @@ LAYERS: dict[str, int] = {
     "ragmeter._literal": 0,
     "ragmeter._numbers": 0,
     "ragmeter._pvalue": 0,
+    "ragmeter._interval": 0,
     "ragmeter.io": 1,
     "ragmeter.metrics": 2,
     "ragmeter.data": 3,

@@ -136,7 +136,9 @@ def measure(
             docs.index("fees-2024") + 1 if "fees-2024" in docs else None,
             "fees-2026" in docs,
         )
-    verdicts = apply_rule(result, prompt)
+    # the experiment's headline (``headline`` in experiment.toml): the metric the rule, the
+    # confirmation, `ragmeter run`'s paired table, the lab and the report all read
+    verdicts = apply_rule(result, result.experiment.headline_metric)
     chosen = verdicts.survivors[0].variant if len(verdicts.survivors) == 1 else None
     return {
         "stale_ranks": stale_ranks,
@@ -155,9 +157,7 @@ def measure(
         "verdicts": verdicts,
         # the survivor once on the held-out split, as `ragmeter confirm` (recorded nowhere here)
         # and section 6 of `ragmeter demo` compare it
-        "confirmation": None
-        if chosen is None
-        else confirm_in_result(result, chosen, metric=prompt),
+        "confirmation": None if chosen is None else confirm_in_result(result, chosen),
     }
 
 
@@ -176,12 +176,16 @@ def _largest(table: Any) -> str:
 
 
 def _ci(c: Any) -> str:
+    from ragmeter._interval import interval_text  # each end on its side of zero, as the CLI
+
     lo, hi = c.ci
-    return f"[{lo:+.3f}, {hi:+.3f}]"
+    return interval_text(lo, hi)
 
 
 def render(m: dict[str, Any]) -> str:
     """The README block (Markdown) from :func:`measure`'s numbers."""
+    from ragmeter.cli._demo._verdict_section import same_cut_note
+
     d, tb, tr = m["diagnosis"], m["tables"]["baseline"], m["tables"]["rerank"]
     ret = {r["variant"]: r for r in m["retrieval"]}
     b = ret["baseline"]
@@ -214,8 +218,8 @@ def render(m: dict[str, Any]) -> str:
     out += [
         "",
         (
-            "| variant | k | evidence in the prompt | AllR at the prompt | fixed / broken vs "
-            "baseline, all questions | 95% paired interval |"
+            "| variant | k | evidence in the prompt | AllR at the prompt k (not the headline) | "
+            "fixed / broken vs baseline, all questions | 95% paired interval |"
         ),
         "|---|---:|---:|---:|---:|---|",
     ]
@@ -279,8 +283,10 @@ def render(m: dict[str, Any]) -> str:
         "### The named experiment, measured (`ragmeter demo`, section 5)",
         "",
         (
-            f"The rule applied as written to the variants measured at {v.metric}: {v.metric} "
+            f"The rule applied as written to the variants measured at {v.metric}, the "
+            f"experiment's headline metric (`headline` in `experiment.toml`): {v.metric} "
             f"paired per question against the baseline on {v.where()}."
+            + same_cut_note(m["result"], d.experiment.metric, v.metric)
         ),
         "",
         "| variant | change | fixed | broken | 95% paired interval | sign test p | rule |",

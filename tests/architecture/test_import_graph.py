@@ -537,6 +537,13 @@ ALLOWED_TEST_PRIVATE: dict[tuple[str, str], str] = {
     ("tests/lab/test_lab_commands.py", "ragmeter.lab._data_sweeps"): (
         "sweeps_context: the page's own numbers, to compare with what its printed lines print"
     ),
+    ("tests/lab/test_lab_commands.py", "ragmeter.lab._data_comparison"): (
+        "live_comparison_context: the page's own numbers, to compare with what its line prints"
+    ),
+    ("tests/lab/test_lab_rough_edges.py", "ragmeter.lab._lab_page"): _LAB,
+    ("tests/lab/test_lab_rough_edges.py", "ragmeter.lab._data_sweeps"): _LAB,
+    ("tests/lab/test_lab_rough_edges.py", "ragmeter.lab._prepared"): _LAB,
+    ("tests/lab/test_lab_rough_edges.py", "ragmeter.lab._recompute"): _LAB,
     ("tests/answers/judges/test_judge_metrics.py", "ragmeter.answers.judges._protocol"): _PROTOCOL,
     ("tests/answers/test_answers_correctness.py", "ragmeter.answers._values"): (
         "extract_values: the correctness check's value parser, tested on its own cases"

@@ -1,8 +1,9 @@
 """`ragmeter confirm`: the chosen variant against the baseline, once, on the held-out split.
 
 The fare-rules example's last step: hybrid (the variant the diagnosis's rule keeps on the tune
-split) on the 23 scored held-out questions at AllR@4: 4 fixed, 0 broken, interval
-[+0.043, +0.348]. Every run reads the example's cache (conftest fills it before the session).
+split) on the 23 scored held-out questions at AllR@budget=1200 (the experiment's headline): 4
+fixed, 0 broken, interval [+0.043, +0.348]. Every run reads the example's cache (conftest fills
+it before the session).
 """
 
 from __future__ import annotations
@@ -52,11 +53,11 @@ def test_hybrid_on_the_heldout_split_reproduces_the_example(tmp_path: Path) -> N
     code, out, err = confirm("hybrid", book)
     assert code == 0, err
     text = flat(out)
-    assert "hybrid vs baseline on AllR@4, heldout split only" in text
+    assert "hybrid vs baseline on AllR@budget=1200, heldout split only" in text
     assert "heldout 23 0.739 0.913 +0.174 [+0.043, +0.348] 4/0 0.125" in text
     assert (
-        "confirmed: hybrid holds up on the heldout split (23 questions, AllR@4): 4 fixed, "
-        "0 broken, interval [+0.043, +0.348] excludes 0." in text
+        "confirmed: hybrid holds up on the heldout split (23 questions, AllR@budget=1200): "
+        "4 fixed, 0 broken, interval [+0.043, +0.348] excludes 0." in text
     )
     assert "Fixed: child-fare-basic, code-m-cancellation, name-change-fee, rule-5-topic." in text
     assert "recorded: the confirmation, in the selection ledger" in flat(err)
@@ -71,7 +72,7 @@ def test_the_ledger_entry_is_a_confirmation_and_selects_nothing(tmp_path: Path) 
         "confirm",
         "heldout",
         VERSION,
-        "AllR@4",
+        "AllR@budget=1200",
     )
     assert e["candidate"].startswith("hybrid#") and e["baseline"].startswith("baseline#")
     assert e["config"]["settings.retriever"] == "hybrid-rrf(bm25+dense(minilm))"

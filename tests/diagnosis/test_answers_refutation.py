@@ -59,7 +59,11 @@ def _result() -> Any:
     # worse: fixes t00, breaks t06 and t07 (net -1)
     worse = _variant("worse", [1.0] + [0.0] * 5 + [0.0, 0.0] + [1.0] * 4 + [0.0] * 4, ("reranker",))
     other = _variant("small chunks", [1.0] * 16, ("chunking",), k=12, metric="AllR@12")
-    return SimpleNamespace(baseline=base, variants=[base, good, mixed, worse, other])
+    # the experiment declares no headline here: the demo falls back to AllR at the prompt k
+    exp = SimpleNamespace(headline_metric=None)
+    return SimpleNamespace(
+        baseline=base, variants=[base, good, mixed, worse, other], experiment=exp
+    )
 
 
 def test_the_rule_is_read_on_the_split_it_names() -> None:

@@ -81,8 +81,13 @@ def test_headroom_decides_candidates_vs_ranking() -> None:
         headroom_recall=RecallAt("AllR@50", 0.97, 70),
         golden_version="v3",
     )
-    assert high.failing_link == "retrieval (ranking)" and high.experiment.assumption is None
-    assert high.experiment.metric == "nDCG(gain=exp)@3 and AllR@3"
+    assert high.failing_link == "retrieval (ranking)"
+    # nDCG was not measured: not named, and the diagnosis says how to add it (issue 27, item 3)
+    assert high.experiment.metric == "AllR@3"
+    assert high.experiment.assumption == (
+        "nDCG@3 (linear), the ranking inside the prompt, is not among the metrics this "
+        'diagnosis reads: to watch it, add "nDCG" to the experiment file\'s metrics = [...] line'
+    )
     # both fixes the path lists for each link are named, one change per run: the experiment
     # changes one thing and the other fix is its own run under the same rule
     assert "hybrid" not in high.experiment.change and "reranker" in high.experiment.change
@@ -359,7 +364,8 @@ def test_proven_retrieval_failure_walks_candidates_vs_ranking() -> None:
     ranked = diagnose(
         prompt_recall=RecallAt("AllR@4", 0.71, 70), causal=c, metrics=["nDCG", "AllR"]
     )
-    assert ranked.experiment.metric == "nDCG(gain=exp)@4 and AllR@4 and answer correct"
+    # "nDCG" is nDCG with its default (linear) gain: the gain the experiment measured
+    assert ranked.experiment.metric == "nDCG@4 and AllR@4 and answer correct"
 
 
 def test_noise_sensitive_names_a_context_precision_experiment() -> None:

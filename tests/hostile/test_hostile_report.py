@@ -266,7 +266,12 @@ def stored(exp: Experiment, v: Variant, rid: int) -> tuple[Any, Any]:
         config={
             "settings": {"k": v.settings.k, "budget": v.settings.budget},
             "level": exp.level,
-            "resolved": {"metrics": prompt, "headroom": head},
+            "resolved": {
+                "metrics": prompt,
+                "headroom": head,
+                # the experiment's headline, as `run` records it (config_record_of)
+                **({"headline": str(exp.headline_metric)} if exp.headline_metric else {}),
+            },
         },
     )
     return record, SimpleNamespace(metrics=[parse(n) for n in dict.fromkeys([*prompt, head])])

@@ -310,7 +310,7 @@ def test_every_command_that_takes_a_stored_id_says_not_found(world: World) -> No
 # -- lab routes --------------------------------------------------------------------------------
 #: the lab's parameters that name a stored row (run, comparison, answer set, judge validation)
 ID_PARAMS = {"run", "base", "cand", "baseline", "answers", "comparison_id", "vid", "runs",
-             "item_id"}  # fmt: skip
+             "item_id", "vs", "vs_answers"}  # fmt: skip
 #: the others: hostile text there may be refused (4xx), never a 500
 OTHER_PARAMS = {
     "experiment", "golden", "status", "method", "chunking", "cut", "k", "budget", "metric",
@@ -318,6 +318,7 @@ OTHER_PARAMS = {
     "a", "b",  # /golden/diff: two stored golden-set versions (by their first digits)
     # a labelling queue (by name), its search, a document, the item a labeller comes from
     "queue", "q", "retriever", "doc_id", "start", "end", "after",
+    "slice",  # /lab's slice filter (a slice name)
 }  # fmt: skip
 
 

@@ -119,3 +119,26 @@ def test_the_sweep_lines_run_and_print_the_pages_numbers(
     assert printed["values"].keys() == view.sweep["values"].keys()
     for run, values in view.sweep["values"].items():
         assert printed["values"][run] == pytest.approx(values, abs=1e-12), run
+
+
+def test_the_comparison_line_runs_and_prints_the_pages_numbers(
+    lab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/compare's "same numbers as" line names the lab's store (``--db``), so it runs as
+    printed from any folder, and prints the page's difference, interval and counts."""
+    from ragmeter.lab._data_comparison import live_comparison_context
+
+    store = lab["store"]
+    base = next(r.id for r in store.runs() if r.is_baseline)
+    cand = max(r.id for r in store.runs() if not r.is_baseline)
+    r = lab["client"].get(f"/compare?base={base}&cand={cand}")
+    assert r.status_code == 200, r.text
+    ((line,),) = _commands(r.text)
+    assert line[:3] == ["compare", str(base), str(cand)] and "--db" in line
+    got = _run_all([line], tmp_path, monkeypatch)
+    view = live_comparison_context(store, base, cand, None)
+    assert got["metric"] == view.metric
+    want = {"n": view.n, "wins": view.wins, "losses": view.losses, "ties": view.ties}
+    assert {k: got[k] for k in want} == want
+    assert got["mean_delta"] == pytest.approx(view.mean_delta, abs=1e-12)
+    assert got["ci"] == pytest.approx(list(view.ci), abs=1e-12)

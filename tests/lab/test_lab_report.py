@@ -152,7 +152,7 @@ def test_sections_and_numbers_equal_the_cli(report: tuple[str, Path], fare_store
     for metric in ("R@4", "RR@4", "AllR@4", "R@20"):
         assert f"{base.metrics[metric]:.3f}" in text, metric
     nd = fare_store.evaluation(1, "chunk").aggregate["nDCG@4"]
-    assert f"nDCG · nDCG@4 {nd:.3f}" in text
+    assert f"nDCG · nDCG@4 (linear) {nd:.3f}" in text  # the gain said (issue 27)
     # smaller chunks at its own k = 12
     r2 = fare_store.run(2)
     assert f"Recall · R@12 {r2.metrics['R@12']:.3f}" in text

@@ -1,5 +1,6 @@
 """The lab's sweep metrics (``lab._data_sweeps.sweep_metrics``): read from the metric registry,
-never a list of its own, and every one of them drawable by a span sweep."""
+never a list of its own; every span metric drawable by a span sweep, and P and nDCG over k on
+item qrels (for runs of one chunking: tests/lab/test_lab_rough_edges.py)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,16 @@ from ragmeter.data import Corpus, Document, Evidence, GoldenSet, Question
 from ragmeter.lab._data_sweeps import sweep_choices, sweep_metrics, sweeps_context
 from ragmeter.metrics import REGISTRY
 from ragmeter.paired import sweep_spans
+from ragmeter.workflows.sweep import span_metrics
 
 TEXTS = {"d1": "The lounge opens at six.", "d2": "Exit rows are orange.", "d3": "Pets fly."}
 
 
-def test_the_sweep_metrics_are_the_registrys_span_metrics_at_a_cutoff() -> None:
+def test_the_sweep_metrics_are_the_registrys_span_metrics_and_p_and_ndcg() -> None:
     names = sweep_metrics()
-    assert set(names) == {"R", "Hit", "RR", "AllR"}
-    assert names == tuple(n for n, info in REGISTRY.items() if info.budget)
-    assert "nDCG" not in names and "P" not in names  # no span kernel: need chunk qrels
+    assert set(names) == {"R", "Hit", "P", "RR", "nDCG", "AllR"}
+    assert set(span_metrics()) == {n for n, info in REGISTRY.items() if info.budget}
+    assert names == tuple(n for n in REGISTRY if n in span_metrics() or n in ("P", "nDCG"))
 
 
 def test_a_new_span_metric_is_offered_without_touching_the_lab(monkeypatch) -> None:
@@ -38,11 +40,13 @@ def test_a_new_span_metric_is_offered_without_touching_the_lab(monkeypatch) -> N
 
 
 def test_a_metric_the_sweep_cannot_draw_is_refused_by_name() -> None:
-    with pytest.raises(UsageError, match=r"a sweep draws one of R, Hit, RR, AllR, got 'nDCG'"):
-        sweeps_context(None, [1], metric="nDCG")  # type: ignore[arg-type]
+    with pytest.raises(
+        UsageError, match=r"a sweep draws one of R, Hit, P, RR, nDCG, AllR, got 'AP'"
+    ):
+        sweeps_context(None, [1], metric="AP")  # type: ignore[arg-type]
 
 
-def test_every_sweep_metric_draws_on_span_labels() -> None:
+def test_every_span_metric_draws_on_span_labels() -> None:
     corpus = Corpus([Document(id=d, text=t) for d, t in TEXTS.items()])
     qs = [
         Question(
@@ -66,7 +70,7 @@ def test_every_sweep_metric_draws_on_span_labels() -> None:
     )
     ranked = {f"q{i}": {f"{d}#0": 3.0 - j for j, d in enumerate(ids)} for i in (1, 2, 3)}
     golden = GoldenSet(qs, corpus=corpus)
-    for name in sweep_metrics():
+    for name in span_metrics():
         s = sweep_spans(golden, {"run": (chunking, ranked)}, name, "1..3", kind="k", headroom_k=3)
         assert s.values.shape == (1, 3), name
         assert s.values[0, -1] == pytest.approx(1.0 if name != "RR" else 11 / 18), name

@@ -61,7 +61,8 @@ def test_the_lab_template_renders_a_page_model() -> None:
     html = render("lab.html", title="Lab", error=None, query={}, **lab_page())
     assert '<option value="e" selected>e</option>' in html
     assert "1 · baseline (bm25, tokens:300:0)" in html
-    assert '<input type="number" name="k" min="1" max="10000" value="4"' in html
+    k_field = '<input type="number" name="k" id="lab-k" data-cut="k" min="1" max="10000" value="4"'
+    assert k_field in html
 
 
 def test_a_document_window_marks_its_spans() -> None:

@@ -128,11 +128,12 @@ def test_experiments_filters_by_status_golden_and_experiment(lab: dict[str, Any]
 
 # -- comparison ------------------------------------------------------------------------------
 def _same_as_cli(page: str, c: dict[str, Any]) -> None:
+    from ragmeter._interval import interval_text
     from ragmeter._pvalue import format_p, p_is
 
     lo, hi = c["ci"]
     assert (
-        f"Difference {c['mean_delta']:+.4f}, 95% interval [{lo:+.3f}, {hi:+.3f}], "
+        f"Difference {c['mean_delta']:+.4f}, 95% interval {interval_text(lo, hi)}, "
         f"sign test p {p_is(c['sign_test_p'])}." in page
     )
     assert f"{c['wins']} / {c['losses']} / {c['ties']}" in page
@@ -141,7 +142,7 @@ def _same_as_cli(page: str, c: dict[str, Any]) -> None:
         slo, shi = s["ci"]
         assert (
             f"{s['n']} {s['baseline_mean']:.3f} {s['candidate_mean']:.3f} "
-            f"{s['mean_delta']:+.3f} [{slo:+.3f}, {shi:+.3f}] "
+            f"{s['mean_delta']:+.3f} {interval_text(slo, shi)} "
             f"{s['wins']}/{s['losses']}/{s['ties']}" in page
         ), name
     assert "split heldout (held out)" in page

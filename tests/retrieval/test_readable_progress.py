@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.retrieval import progress_for
-from ragmeter.retrieval._progress import SILENT, LineProgress, RichProgress
+from ragmeter.retrieval._progress import SILENT, LineProgress, RichProgress, _about
 
 
 class Clock:
@@ -33,21 +33,100 @@ def test_a_slow_encoder_prints_an_estimate_then_a_line_every_30_s() -> None:
     sink, clock, lines = _sink()
     with sink.step("embed 3176 items (e5)", 3176) as advance:
         clock.now = 24.0
-        advance(32)  # 1.33 texts/s: 3,176 take about 40 min
+        advance(32)  # the first batch, after loading the model: start-up, no rate yet
+        assert lines == []
+        clock.now = 34.0
+        advance(32)  # 32 in the 10 s after it: 3.2/s, 3,112 left take about 16 min
         assert lines == [
-            (24.0, "embed 3176 items (e5): about 40 min for 3,176 items on 2 cores "
-                   "(1.33/s over the first 32)"),
+            (34.0, "embed 3176 items (e5): about 16 min left, 3,112 of 3,176 items to go on "
+                   "2 cores (from 32 items at 3.20/s; the 24 s to the first item, start-up "
+                   "such as a model load or an index build, excluded)"),
         ]  # fmt: skip
-        for i in range(2, 100):  # then 32 more every 10 s: 3,168 done at t = 1004 s
+        for i in range(3, 100):  # then 32 more every 10 s: 3,168 done at t = 1004 s
             clock.now = 24.0 + 10.0 * (i - 1)
             advance(32)
-    # a line 30 s after the last one: at t = 24 + 30m, when 32 * (3m + 1) are done
-    assert [t for t, _ in lines[1:-1]] == [24.0 + 30.0 * m for m in range(1, 33)]
-    # the last one at t = 984 s, 3,104 done: 3.15/s overall, 72 left take about 23 s
+    # a line 30 s after the last one: at t = 34 + 30m
+    assert [t for t, _ in lines[1:-1]] == [34.0 + 30.0 * m for m in range(1, 33)]
+    # the last one at t = 994 s, 3,136 done: 3.2/s since the first batch, 40 left take 12 s
     assert lines[-2][1] == (
-        "embed 3176 items (e5): 3,104/3,176 (98%), 16 min 24 s elapsed, about 23 s left"
+        "embed 3176 items (e5): 3,136/3,176 (99%), 16 min 34 s elapsed, about 12 s left"
     )
     assert lines[-1] == (1004.0, "embed 3176 items (e5): done, 3,168 in 16 min 44 s")
+
+
+class SlowStartGenerator:
+    """A local model as :meth:`ragmeter.generation.LocalGenerator.generate` runs one: the model
+    loads once (90 s) before the first answer, then each answer takes 9 s, on the fake clock."""
+
+    def __init__(self, clock: Clock, load: float = 90.0, each: float = 9.0) -> None:
+        self.clock, self.load, self.each = clock, load, each
+
+    def generate(self, requests: list[str], progress: object) -> list[str]:
+        assert callable(progress)
+        self.clock.now += self.load
+        out = []
+        for i, req in enumerate(requests, 1):
+            self.clock.now += self.each
+            out.append(req.upper())
+            progress(i, len(requests))
+        return out
+
+
+def test_a_model_load_is_not_counted_as_the_first_answer() -> None:
+    """Issue 27, item 4: 90 answers at 9 s after a 90 s load take 15 min; counting the load as
+    the first answer's time promised 90 x 99 s = about 2.5 h."""
+    sink, clock, lines = _sink()
+    requests = [f"q{i}" for i in range(90)]
+    with sink.step("generate baseline (90 answers)", len(requests)) as advance:
+        done = [0]
+
+        def report(n: int, total: int) -> None:  # as the experiment runner reports
+            advance(n - done[0])
+            done[0] = n
+
+        SlowStartGenerator(clock).generate(requests, report)
+    assert lines[0][1] == (  # the first answer, after the load: no rate to speak of yet
+        "generate baseline (90 answers): 1/90 (1%), 1 min 39 s elapsed, no estimate yet "
+        "(start-up is not counted)"
+    )
+    first = lines[1][1]
+    assert "2.5 h" not in first and " h" not in first
+    assert first == (
+        "generate baseline (90 answers): about 13 min left, 88 of 90 items to go on 2 cores "
+        "(from 1 item at 9.0 s each; the 1 min 39 s to the first item, start-up such as a model "
+        "load or an index build, excluded)"
+    )
+    # every later line's estimate is the honest one: items left x 9 s
+    for _, text in lines[2:-1]:
+        done_n = int(text.split(": ")[1].split("/")[0])
+        left_s = (90 - done_n) * 9.0
+        assert text.endswith(f"about {_about(left_s)} left")
+    assert lines[-1][1] == "generate baseline (90 answers): done, 90 in 15 min 0 s"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    load=st.floats(min_value=0.0, max_value=3600.0),
+    each=st.floats(min_value=0.5, max_value=60.0),
+    n=st.integers(min_value=3, max_value=200),
+)
+def test_start_up_never_inflates_the_estimate(load: float, each: float, n: int) -> None:
+    """Whatever the load and the answer time, the first estimate is the time the answers
+    still to go take (within rounding of the words), never the load spread over every item."""
+    sink, clock, lines = _sink()
+    with sink.step("generate v", n) as advance:
+        done = [0]
+
+        def report(k: int, total: int) -> None:
+            advance(k - done[0])
+            done[0] = k
+
+        SlowStartGenerator(clock, load, each).generate([f"q{i}" for i in range(n)], report)
+    estimates = [s for _, s in lines if " items to go " in s]
+    assert len(estimates) <= 1
+    for text in estimates:
+        to_go = int(text.split("left, ")[1].split(" of ")[0].replace(",", ""))
+        assert text.startswith(f"generate v: about {_about(to_go * each)} left")
 
 
 def test_a_cached_head_and_empty_reports_do_not_fool_the_estimate() -> None:
@@ -56,19 +135,23 @@ def test_a_cached_head_and_empty_reports_do_not_fool_the_estimate() -> None:
         advance(0)  # nothing yet
         advance(200)  # 200 from the cache, at once: no rate to speak of
         clock.now = 10.0
-        advance(100)  # 300 in 10 s: 1,000 take about 33 s, under a minute: no estimate
+        advance(100)  # 100 in 10 s after it: 700 left take 70 s, 80 s in all
         clock.now = 20.0
         advance(100)
-    assert lines == []
+    assert lines == [
+        (10.0, "embed 1000 items (m): about 70 s left, 700 of 1,000 items to go on 2 cores "
+               "(from 100 items at 10.00/s; the 0 s to the first item, start-up such as a model "
+               "load or an index build, excluded)"),
+        (20.0, "embed 1000 items (m): done, 400 in 20 s"),
+    ]  # fmt: skip
     sink, clock, lines = _sink()
     with sink.step("embed 1000 items (m)", 1000) as advance:
         advance(200)
-        clock.now = 40.0
-        advance(10)  # 210 in 40 s: 1,000 take about 3 min
-    assert lines[0] == (
-        40.0,
-        "embed 1000 items (m): about 3 min for 1,000 items on 2 cores (5.25/s over the first 210)",
-    )
+        clock.now = 5.0
+        advance(200)  # 200 in 5 s after the cached head: 600 left take 15 s: no estimate
+        clock.now = 10.0
+        advance(200)
+    assert lines == []
 
 
 def test_quick_steps_print_nothing() -> None:

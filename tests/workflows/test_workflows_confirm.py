@@ -26,7 +26,12 @@ from ragmeter.workflows.confirm import (
 
 def test_the_fare_rules_survivor_on_the_heldout_split(fare_rules_result: Any) -> None:
     c = confirm_in_result(fare_rules_result, "hybrid")
-    assert (c.metric, c.split, c.golden_version) == ("AllR@4", "heldout", "g-4d325c76fa8b")
+    # the experiment's headline (AllR at the 1,200-token budget: at k = 4 the same numbers)
+    assert (c.metric, c.split, c.golden_version) == (
+        "AllR@budget=1200",
+        "heldout",
+        "g-4d325c76fa8b",
+    )
     r = c.result
     assert (r.n, r.fixed, r.broken) == (23, 4, 0)
     assert r.ci == pytest.approx((1 / 23, 8 / 23))
@@ -36,7 +41,7 @@ def test_the_fare_rules_survivor_on_the_heldout_split(fare_rules_result: Any) ->
     base = fare_rules_result.baseline.evaluation
     cand = fare_rules_result.variant("hybrid").evaluation
     with pytest.warns(RagmeterWarning, match="slices under 10 questions"):
-        row = compare(base, cand, "AllR@4").splits["heldout"].stats
+        row = compare(base, cand, "AllR@budget=1200").splits["heldout"].stats
     assert (row.n, row.fixed, row.broken, row.ci, row.sign_test_p) == (
         r.n,
         r.fixed,
@@ -86,7 +91,7 @@ def test_the_ledger_counts_confirmations_per_version_and_variant(
 
 def test_the_baseline_and_unknown_names_are_refused(fare_rules_result: Any) -> None:
     exp = fare_rules_result.experiment
-    with pytest.raises(UsageError, match=r"'baseline' is the baseline of .*experiment\.toml:17"):
+    with pytest.raises(UsageError, match=r"'baseline' is the baseline of .*experiment\.toml:20"):
         find_variant(exp, "baseline")
     with pytest.raises(UsageError, match="has no variant 'nope'"):
         confirm_in_result(fare_rules_result, "nope")

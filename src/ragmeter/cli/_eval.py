@@ -147,8 +147,8 @@ def table(evals: list[Evaluation], title: str | None = None) -> Table:
     names = [str(m) for m in evals[0].metrics]
     t = Table(title=None if title is None else lit(title, TITLE))
     t.add_column("run")
-    for n in names:
-        t.add_column(lit(n), justify="right")
+    for m in evals[0].metrics:
+        t.add_column(lit(m.label), justify="right")  # nDCG@10 (linear): the gain said
     t.add_column("queries", justify="right")
     for e in evals:
         t.add_row(lit(e.run), *(_cell(e.aggregate[n]) for n in names), str(e.n_queries))
@@ -164,8 +164,8 @@ def per_query_table(e: Evaluation) -> Table:
     names = [str(m) for m in e.metrics]
     t = Table(title=lit(f"per query: {e.run}", TITLE))
     t.add_column("query")
-    for n in names:
-        t.add_column(lit(n), justify="right")
+    for m in e.metrics:
+        t.add_column(lit(m.label), justify="right")
     for q, row in e.per_query.items():
         t.add_row(lit(q), *(f"{row[n]:.4f}" for n in names))
     return t

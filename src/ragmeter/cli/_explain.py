@@ -74,10 +74,12 @@ def rank_curve_cmd(
         for r in curve.rows:
             w.writerow([r.rank, *(f"{v:.6f}" for v in r.values), f"{r.discount:.6f}"])
         return
+    from ..metrics import metric_label
+
     t = Table(title=f"Slide the passage down the list: metrics at k = {curve.k}")
     t.add_column("rank", justify="right")
     for m in curve.metrics:
-        t.add_column(m, justify="right")
+        t.add_column(metric_label(m), justify="right")  # nDCG@5 (linear): the gain said
     t.add_column("1/log2(rank+1)", justify="right")
     for r in curve.rows:
         style = "dim" if r.rank > curve.k else None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
+from .._interval import interval_text
 from ._common import (
     Format,
     columns_table,
@@ -116,7 +117,7 @@ def print_plan(plan: SizePlan, notes: dict[int, str]) -> None:
     if obs is not None:
         lo, hi = obs["ci"]
         console.print(
-            f"This comparison: {obs['n']} questions, interval [{lo:+.3f}, {hi:+.3f}] "
+            f"This comparison: {obs['n']} questions, interval {interval_text(lo, hi)} "
             f"({_hw(obs['half_width'])}); predicted at {obs['n']}: "
             f"{_hw(obs['predicted_half_width'])}."
         )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from .._interval import interval_text
 from .._literal import CAPTION, TITLE, lit
 from .._pvalue import p_is
 from ._common import columns_table
@@ -30,10 +31,14 @@ def print_report(
     per_answer: bool = False,
     limit: int | None = None,
     more: str = "--all",
+    details: bool = True,
+    details_option: str = "--details",
 ) -> None:
     """The summary table, the by-slice table and one table per kind of failure found.
     ``limit`` shows the first faithful-but-wrong answers only, and says how many more there
-    are and the option (``more``) that lists them all."""
+    are and the option (``more``) that lists them all. ``details=False`` (the demo) leaves the
+    failure tables out and says in one line how many rows they hold and the option
+    (``details_option``) that prints them."""
     s = report.summary()
     # lit: ids, answers, quotes, variant and slice names print as written (never markup/emoji)
     t = Table(
@@ -109,6 +114,11 @@ def print_report(
             st.add_row(lit(name), str(row["n"]), _pct(row["correct_rate"]), _pct(row["ok_rate"]))
         console.print(st)
 
+    if not details:
+        hidden = _detail_counts(report)
+        if hidden:
+            console.print(lit(f"answer-check detail: {hidden} (listed with {details_option})"))
+        return
     quotes = [
         (c.id, q.quote, ", ".join(q.checked) or q.reason, ", ".join(q.found_elsewhere) or "nowhere")
         for c in report.checks
@@ -164,6 +174,27 @@ def print_report(
         for c in report.checks:
             pt.add_row(lit(c.id), str(c.correct), str(c.supported), lit(c.reason))
         console.print(pt)
+
+
+def _detail_counts(report: AnswerReport) -> str:
+    """What the failure tables would list, counted: "1 quote and 12 values not found in the
+    cited passage, 9 faithful but wrong"; "" when they would list nothing."""
+    quotes = sum(len(c.faithfulness.failed_quotes) for c in report.checks)
+    values = sum(len(c.faithfulness.failed_values) for c in report.checks)
+    outside = sum(1 for c in report.checks if c.cites_outside_context)
+    parts = []
+    if quotes or values:
+        said = [
+            f"{n} {word}{'' if n == 1 else 's'}"
+            for n, word in ((quotes, "quote"), (values, "value"))
+            if n
+        ]
+        parts.append(f"{' and '.join(said)} not found in the cited passage")
+    if outside:
+        parts.append(f"{outside} citing outside the prompt context")
+    if report.faithful_but_wrong:
+        parts.append(f"{len(report.faithful_but_wrong)} faithful but wrong")
+    return ", ".join(parts)
 
 
 def _print_failures(
@@ -226,7 +257,7 @@ def print_answer_comparison(
     )
     console.print(
         f"  fixed {c.fixed}, broken {c.broken}, net {c.fixed - c.broken:+d}; "
-        f"{int(c.confidence * 100)}% paired bootstrap interval [{lo:+.3f}, {hi:+.3f}]; "
+        f"{int(c.confidence * 100)}% paired bootstrap interval {interval_text(lo, hi)}; "
         f"sign test p {p_is(c.sign_test_p)}"
     )
     console.print(lit(f"  verdict: {c.verdict}"))

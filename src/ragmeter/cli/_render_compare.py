@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from .._interval import interval_text
 from .._pvalue import format_p, p_is
 from ._common import TITLE, console, err_console, line, lit
 
@@ -23,9 +24,11 @@ def comparison_table(c: Comparison, width: int | None = None) -> Table:
     out (the difference carries them) and the labels and intervals wrap."""
     from rich import box
 
+    from ..metrics import metric_label
+
     narrow = width is not None and width < 112
     t = Table(
-        title=lit(f"{c.candidate} vs {c.baseline} on {c.label}", TITLE),
+        title=lit(f"{c.candidate} vs {c.baseline} on {metric_label(c.label)}", TITLE),
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
@@ -190,7 +193,7 @@ def print_ppi(p: PPIInterval) -> None:
     for col in ("n", "diff", f"{p.confidence:.0%} interval", "width"):
         t.add_column(col, justify="right", no_wrap=True)
     for name, e in p.rows:
-        t.add_row(name, str(e.n), f"{e.estimate:+.3f}", f"[{e.lo:+.3f}, {e.hi:+.3f}]",
+        t.add_row(name, str(e.n), f"{e.estimate:+.3f}", interval_text(e.lo, e.hi),
                   f"{e.width:.3f}")  # fmt: skip
     t.caption = f"{p.ppi.method}; judge only and human only: {p.judge.method}"
     console.print(t)
@@ -219,10 +222,14 @@ def say_warnings(c: Comparison) -> None:
 
 
 def print_sweep(s: Sweep) -> None:
+    from ..metrics import metric_label
+
     what = "k" if s.kind == "k" else "budget"
     t = Table(
         title=lit(
-            f"{s.label} by {what}" + (f" ({s.n_queries} queries)" if s.n_queries else ""), TITLE
+            f"{metric_label(s.label)} by {what}"
+            + (f" ({s.n_queries} queries)" if s.n_queries else ""),
+            TITLE,
         )
     )
     t.add_column(what, justify="right")

@@ -13,12 +13,35 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
+from .._interval import interval_text
 from .._literal import CAPTION, TITLE, lit
 from .._pvalue import format_p
 from ._render_usage import judge_usage_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..experiments import ExperimentResult
+
+
+def _questions_fact(result: ExperimentResult) -> tuple[str, str]:
+    """How many questions the metrics are over, and, where the golden set holds more (its
+    unanswerable questions have no evidence to retrieve), a line that says why: ("80
+    answerable questions of 90", "the 10 unanswerable ...")."""
+    n = result.baseline.evaluation.n_queries
+    golden = result.golden
+    total = len(list(golden)) if golden is not None else n
+    if total <= n:
+        return f"{n} questions", ""
+    unanswerable = sum(1 for q in golden if getattr(q, "answerable", True) is False)
+    if unanswerable == total - n:
+        return (
+            f"{n} answerable questions of {total}",
+            f"the {unanswerable} unanswerable questions have no evidence to retrieve: the "
+            "retrieval metrics leave them out; answer checks count them",
+        )
+    return (
+        f"{n} questions of {total}",
+        f"the other {total - n} have no labelled evidence: the retrieval metrics leave them out",
+    )
 
 
 def render_experiment(result: ExperimentResult) -> list[Any]:
@@ -30,6 +53,7 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
         headroom_header,
         table_rows,
     )
+    from ..metrics import metric_label
 
     # exact values: the tables format each number once (rounding twice turns 0.66253 into
     # 0.6625 and then into "0.662")
@@ -37,16 +61,14 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     exp = result.experiment
     budgets = {v.settings.budget for v in result.variants}
     head = headroom_header(result)
-    facts = [
-        f"golden set {result.golden_version}",
-        f"{result.baseline.evaluation.n_queries} questions",
-    ]
+    questions, why = _questions_fact(result)
+    facts = [f"golden set {result.golden_version}", questions]
     if exp.level == "document":
         facts.append("document level: each document at its best chunk's rank")
     if len(budgets) == 1 and None not in budgets:
         facts.append(f"budget {next(iter(budgets))} tokens")
     # lit: experiment, variant and chunker names (tokens:100:0, [x]) print as written
-    setup = _titled(f"{exp.name}\n({', '.join(facts)})")
+    setup = _titled(f"{exp.name}\n({', '.join(facts)})" + (f"\n{why}" if why else ""))
     setup_keys = ["variant", "chunking", "pipeline", "changes", "k", "ctx_tokens"]
     if len(budgets) > 1:
         setup_keys.insert(5, "budget")
@@ -95,7 +117,7 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
         t.add_column("variant", min_width=name_width)
         for key in keys:
             t.add_column(
-                lit(f"R@{exp.headroom_k} headroom" if key == head else key),
+                lit(f"R@{exp.headroom_k} headroom" if key == head else metric_label(key)),
                 justify="right",
                 style="dim" if key == head else None,
             )
@@ -107,8 +129,11 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
     if comp:
         shown = {r["metric"] for r in comp if r.get("metric")}
         one = next(iter(shown)) if len(shown) == 1 else None
+        if one is not None and not all(r.get("headline") for r in comp if r.get("metric")):
+            one = None  # a metric that is not the headline is labelled on its row
+        said = f"{metric_label(one)} (the headline) " if one else ""  # every row's metric
         t2 = _titled(
-            f"{one + ' ' if one else ''}against the baseline, question by "
+            f"{said}against the baseline, question by "
             "question (paired bootstrap 95% CI, wins/losses/ties, sign test)"
         )
         t2.add_column("variant", min_width=name_width)
@@ -117,14 +142,17 @@ def render_experiment(result: ExperimentResult) -> list[Any]:
         for col in ("delta", "95% CI", "W/L/T", "sign p"):
             t2.add_column(col, justify="right", no_wrap=col == "95% CI")
         for r in comp:
-            lead = [Text(r["variant"])] + ([] if one else [lit(r.get("metric") or "-")])
+            named = metric_label(r["metric"]) if r.get("metric") else "-"
+            if r.get("metric") and not r.get("headline"):
+                named += " (not the headline)"
+            lead = [Text(r["variant"])] + ([] if one else [lit(named)])
             if r.get("metric") is None:
                 t2.add_row(*lead, "-", lit(r["note"]), "", "")
                 continue
             t2.add_row(
                 *lead,
                 f"{r['delta']:+.3f}",
-                f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
+                interval_text(r["ci_low"], r["ci_high"]),
                 f"{r['wins']}/{r['losses']}/{r['ties']}",
                 format_p(r["sign_p"]),
             )
@@ -204,7 +232,7 @@ def render_answers(result: ExperimentResult) -> list[Any]:
                 lit(r["variant"]),
                 str(r["vs_baseline_n"]),
                 f"{r['delta_ok']:+.3f}",
-                f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
+                interval_text(r["ci_low"], r["ci_high"]),
                 f"{r['fixed']}/{r['broken']}",
                 format_p(r["sign_p"]),
             )
@@ -321,7 +349,7 @@ def _repeats_tables(done: list[Any], width: int) -> list[Any]:
             lit(v.name),
             rates,
             str(len(flaky)),
-            "-" if lo_hi is None else f"[{lo_hi[0]:+.3f}, {lo_hi[1]:+.3f}]",
+            "-" if lo_hi is None else interval_text(*lo_hi),
             "-" if noise is None else f"{len(noise.stable.fixed)}/{len(noise.stable.broken)}",
             "-" if noise is None else f"{len(noise.flaky_movers)}/{len(noise.movers)}",
         )

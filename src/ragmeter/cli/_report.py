@@ -42,8 +42,20 @@ def report_cmd(
 
     # before the store is read: never over the store itself, a folder, or a file without --force
     check_output(output, force=force, option="--output", db=db)
+    from ..retrieval import progress_for
+
     folder = lab_root(root)
     with store_errors(db):
         store = Store.open(db)
-        path = write_report(store, selectors, output, root=folder)
+        # once the store opens (a bad URL stays one error line), before the seconds of reading
+        # ranked lists and resampling: what is being built
+        err_console.print(
+            lit(
+                f"building the report of {' '.join(selectors)}: each run's ranked lists, the "
+                "comparisons against the first, sweeps and diagnosis"
+            )
+        )
+        path = write_report(
+            store, selectors, output, root=folder, progress=progress_for(err_console)
+        )
     err_console.print(lit(f"report written to {path} (open it in a browser; no network needed)"))

@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .._errors import UsageError
+from .._interval import interval_text
 from .._numbers import rate, whole
 from ..answers.report import AnswerReport
 from ..metrics import Metric, parse
@@ -357,16 +358,20 @@ def diagnose(
             )
         else:
             link = "retrieval (ranking)"
+            ranking, unranked = _ranking(prompt_m, measured)
             exp = NextExperiment(
                 "ranking",
                 f"add a reranker over {_pool(big_m)}, everything else unchanged",
-                f"{_ndcg_at(prompt_m)} and {k_metric}",
+                _join(ranking, k_metric),
                 f"{k_metric} paired per question on {on}, same context budget",
                 _refute(k_metric),
-                None
-                if s1.status == "pass"
-                else f"recall at a large k was not measured; if {big_metric} is also low, the "
-                "candidate fix (hybrid search, chunk boundaries) comes first",
+                _join_notes(
+                    None
+                    if s1.status == "pass"
+                    else f"recall at a large k was not measured; if {big_metric} is also low, "
+                    "the candidate fix (hybrid search, chunk boundaries) comes first",
+                    unranked,
+                ),
                 alternative="fuse lexical and dense candidates (hybrid search), as its own run "
                 "with the same metric, comparison and rule",
             )
@@ -485,7 +490,7 @@ def _ceiling_text(c: CausalTable) -> str:
     lo, hi = d["interval"]
     return (
         f"oracle ceiling {d['mean']:+.3f} {_CORRECT} ({d['confidence']:.0%} interval "
-        f"[{lo:+.3f}, {hi:+.3f}], {d['fixed']} fixed, {d['broken']} broken, n={d['n']})"
+        f"{interval_text(lo, hi)}, {d['fixed']} fixed, {d['broken']} broken, n={d['n']})"
     )
 
 
@@ -551,13 +556,41 @@ def _has(m: Metric | str | None, measured: Sequence[Metric]) -> str | None:
     except UsageError:
         return None
     for x in measured:
-        if x == want or (str(x) == x.name and x.name == want.name):
+        # a bare metric stands for its own options only: "nDCG" is not nDCG(gain=exp)@4
+        if x == want or (x.k is None and x.budget is None and x.stem == want.stem):
             return str(want)
     return None
 
 
 def _join(*names: str | None) -> str:
     return " and ".join(n for n in names if n)
+
+
+def _join_notes(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
+def _ranking(prompt: Metric | None, measured: Sequence[Metric]) -> tuple[str | None, str | None]:
+    """(the ranking metric the experiment measured at the prompt's rank cutoff, with the gain
+    it measured, e.g. ``nDCG@4``; else None and a note saying how to add it). nDCG has no token
+    budget form: at a budget it is read only where the experiment fixed a rank cutoff."""
+    k = prompt.k if prompt is not None else None
+    for x in measured:
+        bare = x.k is None and x.budget is None
+        if k is not None and x.name == _RANKING and (x.k == k or bare):
+            return str(x.at(k)), None
+    if prompt is not None and prompt.budget is not None:
+        return None, (
+            f"{_RANKING} (the ranking inside the prompt) has a rank cutoff, not a token budget: "
+            f'to watch it, add "{_RANKING}@K" (K: the passages the budget admits) to the '
+            "experiment file's metrics = [...] line"
+        )
+    want = f"{_RANKING}@{k if k is not None else 'k'}"
+    return None, (
+        f"{want} (linear), the ranking inside the prompt, is not among the metrics this "
+        f'diagnosis reads: to watch it, add "{_RANKING}" to the experiment file\'s metrics = '
+        "[...] line"
+    )
 
 
 def _proven_experiment(
@@ -593,18 +626,16 @@ def _proven_experiment(
             else "recall at a large k was not measured; if the evidence is not in the candidate "
             "pool either, the candidate fix (hybrid search, chunk boundaries) comes first"
         )
+        ranking, unranked = _ranking(prompt_m, measured)
         return "retrieval (ranking)", NextExperiment(
             "ranking",
             f"add a reranker over {_pool(big_m)}, everything else unchanged",
-            _join(_has(_ndcg_at(prompt_m), measured), k_m, _CORRECT),
+            _join(ranking, k_m, _CORRECT),
             f"{primary} paired per question on {on}, same context budget",
             _refute(primary),
-            "; ".join(
-                x
-                for x in (unmeasured, ceiling and f"{ceiling}: the most a better ranking can buy")
-                if x
-            )
-            or None,
+            _join_notes(
+                unmeasured, ceiling and f"{ceiling}: the most a better ranking can buy", unranked
+            ),
             alternative="fuse lexical and dense candidates (hybrid search), as its own run "
             "with the same metric, comparison and rule",
         )
@@ -687,8 +718,9 @@ def _citations_step(
 
 #: the large k recall is read at when the diagnosis is given none
 _HEADROOM_K = 50
-#: the ranking metric the reranker experiment reports at the prompt's cutoff
-_RANKING = Metric("nDCG", gain="exp")
+#: the ranking metric the reranker experiment reports at the prompt's cutoff, at the gain the
+#: experiment measured it with
+_RANKING = "nDCG"
 
 
 def _pool(headroom: Metric) -> str:
@@ -696,13 +728,6 @@ def _pool(headroom: Metric) -> str:
     if headroom.budget is not None:
         return f"the candidates within a {headroom.budget}-token budget"
     return f"the top {headroom.k if headroom.k is not None else _HEADROOM_K} candidates"
-
-
-def _ndcg_at(prompt: Metric | None) -> str:
-    """nDCG(gain=exp) at the prompt metric's cutoff ("@k" until that cutoff is known)."""
-    if prompt is None or (prompt.k is None and prompt.budget is None):
-        return f"{_RANKING}@k"
-    return str(_RANKING.at(prompt.k, budget=prompt.budget))
 
 
 def _refute(metric: str) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import UsageError
+from .._interval import interval_text
 from ..metrics import Metric, parse
 from ..paired import PairedStats, compare
 
@@ -69,7 +70,7 @@ class RuleCheck:
     @property
     def interval(self) -> str:
         lo, hi = self.stats.ci
-        return f"[{lo:+.3f}, {hi:+.3f}]"
+        return interval_text(lo, hi)
 
     def counts(self) -> str:
         s = self.stats

@@ -9,7 +9,9 @@ from ._config import (
     Settings,
     Variant,
     effective_changes,
+    headline_of,
     load_experiment,
+    prompt_metrics,
     settings_config,
 )
 from ._config import _build as build_experiment
@@ -53,9 +55,11 @@ __all__ = [
     "config_record_of",
     "effective_changes",
     "first_with_space",
+    "headline_of",
     "headroom_header",
     "load_experiment",
     "load_user_code",
+    "prompt_metrics",
     "provenance",
     "ranked_table",
     "read_repeat_verdicts",

@@ -10,6 +10,7 @@
     budget = 1200                    # ... and/or its context budget in tokens
     headroom_k = 50                  # recall at a large k: reranking headroom, not quality
     metrics = ["R", "Hit", "RR", "nDCG"]
+    headline = "R@budget=1200"       # the one metric comparisons are read on (headline_of)
     cover = 0.5                      # share of a span a chunk must hold to count as finding it
     # optional: cache = ".ragmeter-cache", run_format = "trec" | "parquet", tokenizer = "..."
 
@@ -235,6 +236,9 @@ class Experiment:
     judge: JudgeSettings | None = None
     #: answers per question (the top-level [generator]'s ``repeat``; 1: answered once)
     repeat: int = 1
+    #: the one metric comparisons are read on (``headline = ...``, else :func:`headline_of`'s
+    #: default), at the baseline's prompt k or budget; None only for an Experiment built by hand
+    headline: Metric | None = None
 
     @property
     def repeats(self) -> int:
@@ -250,19 +254,80 @@ class Experiment:
 
     def prompt_metrics(self, settings: Settings) -> tuple[Metric, ...]:
         """The metrics at this variant's prompt k and/or budget (explicit cutoffs kept)."""
-        out: list[Metric] = []
-        for m in self.metrics:
-            if m.k is not None or m.budget is not None:
-                out.append(m)
-                continue
-            if settings.k is not None:
-                out.append(m.at(settings.k))
-            if settings.budget is not None and "span" in m.info.levels and self.level != "document":
-                out.append(m.at(budget=settings.budget))
-        return tuple(dict.fromkeys(out))
+        return prompt_metrics(self.metrics, settings, self.level)
+
+    @property
+    def headline_metric(self) -> Metric | None:
+        """The headline: the declared or default one (:func:`headline_of`); None only for an
+        Experiment built by hand whose baseline computes no metric at its cutoffs."""
+        if self.headline is not None:
+            return self.headline
+        found = headline_of(None, self.metrics, self.baseline.settings, self.level)
+        return found if isinstance(found, Metric) else None
+
+    def is_headline(self, metric: Metric | str | None) -> bool:
+        """True when ``metric`` is this experiment's headline."""
+        head = self.headline_metric
+        return metric is not None and head is not None and parse(metric) == head
 
     def headroom_metric(self) -> Metric:
         return Metric("R", self.headroom_k)
+
+
+def prompt_metrics(
+    metrics: tuple[Metric, ...], settings: Settings, level: str
+) -> tuple[Metric, ...]:
+    """``metrics`` at the prompt k and/or budget of ``settings`` (explicit cutoffs kept)."""
+    out: list[Metric] = []
+    for m in metrics:
+        if m.k is not None or m.budget is not None:
+            out.append(m)
+            continue
+        if settings.k is not None:
+            out.append(m.at(settings.k))
+        if settings.budget is not None and "span" in m.info.levels and level != "document":
+            out.append(m.at(budget=settings.budget))
+    return tuple(dict.fromkeys(out))
+
+
+def headline_of(
+    declared: Metric | None, metrics: tuple[Metric, ...], baseline: Settings, level: str
+) -> Metric | str:
+    """The experiment's headline metric, or why ``declared`` cannot be it (a message).
+
+    ``declared`` with a cutoff (``AllR@budget=1200``) must be one of the baseline's prompt
+    metrics; without one (``AllR``) it must be one of ``metrics`` and is read at the baseline's
+    token budget when the metric is scored there, else at its prompt k: the budget is the
+    cutoff variants of different chunk sizes share (100-token chunks at k = 12 against
+    300-token ones at k = 4), so a budget headline compares every variant. Undeclared: AllR
+    (every labelled span of the question reached the prompt: the answer's evidence is all there)
+    when the experiment computes it on span labels, else its first metric, at that cutoff."""
+    computed = prompt_metrics(metrics, baseline, level)
+    choices = ", ".join(str(m) for m in computed) or "(none: set k or budget)"
+    if declared is None:
+        bare = [m for m in metrics if m.k is None and m.budget is None]
+        allr = [m for m in bare if m.name == "AllR"]
+        if allr and level != "document":
+            declared = allr[0]
+        elif bare:
+            declared = bare[0]
+        elif computed:
+            return computed[0]
+        else:
+            return f"the experiment computes no metric at the baseline's cutoffs: {choices}"
+    if declared.k is not None or declared.budget is not None:
+        if declared in computed:
+            return declared
+    elif declared in metrics:
+        at = [declared.at(budget=baseline.budget)] if baseline.budget is not None else []
+        at += [declared.at(baseline.k)] if baseline.k is not None else []
+        for m in at:
+            if m in computed:
+                return m
+    return (
+        f"the headline must be a metric the experiment computes at the baseline's prompt k or "
+        f"budget; {declared} is not one of them. Choose one of: {choices}"
+    )
 
 
 def chunk_size(chunker: str | None) -> int | None:
@@ -432,6 +497,9 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
             "both the same number (each answer judged once per repeat), or set one of them",
             "judge.repeat",
         )
+    headline = headline_of(f.headline, metrics, baseline_settings, level)
+    if isinstance(headline, str):
+        ck.add(headline, "headline")
     for where, s in checked:
         if s.depth < f.headroom_k:
             ck.add(
@@ -483,6 +551,7 @@ def _build(path: Path, text: str, data: dict[str, Any], allow_outside: bool) -> 
         beir_split=source.beir_split,
         judge=judge,
         repeat=repeat,
+        headline=headline if isinstance(headline, Metric) else None,
     )
 
 

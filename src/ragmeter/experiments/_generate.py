@@ -327,6 +327,7 @@ class Answering:
             no_oracle_passage=self.no_oracle_passage(spec.source),
             judge_metrics=self.judge_metrics(),
             repeats=repeats,
+            messages={q.question_id: q.messages for q in requests},
         )
         if folder is not None:
             from ._outputs import write_json

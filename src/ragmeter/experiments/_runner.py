@@ -792,6 +792,8 @@ def config_record_of(exp: Experiment, r: VariantResult) -> dict[str, Any]:
             "cover": exp.cover,
             "metrics": [str(m) for m in exp.prompt_metrics(r.settings)],
             "headroom": str(exp.headroom_metric()),
+            # the one metric the experiment's comparisons are read on (the lab and report too)
+            "headline": None if exp.headline_metric is None else str(exp.headline_metric),
         },
         "metrics": r.to_dict()["metrics"],
         "context_tokens": r.context_tokens,

@@ -43,6 +43,15 @@ def _metric(value: Any) -> Metric:
         raise rule(f"metric {value!r}: {exc}") from None
 
 
+def _headline_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise rule(
+            "'headline' must be one metric name, e.g. \"AllR\" (at the prompt's budget, else "
+            'its k) or "AllR@budget=1200"'
+        )
+    return value
+
+
 def _metric_list(value: Any) -> Any:
     value = [value] if isinstance(value, str) else value
     if not isinstance(value, list) or not value:
@@ -251,6 +260,10 @@ class ExperimentFile(_Table):
         Annotated[list[Annotated[Metric, PlainValidator(_metric)]], BeforeValidator(_metric_list)]
         | None
     ) = None
+    #: the one metric every comparison of this experiment is read on (see ``_config``)
+    headline: Annotated[Metric, PlainValidator(_metric), BeforeValidator(_headline_text)] | None = (
+        None
+    )
     k: Positive | None = None
     budget: Positive | None = None
     headroom_k: Positive = 50

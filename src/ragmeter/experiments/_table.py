@@ -99,8 +99,17 @@ def table_rows(result: ExperimentResult, *, digits: int | None = 4) -> list[dict
 
 
 def primary_metric(result: ExperimentResult, v: VariantResult) -> Metric | None:
-    """The metric a variant is compared on (:func:`shared_metric` of the experiment's metrics
-    with the baseline's and the variant's cutoffs)."""
+    """The metric a variant is compared on: the experiment's headline when the baseline and
+    the variant both computed it, else :func:`shared_metric` of the experiment's metrics with
+    the baseline's and the variant's cutoffs (a metric that is not the headline)."""
+    exp = result.experiment
+    head = exp.headline_metric
+    if (
+        head is not None
+        and head in exp.prompt_metrics(result.baseline.settings)
+        and head in exp.prompt_metrics(v.settings)
+    ):
+        return head
     return shared_metric(
         result.experiment.metrics,
         result.baseline.settings,
@@ -143,7 +152,7 @@ def shared_metric(
 
 
 def comparison_rows(
-    result: ExperimentResult, *, n_resamples: int = 2000, seed: int = 0, digits: int | None = 4
+    result: ExperimentResult, *, n_resamples: int = 5000, seed: int = 0, digits: int | None = 4
 ) -> list[dict[str, Any]]:
     """Paired comparison of each variant against the baseline on its primary metric (a variant
     that changes only the context source retrieves as the baseline: it has no row)."""
@@ -175,10 +184,12 @@ def comparison_rows(
                 seed=seed,
                 names=(base.name, v.name),
             )
+        stats = c.overall
         rows.append(
             {
                 "variant": v.name,
                 "metric": str(m),
+                "headline": result.experiment.is_headline(m),
                 "baseline": _r(c.overall.baseline_mean, digits),
                 "variant_mean": _r(c.overall.candidate_mean, digits),
                 "delta": _r(c.mean_delta, digits),
@@ -187,6 +198,9 @@ def comparison_rows(
                 "wins": c.wins,
                 "losses": c.losses,
                 "ties": c.ties,
+                # questions that went from 0 to 1 and from 1 to 0 (None: not a 0/1 metric)
+                "fixed": stats.fixed,
+                "broken": stats.broken,
                 "sign_p": _r(c.sign_test_p, digits),
                 "n": c.n,
             }

@@ -67,6 +67,9 @@ class VariantAnswers:
     #: the verdicts of every repeat and what moves between them (an experiment's ``repeat``
     #: over 1); None when answered once, and then absent from :meth:`to_dict`
     repeats: Repeats | None = None
+    #: the chat messages each question's answer was asked with (the prompt as sent), by
+    #: question id (not serialised: the store keeps them with each answer)
+    messages: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict, repr=False)
 
     @property
     def source(self) -> str:

@@ -11,6 +11,7 @@ from .._extras import require
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
+    from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.responses import Response
 
     from ..store import Store
@@ -42,6 +43,7 @@ def create_app(
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from fastapi.staticfiles import StaticFiles
+    from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from ..store import Store
@@ -61,6 +63,8 @@ def create_app(
     # a query parameter of the wrong type (/slider?k=abc) is the lab's 400 page, not JSON
     # (starlette types every handler as taking Exception; this one gets only its own class)
     app.add_exception_handler(RequestValidationError, bad_parameters)  # type: ignore[arg-type]
+    # an unknown path is the lab's 404 page for a browser, JSON only when JSON is asked for
+    app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
     app.state.lab = LabState(
         store=store if store is not None else Store.open(store_url), contexts=contexts
     )
@@ -109,4 +113,33 @@ async def bad_parameters(request: Request, exc: RequestValidationError) -> Respo
     else:
         response = page(request, "bad_request.html", 400, title="Bad request", error=error)
     response.headers["X-Ragmeter-Message"] = "1"  # lab.js lets htmx swap a 4xx answer in
+    return response
+
+
+def wants_json(request: Request) -> bool:
+    """Whether the client asked for JSON (``Accept: application/json``) rather than a page."""
+    accept = request.headers.get("accept", "").lower()
+    return "application/json" in accept and "text/html" not in accept
+
+
+async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    """An HTTP error (an unknown path above all) as the lab's page, saying what was asked for
+    and where to go; JSON (FastAPI's ``{"detail": ...}``) only for ``Accept: application/json``."""
+    from starlette.responses import JSONResponse
+
+    from ._paths import shown
+    from ._render import page
+
+    headers = getattr(exc, "headers", None)
+    if wants_json(request):
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
+    if exc.status_code == 404:
+        title = "Not found"
+        error = f"the lab has no page at {shown(request.url.path)}"
+    else:
+        title = f"Error {exc.status_code}"
+        error = f"{request.method} {shown(request.url.path)}: {exc.detail}"
+    response = page(request, "not_found.html", exc.status_code, title=title, error=error)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
     return response

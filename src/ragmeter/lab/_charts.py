@@ -10,7 +10,9 @@ defined once below, so a new chart is one function here and one call in its view
 - :func:`bootstrap_histogram_spec`: the comparison's paired bootstrap distribution
   (``/compare`` and the report);
 - :func:`sweep_spec`: a metric at every cutoff for several runs, with the prompt's cutoff and
-  the crossovers (``/sweeps`` and the report).
+  the crossovers (``/sweeps`` and the report);
+- :func:`change_bars_spec`: each question's change against the baseline as sorted bars, fixed
+  and broken marked (``/lab``; a click on a bar shows its row).
 """
 
 from __future__ import annotations
@@ -233,3 +235,125 @@ def sweep_spec(
             }
         )
     return _chart(300, layers)
+
+
+# -- the trend -------------------------------------------------------------------------------
+def trend_spec(points: Sequence[Mapping[str, Any]], *, label: str) -> Spec:
+    """An experiment's finished runs over time (``points``: ``run``, ``variant``, ``role``
+    baseline or variant, ``golden``, ``at`` ISO time, ``value``): one point per run, coloured
+    by golden-set version, the baseline's runs as squares joined by a dashed line (the
+    reference each variant was compared with). ``label`` names the metric."""
+    tooltip = [
+        {"field": "run", "title": "run"},
+        {"field": "variant"},
+        {"field": "role"},
+        {"field": "golden", "title": "golden-set version"},
+        {"field": "at", "type": "temporal", "format": "%Y-%m-%d %H:%M", "title": "finished"},
+        {"field": "value", "format": ".3f", "title": label},
+    ]
+    x = {
+        "field": "at",
+        "type": "temporal",
+        "title": "finished (UTC)",
+        "axis": {"format": "%Y-%m-%d %H:%M", "tickCount": 4, "labelOverlap": True},
+        "scale": {"padding": 24},
+    }
+    y = _x("value", title=label, scale={"zero": False, "nice": True, "padding": 12})
+    return _chart(
+        220,
+        data={"values": [dict(p) for p in points]},
+        layers=[
+            {
+                "transform": [{"filter": {"field": "role", "equal": "baseline"}}],
+                "mark": {"type": "line", "strokeDash": [*DASH], "color": GREY},
+                "encoding": {"x": x, "y": y},
+            },
+            *(
+                {
+                    # the baseline's squares first, larger: a variant's circle drawn over one
+                    # at the same value and time stays visible
+                    "transform": [{"filter": {"field": "role", "equal": role}}],
+                    "mark": {"type": "point", "filled": True, "opacity": 0.9, "size": size},
+                    "encoding": {
+                        "x": x,
+                        "y": y,
+                        "color": {
+                            "field": "golden",
+                            "type": "nominal",
+                            "title": "golden-set version",
+                            "legend": {"orient": "top"},
+                        },
+                        "shape": {
+                            "field": "role",
+                            "type": "nominal",
+                            "title": None,
+                            "scale": {
+                                "domain": ["baseline", "variant"],
+                                "range": ["square", "circle"],
+                            },
+                            "legend": {"orient": "top"},
+                        },
+                        "tooltip": tooltip,
+                    },
+                }
+                for role, size in (("baseline", 200), ("variant", 60))
+            ),
+        ],
+    )
+
+
+# -- the lab's per-question change -----------------------------------------------------------
+#: a question's movement against the baseline, and its bar's colour (darkest: fixed, broken)
+MOVES = {
+    "fixed": "#116329",
+    "gained": "#4ac26b",
+    "lost": "#ff8182",
+    "broken": "#a40e26",
+}
+
+
+def change_bars_spec(points: Sequence[Mapping[str, Any]], *, label: str, unchanged: int) -> Spec:
+    """One bar per question that moved (``points``: ``qid``, ``question``, ``base``, ``value``,
+    ``delta``, ``move`` (a key of :data:`MOVES`), ``url``), in the order given (largest gain
+    first), zero as a rule; ``label`` names the metric. The bars carry their question's id for
+    ``lab.js``, which shows the question's row when one is clicked."""
+    n = len(points)
+    moves = [m for m in MOVES if any(p["move"] == m for p in points)]
+    return _chart(
+        220,
+        [
+            {
+                "mark": {"type": "bar", "cursor": "pointer"},
+                "encoding": {
+                    "x": {
+                        "field": "order",
+                        "type": "ordinal",
+                        "title": f"the {n} questions that moved, largest gain first "
+                        f"({unchanged} unchanged not drawn)",
+                        "axis": {"labels": False, "ticks": False},
+                    },
+                    "y": _x("delta", title=f"change in {label}", axis={"format": "+.2f"}),
+                    "color": {
+                        "field": "move",
+                        "type": "nominal",
+                        "scale": {"domain": moves, "range": [MOVES[m] for m in moves]},
+                        "legend": _legend_top(),
+                    },
+                    "tooltip": [
+                        {"field": "qid", "title": "question"},
+                        {"field": "question", "title": "asked"},
+                        _x("base", format=".3f", title="baseline"),
+                        _x("value", format=".3f", title="this run"),
+                        _x("delta", format="+.3f", title="change"),
+                        {"field": "move", "title": "moved"},
+                    ],
+                },
+            },
+            {
+                "data": {"values": [{"y": 0.0}]},
+                "mark": {"type": "rule", "color": INK},
+                "encoding": {"y": _x("y")},
+            },
+        ],
+        data={"values": [{"order": i, **p} for i, p in enumerate(points)]},
+    )

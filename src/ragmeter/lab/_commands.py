@@ -11,13 +11,19 @@ Rules:
 - ``--db`` names the lab's own store, so the line does not depend on the folder it is typed in;
   a URL holding a password is written as ``"$RAGMETER_DATABASE_URL"`` (a page never shows it).
 - Every path is shell-quoted.
+- In the report (a file meant to be shared, :func:`paths_relative_to`), no absolute local path:
+  a path inside the experiments folder is written relative to it (the lines run from there),
+  any other by its file name only; a SQLite store's file likewise.
 A value the store does not hold at all (a run recorded with no corpus or chunker) stays a
 capitalised placeholder (``CORPUS``), the one case a line cannot be run as printed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shlex
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,9 +32,51 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import RunRecord, Store
 
 
+#: the folder the report writes its paths relative to (None: the lab, which prints them whole)
+_RELATIVE_TO: ContextVar[Path | None] = ContextVar("ragmeter_report_folder", default=None)
+
+
+@contextlib.contextmanager
+def paths_relative_to(folder: str | Path) -> Iterator[None]:
+    """While the report is built: every path a line or a page names is written relative to
+    ``folder`` (the experiments folder), or by file name when outside it (see
+    :func:`shown_path`)."""
+    token = _RELATIVE_TO.set(Path(folder).resolve())
+    try:
+        yield
+    finally:
+        _RELATIVE_TO.reset(token)
+
+
+def shown_path(value: object) -> str:
+    """``value`` as a page shows it: unchanged in the lab; in the report an absolute path is
+    made relative to the experiments folder, or cut to its file name when outside it (a
+    relative path, or a word that is not a path, is unchanged)."""
+    text = str(value)
+    base = _RELATIVE_TO.get()
+    if base is None or (not text.startswith(("/", "\\")) and not Path(text).is_absolute()):
+        return text
+    path = Path(text)
+    for candidate in (path, path.resolve()):
+        with contextlib.suppress(ValueError):
+            return candidate.relative_to(base).as_posix() or "."
+    return path.name
+
+
+def shown_url(url: str) -> str:
+    """A store URL as a page shows it: a SQLite file's path as :func:`shown_path` writes it
+    (``sqlite:///lab.db``); any other URL unchanged."""
+    prefix = "sqlite:///"
+    if url.startswith(prefix) and _RELATIVE_TO.get() is not None:
+        file, _, query = url[len(prefix) :].partition("?")
+        if file and file != ":memory:":
+            return prefix + shown_path(file) + (f"?{query}" if query else "")
+    return url
+
+
 def quoted(value: object) -> str:
-    """One shell word."""
-    return shlex.quote(str(value))
+    """One shell word (a path as :func:`shown_path` writes it)."""
+    return shlex.quote(shown_path(value))
 
 
 def db_option(store: Store) -> str:
@@ -36,7 +84,7 @@ def db_option(store: Store) -> str:
     shown = store.display_url
     if shown != store.url:  # the URL carries a password: never printed
         return '--db "$RAGMETER_DATABASE_URL"'
-    return f"--db {quoted(store.url)}"
+    return f"--db {shlex.quote(shown_url(store.url))}"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import quote
 
 from .._errors import UsageError
+from .._interval import interval_text
 from .._pvalue import format_p
 from ._charts import Spec, bootstrap_histogram_spec
 from ._views import TemplateVariables
@@ -50,6 +51,12 @@ class PairChoice:
     no_shared_cutoff: bool = False
     shared: tuple[str, ...] = ()
     headroom: frozenset[str] = field(default_factory=frozenset)
+    #: the experiment's headline metric as the baseline run recorded it (None: not recorded)
+    headline: str | None = None
+
+    def is_headline(self, metric: str | None) -> bool:
+        """True when ``metric`` is the experiment's headline (a page labels any other)."""
+        return metric is not None and metric == self.headline
 
     @property
     def possible(self) -> list[PossibleComparison]:
@@ -168,13 +175,15 @@ def pair_choice(
 ) -> PairChoice:
     """The default metric for stored runs ``base`` and ``cand`` (evaluations ``a`` and ``b``).
 
-    Runs ``ragmeter run`` recorded follow its rule: the first span metric at the budget, else
-    the k, both share; none is "no shared k or budget with the baseline" (the comparison
-    table's words). Where run compares at the budget, the lab keeps its preference for AllR
-    there (:func:`compare_metric`). Runs without recorded cutoffs are compared on
+    The experiment's headline (``headline`` in its file, recorded with each run) when both
+    runs carry it: the metric ``ragmeter run``'s paired table, the demo and the report read.
+    Otherwise runs ``ragmeter run`` recorded follow its rule: the first span metric at the
+    budget, else the k, both share; none is "no shared k or budget with the baseline" (the
+    comparison table's words). Where run compares at the budget, the lab keeps its preference
+    for AllR there (:func:`compare_metric`). Runs without recorded cutoffs are compared on
     :func:`compare_metric`'s choice when both carry it."""
     from ..experiments import NO_SHARED_CUTOFF, shared_metric
-    from ._data_experiments import compare_metric
+    from ._data_experiments import compare_metric, declared_headline
 
     rb, rc = store.run(int(base)), store.run(int(cand))
     names_a = [str(m) for m in a.metrics]
@@ -182,8 +191,11 @@ def pair_choice(
     shared = tuple(n for n in names_a if n in names_b)
     resolved = [_resolved(r) for r in (rb, rc)]
     headroom = frozenset(x["headroom"] for x in resolved if isinstance(x.get("headroom"), str))
+    head = declared_headline(rb.config)
     choice = PairChoice(int(base), int(cand), rb.name, rc.name, None, shared=shared,
-                        headroom=headroom)  # fmt: skip
+                        headroom=headroom, headline=head)  # fmt: skip
+    if head is not None and head in shared:
+        return replace(choice, metric=head)
     preferred = compare_metric(dict.fromkeys(names_a)) if names_a else None
     cb, cc = _cutoffs(rb), _cutoffs(rc)
     if cb is not None and cc is not None:
@@ -412,7 +424,7 @@ class PPIRow:
     @classmethod
     def rows(cls, p: PPIInterval) -> list[PPIRow]:
         return [
-            cls(name, e.n, f"{e.estimate:+.3f}", f"[{e.lo:+.3f}, {e.hi:+.3f}]", f"{e.width:.3f}")
+            cls(name, e.n, f"{e.estimate:+.3f}", interval_text(e.lo, e.hi), f"{e.width:.3f}")
             for name, e in p.rows
         ]
 
@@ -464,6 +476,12 @@ class ComparisonView(TemplateVariables):
     #: ``ragmeter run``'s note, for runs that share no k or budget (set by
     #: :func:`live_comparison_context`)
     cutoff_note: str | None = None
+    #: "the experiment's headline", or "not the headline (...)" naming it (None: the runs
+    #: recorded no headline)
+    headline_note: str | None = None
+    #: the ``ragmeter compare`` line that prints the same numbers, runnable as printed (its
+    #: ``--db`` names the lab's store; set by :func:`live_comparison_context`)
+    command: str | None = None
     #: the difference weighted to traffic, when the stored comparison carries it
     traffic: TrafficView | None = None
     #: the prediction-powered interval and the judge-only and human-only ones, when the
@@ -601,7 +619,30 @@ def live_comparison_context(
     out = comparison_context(
         found.comparison, found.distribution, base_run=int(base), cand_run=int(cand)
     )
-    return replace(out, cutoff_note=choice.note if choice.no_shared_cutoff else None)
+    return replace(
+        out,
+        cutoff_note=choice.note if choice.no_shared_cutoff else None,
+        headline_note=headline_note(choice.headline, out.metric),
+        command=compare_command(store, int(base), int(cand), out.metric),
+    )
+
+
+def compare_command(store: Store, base: int, cand: int, metric: str) -> str:
+    """``ragmeter compare BASE CAND -m METRIC --no-ledger --db URL``: the page's numbers, and
+    like the page it counts nothing in the selection ledger."""
+    from ._commands import db_option, quoted
+
+    return f"ragmeter compare {base} {cand} -m {quoted(metric)} --no-ledger {db_option(store)}"
+
+
+def headline_note(headline: str | None, metric: str) -> str | None:
+    """How a page labels the metric a comparison is shown on against the experiment's
+    headline (None when no headline was recorded)."""
+    if headline is None:
+        return None
+    if metric == headline:
+        return "the experiment's headline metric"
+    return f"not the headline (the experiment's headline is {headline})"
 
 
 @dataclass(frozen=True)
@@ -623,6 +664,23 @@ class CompareForm:
     base: int | str | None = None
     cand: int | str | None = None
     metric: str = ""
+
+
+def default_pair(form: CompareForm) -> tuple[int, int] | None:
+    """The pair ``/compare`` opens on when none is named: the newest experiment's baseline run
+    against the newest other run of that experiment (without a baseline there, its two newest
+    runs); None with fewer than two finished runs. Never the same run twice."""
+    runs = form.runs  # newest first
+    if len(runs) < 2:
+        return None
+    mine = [r for r in runs if r.experiment == runs[0].experiment]
+    if len(mine) < 2:
+        mine = runs
+    base = next((r for r in mine if r.base), None)
+    if base is None:
+        return mine[1].id, mine[0].id
+    cand = next(r for r in mine if r.id != base.id)
+    return base.id, cand.id
 
 
 def choices(store: Store) -> CompareForm:

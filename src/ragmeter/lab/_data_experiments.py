@@ -11,6 +11,7 @@ from ._views import TemplateVariables
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import AnswerSetRow, ComparisonRow, JudgeValidationRow, RunRecord, Store
+    from ._data_trends import Trend
 
 #: headline metrics per run (those at the token budget first, as ``ragmeter runs list``)
 HEADLINE = 3
@@ -28,9 +29,22 @@ def when(value: Any) -> str:
     return "" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def compare_metric(metrics: Mapping[str, Any]) -> str | None:
-    """The metric a comparison against the baseline is made on by default: AllR at the budget
-    (the evidence reaches the prompt, at equal cost), else the first headline metric."""
+def declared_headline(config: Mapping[str, Any] | None) -> str | None:
+    """The experiment's headline metric as ``ragmeter run`` recorded it with the run
+    (``config["resolved"]["headline"]``: the file's ``headline``, else its default); None for a
+    run recorded before experiments had one, or not by ``ragmeter run``."""
+    from ..workflows.compare import recorded_headline
+
+    return recorded_headline(config)
+
+
+def compare_metric(metrics: Mapping[str, Any], declared: str | None = None) -> str | None:
+    """The metric a comparison against the baseline is made on by default: the experiment's
+    headline (``declared``, :func:`declared_headline`) when the run carries it; else AllR at
+    the budget (the evidence reaches the prompt, at equal cost), else the first headline
+    metric."""
+    if declared is not None and declared in metrics:
+        return declared
     for k in metrics:
         if k.startswith("AllR@budget="):
             return k
@@ -126,7 +140,7 @@ def run_row(
     r: RunRecord, baseline_of: Mapping[str, int], records: Mapping[int, RunRecord] | None = None
 ) -> RunRow:
     base = baseline_of.get(r.experiment)
-    metric = compare_metric(r.metrics)
+    metric = compare_metric(r.metrics, declared_headline(r.config))
     warning = None if base is None or records is None else context_warning(r, records.get(base))
     return RunRow(
         id=r.id,
@@ -180,6 +194,8 @@ class ExperimentsPage(TemplateVariables):
     comparisons: list[StoredComparisonLine]
     answer_sets: list[AnswerSetRow]
     judges: list[JudgeValidationRow]
+    #: each shown experiment's headline over time (:mod:`._data_trends`)
+    trends: dict[str, Trend] = field(default_factory=dict)
 
 
 def experiments_context(
@@ -191,6 +207,7 @@ def experiments_context(
 ) -> ExperimentsPage:
     """Everything the experiments page shows, built from the store alone."""
     from ._data_stored import answer_sets, judge_validations
+    from ._data_trends import trends
 
     everything = store.runs()
     shown = [
@@ -226,4 +243,5 @@ def experiments_context(
         comparisons=[StoredComparisonLine.of(c) for c in store.comparisons()[:50]],
         answer_sets=answer_sets(store),
         judges=judge_validations(store),
+        trends=trends(store, [g.name for g in groups]),
     )

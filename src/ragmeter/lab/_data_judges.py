@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._commands import shown_path
+
 if TYPE_CHECKING:
     from ..store import JudgeValidationRow, Store
 
@@ -130,7 +132,7 @@ def _laid_out(
         judge=judge,
         prompt=prompt,
         prompt_hash=prompt_hash,
-        source=source,
+        source=None if source is None else shown_path(source),  # the report: no local path
         n_labels=n_labels,
         n=rep.get("n"),
         labels=labels,

@@ -18,11 +18,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def sweep_metrics() -> tuple[str, ...]:
     """The metrics a sweep of stored runs can draw, in registry order: those computed on span
-    labels at a cutoff (the registry's ``budget`` metrics: R, Hit, RR, AllR; nDCG needs chunk
-    qrels). Read from the registry here, not at import (it loads numpy)."""
+    labels at any cutoff (the registry's ``budget`` metrics: R, Hit, RR, AllR), and P and nDCG
+    over k on item qrels, for runs of one chunking (:func:`ragmeter.workflows.sweep.stored_sweep`
+    says why not otherwise). Read from the registry here, not at import (it loads numpy)."""
     from ..metrics import REGISTRY
+    from ..workflows.sweep import item_metrics
 
-    return tuple(m.name for m in REGISTRY.values() if m.budget)
+    return tuple(m.name for m in REGISTRY.values() if m.budget or m.name in item_metrics())
 
 
 def parse_ids(text: str | None) -> list[int]:
@@ -112,7 +114,13 @@ def sweeps_context(
     def prepare(run: RunRecord) -> SpanSource:
         p = prepared_run(store, run.id, cache)
         return SpanSource(
-            p.ctx.golden, p.chunking, p.run, p.has_chunking, p.ctx.headroom_k, p.ctx.cover
+            p.ctx.golden,
+            p.chunking,
+            p.run,
+            p.has_chunking,
+            p.ctx.headroom_k,
+            p.ctx.cover,
+            qrels=p.qrels,
         )
 
     found = stored_sweep(
@@ -172,6 +180,7 @@ def sweeps_context(
             headroom=str(s.headroom_metric or ""),
             names=list(s.runs),
             cover=prepared_run(store, runs[0].id, cache).ctx.cover,
+            level=prepared_run(store, runs[0].id, cache).level,
         ),
     )
 
@@ -186,8 +195,11 @@ def _command(
     headroom: str,
     names: Sequence[str],
     cover: float,
+    level: str = "chunk",
 ) -> str:
-    """The ``ragmeter sweep`` lines that print this page's numbers, runnable as printed."""
+    """The ``ragmeter sweep`` lines that print this page's numbers, runnable as printed (P and
+    nDCG of chunk runs: on the chunk qrels ``ragmeter labels export`` writes first)."""
+    from ..workflows.sweep import span_metrics
     from ._commands import quoted, run_files
 
     made: set[str] = set()
@@ -196,16 +208,26 @@ def _command(
     chunk_words = chunks[:1] if len(set(chunks)) == 1 else chunks
     cut = "--budget" if kind == "budget" else "--k"
     headroom_k = headroom.rpartition("@")[2] if "@" in headroom else "0"
+    steps = [step for f in files for step in f.steps]
+    if metric in span_metrics():
+        labels = [f"--golden {files[0].golden}", *(f"--chunks {c}" for c in chunk_words)]
+        labels.append(f"--cover {cover:g}")
+    elif level == "document":  # a document-level run's golden set is its item qrels' source
+        labels = [f"--qrels {files[0].golden}"]
+    else:  # one chunking (stored_sweep checked): its chunk qrels
+        steps.append(
+            f"ragmeter labels export --golden {files[0].golden} --chunks {chunks[0]} "
+            f"-o qrels-chunks.txt --cover {cover:g}"
+        )
+        labels = ["--qrels qrels-chunks.txt"]
     words = [
         "ragmeter sweep",
         *(f.run for f in files),
-        f"--golden {files[0].golden}",
-        *(f"--chunks {c}" for c in chunk_words),
+        *labels,
         f"-m {quoted(metric)} {cut} {quoted(cutoffs)} --headroom-k {headroom_k}",
-        f"--cover {cover:g}",
         *(f"--name {quoted(n)}" for n in names),
     ]
-    return "\n".join([*(step for f in files for step in f.steps), " ".join(words)])
+    return "\n".join([*steps, " ".join(words)])
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,15 @@ lists). Pure functions of a store (no FastAPI), so the report builds the same pa
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, MutableMapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from .._errors import NotFoundError, RagmeterError, UsageError
+from . import _lab_csv as lab_csv
 from ._context import settings_of
 from ._prepared import prepared_run
 from ._ranked_list import question_list
@@ -34,6 +36,7 @@ from ._views import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..metrics import Metric
     from ..store import RunRecord, Store
     from ._prepared import PreparedRun
     from ._recompute import PromptCutoff, RunScores
@@ -102,6 +105,11 @@ def _pick(
     base = next((r for r in mine if r.is_baseline), mine[-1])
     methods = {method_of(r) for r in mine}
     chunkings = {chunking_of(r) for r in mine}
+    if method not in methods and chunking not in chunkings:
+        # first open (or another experiment chosen): its newest variant, so that the page opens
+        # against the baseline (gained and lost shown at once); the baseline when it is alone
+        first = next((r for r in mine if r.id != base.id), base)
+        return experiment, method_of(first), chunking_of(first), first
     method = method if method in methods else method_of(base)
     chunking = chunking if chunking in chunkings else chunking_of(base)
     chosen = next(
@@ -124,6 +132,23 @@ def cutoff_of(
     if k is not None:
         return PromptCutoff(k=int(k))
     return PromptCutoff.of_settings(s) if cut != "k" else PromptCutoff(k=int(s.get("k") or 4))
+
+
+def experiment_headline(runs: list[RunRecord]) -> Metric | None:
+    """The headline metric ``ragmeter run`` recorded with the experiment's baseline run (else
+    its newest run); None when none was recorded."""
+    from ..metrics import parse
+    from ._data_experiments import declared_headline
+
+    ordered = [r for r in runs if r.is_baseline] + [r for r in runs if not r.is_baseline]
+    for r in ordered:
+        found = declared_headline(r.config if isinstance(r.config, Mapping) else None)
+        if found is not None:
+            try:
+                return parse(found)
+            except RagmeterError:
+                return None
+    return None
 
 
 # -- the page model --------------------------------------------------------------------------
@@ -173,17 +198,32 @@ def lab_context(
     show: str | None = None,
     page_no: int = 1,
     inline: bool = False,
+    slice: str | None = None,
+    search: str | None = None,
+    every: bool = False,
 ) -> LabPage:
     """Everything ``lab.html`` shows (``inline=True`` also puts each shown question's ranked
-    list in the page, for the self-contained report)."""
+    list in the page, for the self-contained report). ``slice`` and ``search`` filter the
+    per-question table (a golden-set slice; text in the question id or the question);
+    ``every=True`` puts every row the filter keeps in the view, not one page (the CSV)."""
     from ._recompute import HEADROOM, METRICS, scores
 
     runs = _shown_runs(store)
+    unshown = None
+    if run is not None and not any(r.id == run for r in runs):
+        stopped = _unshown_run(store, run)  # a link to a run the lab cannot show
+        if stopped is not None:  # its experiment's page instead, saying why
+            (unshown, experiment), method, chunking, run = stopped, None, None, None
     experiment, method, chunking, chosen = _pick(
         runs, run=run, experiment=experiment, method=method, chunking=chunking
     )
     mine = [r for r in runs if r.experiment == experiment]
-    metric = metric if metric in (*METRICS, HEADROOM) else "R"
+    head = experiment_headline(mine)  # the experiment's headline: the default metric and cut
+    if metric not in (*METRICS, HEADROOM):
+        metric = head.name if head is not None and head.name in METRICS else "R"
+    if head is not None and run is None and cut is None and k is None and budget is None:
+        # a run named in the URL keeps its own cutoff; the landing page opens on the headline
+        cut, k, budget = ("budget", None, head.budget) if head.budget else (None, head.k, None)
     sort = sort if sort in SORTS else None
     show = show if show in SHOWS else "all"
     cutoff = cutoff_of(
@@ -201,6 +241,8 @@ def lab_context(
         "sort": sort,
         "show": show if show != "all" else None,
         "run": run,
+        "slice": slice or None,
+        "q": (search or "").strip() or None,
     }
     choices = LabPage(
         experiments=list(dict.fromkeys(r.experiment for r in runs)),
@@ -220,6 +262,7 @@ def lab_context(
         shows=SHOWS,
         run=chosen,
         base_run=base_run,
+        unshown=unshown,
     )
     if experiment is None:
         return choices
@@ -258,8 +301,31 @@ def lab_context(
                 f"the same k = {cutoff.k} they put different amounts of text in the prompt. "
                 "Compare chunkings at an equal token budget (cut at: budget)"
             )
-    view = _view(store, cache, prepared, sc, base_sc, params, metric, sort, show, page_no, inline)
+    view = _view(
+        store, cache, prepared, sc, base_sc, params, metric, sort, show, page_no, inline, every
+    )
     return replace(choices, problem=prepared.problem, notes=notes, view=view)
+
+
+def _unshown_run(store: Store, run_id: int) -> tuple[str, str] | None:
+    """(why the stored run ``run_id`` has nothing to show, its experiment), or None when the
+    store holds no such run (a 404)."""
+    try:
+        rec = store.run(run_id)
+    except RagmeterError:  # no such run, or a damaged row (listings skip it): a 404
+        return None
+    why = {
+        "interrupted": "was interrupted before it finished",
+        "failed": "failed before it finished",
+        "running": "is still running",
+    }.get(rec.status, "stores no ranked lists (it was recorded from scores alone)")
+    said = f" ({rec.message})" if rec.message else ""
+    return (
+        f"Run {rec.id} · {rec.name} {why}{said}: it has no results to show here. Shown instead: "
+        "this experiment's newest finished run; the experiments page lists every run and its "
+        "status.",
+        rec.experiment,
+    )
 
 
 def _job_problem(runs: list[RunRecord], cache: MutableMapping[Any, Any] | None) -> str | None:
@@ -301,6 +367,14 @@ def _baseline(
     return next((r for r in mine if r.is_baseline and r.id != chosen.id), None)
 
 
+def natural_key(qid: str) -> tuple[tuple[int, int, str], ...]:
+    """A question id's place in natural order: its runs of digits compared as numbers, the
+    rest as text ("q2" < "q10"; "9" < "10" < "100"), then the id itself (a total order)."""
+    parts = re.split(r"(\d+)", qid)
+    key = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p)
+    return (*key, (-1, 0, qid))  # a prefix first ("q2" < "q2b"), ties by text
+
+
 def lab_url(params: Mapping[str, Any], **changes: Any) -> str:
     merged = {**params, **changes}
     return "/lab?" + urlencode({k: v for k, v in merged.items() if v is not None and v != ""})
@@ -328,6 +402,7 @@ def _view(
     show: str,
     page_no: int,
     inline: bool,
+    every: bool = False,
 ) -> RunView:
     import numpy as np
 
@@ -389,7 +464,29 @@ def _view(
         keep = np.array([show in marks.get(q, ()) for q in sc.qids], dtype=bool)
     elif show == "missed":
         keep = values == 0
+    golden = prepared.ctx.golden
+    asked_of = [golden.by_id.get(q) for q in sc.qids]
+    slices_of = [tuple(a.slices) if a is not None else () for a in asked_of]
+    all_slices = sorted({s for ss in slices_of for s in ss})
+    chosen_slice = params.get("slice")
+    if chosen_slice:
+        keep &= np.array([chosen_slice in ss for ss in slices_of], dtype=bool)
+    search = str(params.get("q") or "")
+    if search:
+        needle = search.casefold()
+        keep &= np.array(
+            [
+                needle in q.casefold() or (a is not None and needle in a.question.casefold())
+                for q, a in zip(sc.qids, asked_of, strict=True)
+            ],
+            dtype=bool,
+        )
+    # question ids in natural order ("q2" before "q10", numeric ids by number): the id sort,
+    # and the tie-break of every other sort
+    natural = np.empty(n, dtype=np.int64)
+    natural[sorted(range(n), key=lambda i: natural_key(sc.qids[i]))] = np.arange(n)
     order = np.flatnonzero(keep)
+    order = order[np.argsort(natural[order], kind="stable")]
     if moved is None and sort in ("change", "lost", "gained"):
         sort = None
     sort = sort or ("change" if moved is not None else "id")
@@ -397,15 +494,14 @@ def _view(
         d = np.nan_to_num(delta[order], nan=0.0)
         # the comparison's movers order: largest change first (losses before equal gains)
         key_d = {"change": -np.abs(d) + d * 1e-9, "lost": d, "gained": -d}[sort]
-        order = order[np.lexsort((np.asarray(sc.qids, dtype=object)[order].astype(str), key_d))]
+        order = order[np.lexsort((natural[order], key_d))]
     elif sort == "worst":
         v = values[order]
-        order = order[np.lexsort((np.asarray(sc.qids)[order], np.where(np.isnan(v), 2.0, v)))]
+        order = order[np.lexsort((natural[order], np.where(np.isnan(v), 2.0, v)))]
     total = len(order)
     pages = max(1, -(-total // PER_PAGE))
     page_no = min(max(1, page_no), pages)
-    shown = order[(page_no - 1) * PER_PAGE : page_no * PER_PAGE]
-    golden = prepared.ctx.golden
+    shown = order if every else order[(page_no - 1) * PER_PAGE : page_no * PER_PAGE]
     base_id = None if base_sc is None else base_sc.run_id
     rows: list[QuestionRow] = []
     for i in shown.tolist():
@@ -424,8 +520,28 @@ def _view(
                 marks=marks.get(qid, []),
                 url=question_url(run.id, qid, sc.cutoff, base_id),
                 detail=detail,
+                slices=slices_of[i],
             )
         )
+    keys = (*METRICS, HEADROOM)
+    compared = moved is not None
+    rows = [
+        replace(
+            r,
+            csv=lab_csv.fields(
+                r.qid,
+                r.question,
+                r.slices,
+                r.values,
+                keys,
+                compared=compared,
+                base=r.base,
+                delta=r.delta,
+                marks=r.marks,
+            ),
+        )
+        for r in rows
+    ]
     eff = sc.effective_k
     return RunView(
         run=run,
@@ -454,7 +570,60 @@ def _view(
         if eff is None or not len(eff)
         else EffectiveK(min=int(eff.min()), median=float(np.median(eff)), max=int(eff.max())),
         unavailable_budget=prepared.unavailable.get("budget"),
+        slices=all_slices,
+        slice=chosen_slice or None,
+        search=search,
+        chart=None
+        if moved is None
+        else _change_chart(sc, base_sc, metric, delta, marks, order, params, asked_of),
+        csv_head=lab_csv.head(sc.names, keys, metric, compared=compared),
+        csv_url=lab_url(params, page=None).replace("/lab?", "/lab/questions.csv?", 1),
     )
+
+
+def _change_chart(
+    sc: RunScores,
+    base_sc: RunScores | None,
+    metric: str,
+    delta: Any,
+    marks: Mapping[str, list[str]],
+    order: Any,
+    params: dict[str, Any],
+    asked_of: list[Any],
+) -> dict[str, Any] | None:
+    """The sorted bars of every question the table's filter keeps that moved against the
+    baseline (largest gain first); each bar links to its row (the table's page holding it)."""
+    from ..metrics import metric_label
+    from ._charts import change_bars_spec
+
+    points: list[dict[str, Any]] = []
+    unchanged = 0
+    for at, i in enumerate(order.tolist()):
+        d = delta[i]
+        if d != d or abs(d) < 1e-12:  # NaN or no change
+            unchanged += 1
+            continue
+        qid = sc.qids[i]
+        m = marks.get(qid, [])
+        move = next((x for x in ("fixed", "broken") if x in m), "gained" if d > 0 else "lost")
+        page = at // PER_PAGE + 1
+        points.append(
+            {
+                "qid": qid,
+                "question": "" if asked_of[i] is None else str(asked_of[i].question),
+                "base": None if base_sc is None else base_sc.value(metric, qid),
+                "value": _num(sc.values[metric][i]),
+                "delta": float(d),
+                "move": move,
+                "url": lab_url(params, page=page if page > 1 else None)
+                + "#q="
+                + quote(qid, safe=""),
+            }
+        )
+    if not points:
+        return None
+    points.sort(key=lambda p: (-p["delta"], p["qid"]))
+    return change_bars_spec(points, label=metric_label(sc.names[metric]), unchanged=unchanged)
 
 
 def _num(x: float) -> float | None:

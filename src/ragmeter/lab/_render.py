@@ -27,6 +27,8 @@ STATIC = HERE / "static"
 def environment() -> jinja2.Environment:
     import jinja2
 
+    from ..metrics import metric_label
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
@@ -36,6 +38,9 @@ def environment() -> jinja2.Environment:
     )
     env.filters["num"] = number
     env.filters["signed"] = signed
+    env.filters["interval"] = interval
+    # a header: nDCG@4 (linear), the gain said; anything else (None, an outcome) as given
+    env.filters["metric"] = lambda m: metric_label(m) if isinstance(m, str) else m
     env.globals["NAV"] = NAV
     return env
 
@@ -71,6 +76,16 @@ def signed(value: Any, digits: int = 3) -> str:
     if value is None:
         return "-"
     return f"{float(value):+.{digits}f}"
+
+
+def interval(ends: Any, digits: int = 3) -> str:
+    """``[lo, hi]`` as every interface prints an interval: each end on its side of zero
+    (:func:`ragmeter._interval.interval_text`); ``-`` without one."""
+    from .._interval import interval_text
+
+    if ends is None or any(e is None for e in ends):
+        return "-"
+    return interval_text(float(ends[0]), float(ends[1]), digits)
 
 
 def render(template: str, **context: Any) -> str:

@@ -25,6 +25,7 @@ from ._render import STATIC, render
 from ._views import TemplateVariables
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..retrieval import ProgressSink
     from ..store import Store
     from ._report_data import (
         ComparisonSection,
@@ -125,12 +126,15 @@ def report_context(
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
     root: str | Path | None = None,
+    progress: ProgressSink | None = None,
 ) -> ReportPage:
     """Everything the report shows (see docs/lab.md), built from the store without HTTP; the
     comparisons on ``metric`` with ``options`` (``ragmeter gate``'s) when given. Files the
     stored runs name are read only inside ``root`` (default: the current folder), as the lab
     reads them."""
+    from ..retrieval import progress_for
     from ..workflows.report import resolve_runs
+    from ._commands import shown_url
     from ._data_experiments import headline, when
     from ._paths import LabCache
     from ._report_data import (
@@ -160,7 +164,13 @@ def report_context(
         )
         for r in runs
     ]
-    sections = [run_section(store, r, cache, question_anchor) for r in runs if r.has_ranked]
+    steps = progress_for(None) if progress is None else progress  # None: silent
+    ranked = [r for r in runs if r.has_ranked]
+    with steps.step(f"report: ranked lists of {len(ranked)} runs", len(ranked)) as advance:
+        sections = []
+        for r in ranked:
+            sections.append(run_section(store, r, cache, question_anchor))
+            advance(1)
     # a question links into the report only where the report embeds its ranked list
     embedded = {q.anchor for s in sections for q in s.questions if q.list}
 
@@ -168,20 +178,28 @@ def report_context(
         anchor = question_anchor(run_id, qid)
         return f"#{anchor}" if anchor in embedded else None
 
-    comparisons = [comparison_section(store, base, r, link, metric, options) for r in runs[1:]]
+    with steps.step(f"report: {len(runs) - 1} comparisons", len(runs) - 1) as advance:
+        comparisons = []
+        for r in runs[1:]:
+            comparisons.append(comparison_section(store, base, r, link, metric, options))
+            advance(1)
+    with steps.step("report: sweeps, diagnosis and judges", None):
+        sweep = sweep_section(store, runs, cache)
+        diagnoses = diagnosis_sections(store, runs, cache, link)
+        judge = judge_section(store, [r.golden_version for r in runs])
     return ReportPage(
         title=f"ragmeter report: {base.experiment}",
         generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        store=store.display_url,
+        store=shown_url(store.display_url),  # a SQLite file relative to the folder
         selectors=list(selectors),
         baseline=overview[0],
         overview=overview,
         runs=sections,
         no_ranked=[r.id for r in runs if not r.has_ranked],
         comparisons=comparisons,
-        sweep=sweep_section(store, runs, cache),
-        diagnoses=diagnosis_sections(store, runs, cache, link),
-        judge=judge_section(store, [r.golden_version for r in runs]),
+        sweep=sweep,
+        diagnoses=diagnoses,
+        judge=judge,
     )
 
 
@@ -191,29 +209,33 @@ def render_report(
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
     root: str | Path | None = None,
+    progress: ProgressSink | None = None,
 ) -> str:
     """The report's HTML text."""
     from markupsafe import Markup
 
+    from ._commands import paths_relative_to
     from ._notices import collecting, notice
 
     scripts = script_texts()
     css = (STATIC / "lab.css").read_text(encoding="utf-8")
     if re.search(r"</style", css, re.IGNORECASE):
         raise RagmeterError("lab/static/lab.css holds '</style' and cannot be inlined")
-    with collecting() as skipped:  # damaged rows left out are said at the top, as in the lab
-        context = report_context(store, selectors, metric, options, root)
-    # the package's own assets go in verbatim (escaping would change the code and its hash);
-    # every piece of data still goes through autoescape or tojson
-    return render(
-        "report.html",
-        report=True,
-        report_csp=report_csp(scripts),
-        inline_css=Markup(css),
-        inline_scripts=[Markup(code) for code in scripts],
-        damaged=notice(skipped),
-        **context,
-    )
+    # a file meant to be shared: paths relative to the experiments folder (where its command
+    # lines run), a file outside it by name only; never an absolute local path
+    with collecting() as skipped, paths_relative_to(Path.cwd() if root is None else root):
+        context = report_context(store, selectors, metric, options, root, progress)
+        # the package's own assets go in verbatim (escaping would change the code and its
+        # hash); every piece of data still goes through autoescape or tojson
+        return render(
+            "report.html",
+            report=True,
+            report_csp=report_csp(scripts),
+            inline_css=Markup(css),
+            inline_scripts=[Markup(code) for code in scripts],
+            damaged=notice(skipped),
+            **context,
+        )
 
 
 def write_report(
@@ -224,16 +246,18 @@ def write_report(
     metric: str | None = None,
     options: Mapping[str, Any] | None = None,
     root: str | Path | None = None,
+    progress: ProgressSink | None = None,
 ) -> Path:
     """Write the report for ``selectors`` (stored run ids ``12`` / ``run:12`` or experiment
     names; the first run is the baseline) to ``out``; returns its path. ``metric`` and
     ``options`` (``n_resamples``, ``seed``, ``intersect``): the comparisons as ``ragmeter gate``
     made its own; by default each run's comparison metric (see ``pair_choice``). ``root``: the
     only folder the experiment and chunk files the runs name are read in (default: the
-    current one; see :mod:`._paths`)."""
+    current one; see :mod:`._paths`). ``progress``: where each step of the build is reported
+    (the command line's bars or lines on stderr; silent by default)."""
     from ..io import atomic_write
 
-    html = render_report(store, selectors, metric, options, root)
+    html = render_report(store, selectors, metric, options, root, progress)
     path = Path(out)
     if path.is_dir():
         raise InputError("is a folder: give the report's file name", path=path)

@@ -107,6 +107,10 @@ class QuestionRow:
     marks: list[str]
     url: str
     detail: QuestionModel | None = None
+    #: the golden set's slices of the question
+    slices: tuple[str, ...] = ()
+    #: the row as CSV fields (the page's download and ``/lab/questions.csv`` alike)
+    csv: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,15 @@ class RunView:
     compared: bool
     effective_k: EffectiveK | None
     unavailable_budget: str | None
+    #: the golden set's slices (the table's slice filter), the chosen one and the text searched
+    slices: list[str] = field(default_factory=list)
+    slice: str | None = None
+    search: str = ""
+    #: each question that moved as a sorted bar (a Vega-Lite spec), None without a baseline
+    chart: dict[str, Any] | None = None
+    #: the CSV header of the table and the URL of every row the filter keeps, as CSV
+    csv_head: list[str] = field(default_factory=list)
+    csv_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,6 +187,9 @@ class LabPage(TemplateVariables):
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
     view: RunView | None = None
+    #: the run the URL named cannot be shown (interrupted, failed, running, no ranked lists):
+    #: why, said above the experiment's page shown instead
+    unshown: str | None = None
 
 
 # -- one question's ranked lists (/lab/question and the table's rows) ------------------------

@@ -8,6 +8,7 @@ from ._guide import GUIDES, PRECISION_CEILING, Guide, guide_markdown
 from ._ranking import Ties, rank_run
 from ._registry import REGISTRY, MetricInfo
 from ._spec import Metric, parse, parse_list, trec_eval_aliases
+from ._spec import label as metric_label
 
 __all__ = [
     "GUIDES",
@@ -23,6 +24,7 @@ __all__ = [
     "Ties",
     "evaluate",
     "guide_markdown",
+    "metric_label",
     "metric_rows",
     "option_text",
     "parse",

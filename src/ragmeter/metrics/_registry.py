@@ -38,7 +38,12 @@ class Param:
 
 
 REL = Param("rel", DEFAULT_REL, "relevant means grade >= rel")
-GAIN = Param("gain", DEFAULT_GAIN, "the gain of grade g: g (linear) or 2^g - 1 (exp)")
+GAIN = Param(
+    "gain",
+    DEFAULT_GAIN,
+    "the gain of grade g: g (linear) or 2^g - 1 (exp); tables say it in nDCG's header: "
+    "nDCG@10 (linear), nDCG(gain=exp)@10",
+)
 GAIN_MAP = Param(
     "gains",
     None,

@@ -142,6 +142,15 @@ class Metric:
         rule, :func:`ragmeter.metrics._kernels.gain_values`)."""
         return float(gain_values(np.array([grade]), self.gain, self.gains)[0])
 
+    @property
+    def label(self) -> str:
+        """How tables and pages head the metric: the canonical string, with nDCG's default gain
+        said (``nDCG@10 (linear)``); a gain that is not the default is in the canonical string
+        already (``nDCG(gain=exp)@10``). JSON keys and CSV headers keep ``str(metric)``."""
+        if "gain" in self.info.options and self.gain == DEFAULT_GAIN and self.gains is None:
+            return f"{self} ({DEFAULT_GAIN})"
+        return str(self)
+
     def __str__(self) -> str:
         if self.k is not None:
             return f"{self.stem}@{self.k}"
@@ -151,6 +160,24 @@ class Metric:
 
     def __repr__(self) -> str:
         return f"Metric({str(self)!r})"
+
+
+def label(metric: Metric | str) -> str:
+    """The header a table or page prints for ``metric`` (:attr:`Metric.label`): ``nDCG@10
+    (linear)`` for ``nDCG@10``; text that is no metric string (``nDCG@k``, ``answer correct``)
+    is returned as given, with nDCG's default gain said when its stem is a bare ``nDCG``."""
+    if isinstance(metric, Metric):
+        return metric.label
+    # the text as written (a page's words stay its own), the gain added where it is unsaid; a
+    # template such as "nDCG@k" or "nDCG@budget" is read by the stem before its '@'
+    stem, _, cut = metric.partition("@")
+    for text in (metric, stem) if cut in ("k", "budget") else (metric,):
+        try:
+            m = parse(text)
+        except UsageError:
+            continue
+        return metric if m.label == str(m) else f"{metric} ({DEFAULT_GAIN})"
+    return metric
 
 
 def _gain_ok(v: object) -> bool:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import UsageError
+from .._interval import interval_text
 from .._numbers import number_in, whole
 from .._pvalue import format_p, p_is
 from ..metrics import Metric
@@ -272,7 +273,7 @@ class GateResult:
         headline = (
             f"n = {c.n} questions; mean {c.overall.baseline_mean:.4f} -> "
             f"{c.overall.candidate_mean:.4f}, difference {c.mean_delta:+.4f}, "
-            f"{c.confidence:.0%} interval [{lo:+.4f}, {hi:+.4f}] ({c.n_resamples} paired "
+            f"{c.confidence:.0%} interval {interval_text(lo, hi, 4)} ({c.n_resamples} paired "
             f"bootstrap resamples, seed {c.seed}); wins {c.wins} / losses {c.losses} / ties "
             f"{c.ties}{fb}; sign test p {p_is(c.sign_test_p)}."
         )

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._interval import interval_text
 from ._bootstrap import BootstrapInterval, Method, bootstrap_interval
 from ._record import Record
 from ._tests import sign_test
@@ -55,7 +56,7 @@ class PairedStats:
     @property
     def ci_text(self) -> str:
         """The interval as every interface prints it: ``[+0.012, +0.083]``."""
-        return f"[{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
+        return interval_text(*self.ci)
 
     def verdict(self, candidate: str = "B") -> str:
         """Plain-words reading of the interval."""

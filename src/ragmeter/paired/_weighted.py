@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from .._errors import InputError, Problem, UsageError, ValidationError
+from .._interval import interval_text
 from .._numbers import MAX_RESAMPLES, number_in, whole
 from .._numbers import seed as check_seed
 from ._bootstrap import choose_method, percentile_interval, resample_means
@@ -311,7 +312,7 @@ class WeightedDifference:
 
     @property
     def ci_text(self) -> str:
-        return f"[{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
+        return interval_text(*self.ci)
 
     @property
     def carried_by(self) -> tuple[WeightedSlice, ...]:

@@ -30,6 +30,7 @@ from ._records import RunRecord
 from ._runs import end_unfinished, start_runs
 from ._store import Store
 from ._transfer import Imported, PathImported, export_files
+from ._trends import TrendPoint
 from ._url import display_url, is_sqlite, resolve_url, sqlite_path
 from ._values import row_id
 
@@ -55,6 +56,7 @@ __all__ = [
     "Store",
     "StoredAnswerSet",
     "StoredJudgeValidation",
+    "TrendPoint",
     "collect_skipped",
     "connect_timeout",
     "display_url",

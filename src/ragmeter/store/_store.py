@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from ._results import StoreLedger
     from ._transfer import Imported
+    from ._trends import TrendPoint
 
 
 class Store:
@@ -323,6 +324,14 @@ class Store:
         for d in found.damaged:
             skipped(d)
         return found.records
+
+    def trend(self, experiment: str | None = None) -> list[TrendPoint]:
+        """Every finished run of ``experiment`` (else of every experiment), oldest first, with
+        its means, declared headline, k and budget: the lab's trend, in one query (a damaged
+        run is left out with a warning naming it)."""
+        from ._trends import trend_points
+
+        return trend_points(self, experiment)
 
     def run(self, run_id: int) -> RunRecord:
         """One stored run (NotFoundError when absent; DamagedRowError naming what is wrong when

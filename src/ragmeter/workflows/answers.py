@@ -370,16 +370,21 @@ def record_answer_sets(
     return ids
 
 
+#: what the store keeps with a generated answer beyond the answers format (see below)
+STORE_ONLY = ("judged", "generation")
+
+
 def stored_answer_set(stored: Mapping[str, Any]) -> AnswerSet:
     """A stored answer set (its ``answers`` records, ``name`` and ``source``) as an answer set.
-    ``ragmeter run`` stores the judge's verdicts with each answer (``judged``), which the
-    answers format has no field for: they are the store's, left out here (a check made of the
-    set judges again, or not, as its caller asks)."""
+    ``ragmeter run`` stores the judge's verdicts with each answer (``judged``) and how it was
+    made (``generation``: the prompt as sent, usage, time), which the answers format has no
+    field for: they are the store's, left out here (a check made of the set judges again, or
+    not, as its caller asks)."""
     from ..answers import Answer, AnswerSet
 
     return AnswerSet(
         tuple(
-            Answer.model_validate({k: v for k, v in a.items() if k != "judged"})
+            Answer.model_validate({k: v for k, v in a.items() if k not in STORE_ONLY})
             for a in stored["answers"]
         ),
         str(stored["name"]),

@@ -12,7 +12,7 @@ with the stored runs it read; :func:`stored_comparison` reads one back with its 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +42,7 @@ __all__ = [
     "compare_runs",
     "ledger_for",
     "record",
+    "recorded_headline",
     "stored_comparison",
     "with_human_labels",
 ]
@@ -49,6 +50,29 @@ __all__ = [
 #: the metric to compare on: its text, None (the one metric both sides carry), or a choice made
 #: once both sides are read (the lab's default for two stored runs)
 MetricChoice = str | None | Callable[["Evaluation", "Evaluation"], str]
+
+
+def recorded_headline(config: object) -> str | None:
+    """The experiment's headline metric as ``ragmeter run`` recorded it with a run
+    (``config["resolved"]["headline"]``: the file's ``headline``, else its default); None for a
+    run recorded before experiments had one, or not by ``ragmeter run``."""
+    resolved = config.get("resolved") if isinstance(config, Mapping) else None
+    found = resolved.get("headline") if isinstance(resolved, Mapping) else None
+    return found if isinstance(found, str) and found else None
+
+
+def _headline_of_pair(store: Store | None, pair: LoadedPair) -> str | None:
+    """Two stored runs of one experiment with no --metric: the experiment's headline, when
+    both were scored on it (any other pair: None, and ``compare`` asks for a metric)."""
+    a, b = pair.stored_ids
+    if store is None or a is None or b is None:
+        return None
+    ra, rb = store.run(a), store.run(b)
+    if ra.experiment != rb.experiment:
+        return None
+    head = recorded_headline(ra.config)
+    carried = {str(m) for m in pair.baseline.metrics} & {str(m) for m in pair.candidate.metrics}
+    return head if head is not None and head in carried else None
 
 
 @dataclass(frozen=True)
@@ -308,6 +332,8 @@ def compare_runs(
         return with_human_labels(out, labels, options)
     scored_on = metric if isinstance(metric, str) else None
     pair = load_pair(base, cand, metric=scored_on, scoring=scoring, store=store)
+    if metric is None:  # stored runs of one experiment: its headline
+        metric = _headline_of_pair(store, pair)
     out = compare_pair(
         pair, metric, options=options, ledger=ledger, distribution=distribution, traffic=traffic
     )

@@ -6,9 +6,9 @@ the choice. :func:`confirm` does that step for a variant of an experiment file:
 
 1. the experiment's baseline and the chosen variant are run (from the cache ``ragmeter run``
    left; no output file is written) and compared question by question on the experiment's
-   headline metric (AllR at the baseline's prompt k, else at its token budget; ``metric=``
-   overrides), on the held-out questions only: fixed, broken, the paired interval, the sign
-   test, with the same code and seed as ``ragmeter compare`` (its ``split heldout`` row);
+   headline metric (``headline =`` in its file, else its default; ``metric=`` overrides), on
+   the held-out questions only: fixed, broken, the paired interval, the sign test, with the
+   same code and seed as ``ragmeter compare`` (its ``split heldout`` row);
 2. the confirmation is recorded in the selection ledger (the store's, or a JSONL file) as an
    entry of ``"kind": "confirm"`` with the golden-set version, the split, the variant id and its
    settings, and the result (:meth:`ragmeter.paired.Ledger.record_confirmation`);
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError, RagmeterWarning, UsageError
+from .._interval import interval_text
 from .compare import CompareOptions
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,7 +84,7 @@ class ConfirmResult:
 
     @property
     def interval(self) -> str:
-        return "-" if self.ci is None else f"[{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
+        return "-" if self.ci is None else interval_text(*self.ci)
 
     def counts(self) -> str:
         """'4 fixed, 0 broken' (or the mean difference for a metric that is not 0/1)."""
@@ -304,10 +305,11 @@ def check_heldout(exp: Experiment, split: str = HELDOUT) -> int:
 def headline_metric(
     exp: Experiment, base: Evaluation, cand: Evaluation, metric: str | None = None
 ) -> Metric:
-    """``metric`` when given (both sides must carry it), else the experiment's headline: AllR
-    at the baseline's prompt k, else at its token budget (the first both sides carry); an
-    experiment that computes no AllR: its first metric both sides carry at the prompt k or
-    budget."""
+    """``metric`` when given (both sides must carry it), else the experiment's headline
+    (``Experiment.headline_metric``: declared in its file, else its default) when both sides
+    carry it; otherwise AllR at the baseline's prompt k, else at its token budget, else the
+    first metric both sides carry at the prompt k or budget (not the headline: the
+    confirmation's metric says which it is)."""
     from ..metrics import Metric, parse
 
     shared = [m for m in base.metrics if m in cand.metrics]
@@ -317,6 +319,9 @@ def headline_metric(
         if m not in shared:
             raise UsageError(f"--metric {m} is not scored on both runs; both carry: {listed}")
         return m
+    head = exp.headline_metric
+    if head is not None and head in shared:
+        return head
     s = exp.baseline.settings
     options = ([Metric("AllR", s.k)] if s.k is not None else []) + (
         [Metric("AllR", budget=s.budget)] if s.budget is not None else []

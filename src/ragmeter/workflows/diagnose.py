@@ -158,7 +158,8 @@ def diagnose(
     - ``ablations``: answer correctness under each context source (:class:`Ablations`): the
       causal table (each question's cell of the table above as its observed cell) names the
       failing link from its proven cells (``Diagnosis.basis``); ``metrics``, the metrics the
-      experiment measured, are the ones its next experiment may name.
+      experiment measured (default: those of ``evaluations``), are the ones its next
+      experiment may name.
     """
     from ..answers.contexts import prompt_contexts
     from ..answers.report import check_answers
@@ -229,7 +230,10 @@ def diagnose(
         split=split,
         thresholds=thresholds,
         causal=causal,
-        metrics=None if metrics is None else list(metrics),
+        # without a list, the evaluations given are what was measured (the report's stored run)
+        metrics=list(metrics)
+        if metrics is not None
+        else [str(m) for e in evaluations for m in e.metrics] or None,
     )
     return DiagnoseResult(d, table, report, version, causal, ablations)
 

@@ -228,18 +228,47 @@ def record_generated_answers(store: Store, run_id: int, r: VariantResult) -> int
     judged: dict[str, dict[str, Any]] = {}
     for j in a.judgements() if getattr(a, "judge", None) else ():
         judged.setdefault(j["id"], {})[j["metric"]] = {
-            k: j[k] for k in ("ok", "score", "label", "error", "judge", "prompt")
+            k: j.get(k) for k in ("ok", "score", "label", "error", "judge", "prompt", "detail")
         }
+    made = generation_records(a)
     return store.record_answers(
         name=r.name,
         answers=[
-            {**x, **({"judged": judged[x["id"]]} if x["id"] in judged else {})} for x in a.records
+            {
+                **x,
+                **({"judged": judged[x["id"]]} if x["id"] in judged else {}),
+                **({"generation": made[x["id"]]} if x["id"] in made else {}),
+            }
+            for x in a.records
         ],
         report={**a.report.to_dict(), "generation": a.to_dict()},
         golden_version=r.evaluation.golden_version,
         source=source,
         run_id=run_id,
     )
+
+
+def generation_records(a: Any) -> dict[str, dict[str, Any]]:
+    """Per question id, how its answer was made, as the store keeps it with the answer (the
+    lab's trace): the prompt as sent (the chat messages), the generator and prompt version,
+    the params, the usage the backend reported (tokens, cost; empty when it reported none),
+    the seconds, the cache hit and the error."""
+    messages = getattr(a, "messages", None) or {}
+    prompt = a.prompt.get("id") if isinstance(a.prompt, Mapping) else None
+    out: dict[str, dict[str, Any]] = {}
+    for g in getattr(a, "generations", ()):
+        sent = messages.get(g.question_id)
+        out[g.question_id] = {
+            "messages": None if sent is None else [dict(m) for m in sent],
+            "generator": a.generator,
+            "prompt": prompt,
+            "params": dict(a.params),
+            "usage": dict(g.usage),
+            "seconds": round(g.seconds, 4),
+            "cached": g.cached,
+            "error": g.error,
+        }
+    return out
 
 
 @dataclass(frozen=True)

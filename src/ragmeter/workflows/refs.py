@@ -131,18 +131,36 @@ class Scoring:
         return self.qrels is not None or self.golden is not None or bool(self.chunks)
 
 
-def resolve(ref: RunRef, store: Store | None = None) -> Evaluation:
+def resolve(ref: RunRef, store: Store | None = None, metric: str | None = None) -> Evaluation:
     """The evaluation a stored run or an evaluation file holds (a run file needs labels:
-    :func:`score_run_files`). A stored run without a store is a :class:`UsageError`."""
+    :func:`score_run_files`). A stored run without a store is a :class:`UsageError`. A stored
+    run named without a level is read at its first level that computed ``metric`` (an
+    experiment keeps nDCG at chunk level beside span-level recall), else at its first."""
     if ref.kind == "stored" and ref.run_id is not None:
         if store is None:
             raise UsageError(f"'{ref.text}' names a stored run: drop --no-store to read it")
-        return store.evaluation(ref.run_id, ref.level)
+        first = store.evaluation(ref.run_id, ref.level)
+        if ref.level is not None or metric is None or _computed(first, metric):
+            return first
+        for level in store.run(ref.run_id).levels[1:]:
+            other = store.evaluation(ref.run_id, level)
+            if _computed(other, metric):
+                return other
+        return first  # the first level's error names what it has
     if ref.kind == "evaluation" and ref.path is not None:
         from ..metrics import Evaluation
 
         return Evaluation.load(ref.path, run=ref.run)
     raise UsageError(f"'{ref.text}' is a run file: give labels to score it")
+
+
+def _computed(e: Evaluation, metric: str) -> bool:
+    from ..metrics import parse
+
+    try:
+        return parse(metric) in e.metrics
+    except UsageError:
+        return False
 
 
 def score_run_files(refs: Sequence[RunRef], metrics: str, scoring: Scoring) -> list[Evaluation]:
@@ -211,6 +229,6 @@ def load_pair(
     sides: list[tuple[RunRef, Evaluation]] = []
     for r in (base, cand):  # the baseline read before the candidate is named
         ref = r if isinstance(r, RunRef) else RunRef.parse(r)
-        sides.append((ref, resolve(ref, store)))
+        sides.append((ref, resolve(ref, store, metric)))
     (rb, a), (rc, b) = sides
     return LoadedPair(rb, rc, a, b)

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 __all__ = [
     "SpanSource",
     "StoredSweep",
+    "item_metrics",
     "run_names",
+    "span_metrics",
     "stored_sweep",
     "sweep_files",
 ]
@@ -160,6 +162,9 @@ class SpanSource:
     has_chunking: bool
     headroom_k: int
     cover: float
+    #: the item qrels nDCG (and P) are scored on: the chunk qrels derived from the spans for
+    #: this chunking, or a document-level run's document qrels; None when there are none
+    qrels: Any = None
 
 
 @dataclass(frozen=True)
@@ -208,8 +213,9 @@ def stored_sweep(
     recorded = [settings(r) for r in runs]
     chunkers = {str(s.get("chunker") or s.get("chunks")) for s in recorded}
     budgets = {int(s["budget"]) for s in recorded if s.get("budget")}
-    if kind is None:  # chunkings differ: compare at equal context budgets
-        kind = "budget" if len(chunkers) > 1 and budgets else "k"
+    span_level = metric in span_metrics()
+    if kind is None:  # chunkings differ: compare at equal context budgets (span metrics)
+        kind = "budget" if len(chunkers) > 1 and budgets and span_level else "k"
     if kind not in ("k", "budget"):
         raise UsageError(f"sweep over k or budget, got {kind!r}")
     swept: SweepKind = "budget" if kind == "budget" else "k"
@@ -218,6 +224,8 @@ def stored_sweep(
     if lacking and swept == "budget":
         raise UsageError(f"runs {lacking} have no chunking here: a token budget needs one")
     first = sources[0][1]
+    if not span_level:
+        _check_item_metric(metric, swept, chunkers, [(r.id, src) for r, src in sources])
     if cutoffs is None:
         if swept == "budget":
             b = max(budgets) if budgets else 1200
@@ -227,6 +235,17 @@ def stored_sweep(
             cutoffs = f"1..{first.headroom_k}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if not span_level:  # one chunking's (or the documents') item qrels: the engine's sweep
+            from ..paired import sweep
+
+            s = sweep(
+                first.qrels,
+                {f"{r.id}: {r.name}": src.run for r, src in sources},
+                metric,
+                cutoffs,
+                headroom_k=first.headroom_k,
+            )
+            return StoredSweep(runs, s, swept, cutoffs, _prompt_cuts(recorded, swept))
         s = sweep_spans(
             first.golden,
             {f"{r.id}: {r.name}": (src.chunking, src.run) for r, src in sources},
@@ -236,11 +255,62 @@ def stored_sweep(
             headroom_k=first.headroom_k,
             cover=first.cover,
         )
-    prompt_cuts = sorted(
-        {
-            int(st["budget"]) if swept == "budget" else int(st.get("k") or 0)
-            for st in recorded
-            if (st.get("budget") if swept == "budget" else st.get("k"))
-        }
+    return StoredSweep(runs, s, swept, cutoffs, _prompt_cuts(recorded, swept))
+
+
+def _prompt_cuts(recorded: Sequence[Mapping[str, Any]], swept: SweepKind) -> tuple[int, ...]:
+    return tuple(
+        sorted(
+            {
+                int(st["budget"]) if swept == "budget" else int(st.get("k") or 0)
+                for st in recorded
+                if (st.get("budget") if swept == "budget" else st.get("k"))
+            }
+        )
     )
-    return StoredSweep(runs, s, swept, cutoffs, tuple(prompt_cuts))
+
+
+def span_metrics() -> tuple[str, ...]:
+    """The metrics a sweep scores on span labels at any cutoff, k or token budget (the
+    registry's ``budget`` metrics: R, Hit, RR, AllR)."""
+    from ..metrics import REGISTRY
+
+    return tuple(m.name for m in REGISTRY.values() if m.budget)
+
+
+def item_metrics() -> tuple[str, ...]:
+    """The metrics a sweep of stored runs scores on item qrels, over k only: nDCG (and P),
+    where the runs share one chunking (or are document-level runs)."""
+    return ("nDCG", "P")
+
+
+def _check_item_metric(
+    metric: str,
+    swept: SweepKind,
+    chunkers: set[str],
+    sources: Sequence[tuple[int, SpanSource]],
+) -> None:
+    """UsageError, in words, unless ``metric`` (scored on item qrels) can be swept for these
+    runs: over k, all of one chunking (the qrels' ideal order is that chunking's), with qrels."""
+    if metric not in item_metrics():
+        raise UsageError(
+            f"a sweep draws one of {', '.join((*span_metrics(), *item_metrics()))}, got {metric!r}"
+        )
+    if swept == "budget":
+        raise UsageError(
+            f"{metric} is defined at a fixed k, not at a token budget: sweep it over k, or "
+            "sweep R, Hit, RR or AllR over the budget"
+        )
+    if len(chunkers) > 1:
+        raise UsageError(
+            f"{metric} is scored on chunk qrels within one chunking, and these runs chunk "
+            f"differently ({', '.join(sorted(chunkers))}): its ideal order differs between "
+            "them. Sweep runs of one chunking on it, or compare chunkings on R, Hit, RR or "
+            "AllR at equal token budgets"
+        )
+    lacking = [rid for rid, src in sources if src.qrels is None]
+    if lacking:
+        raise UsageError(
+            f"{metric} needs every chunk of the chunking (its ideal order), which runs "
+            f"{lacking} do not have here: their chunking was rebuilt from stored offsets"
+        )

@@ -22,10 +22,15 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 def demo_cmd(
     example: Path | None = typer.Option(
-        None, help="The fare-rules example folder (default: ./examples/fare-rules)."
+        None,
+        help="The fare-rules example folder (default: ./examples/fare-rules in a checkout, "
+        "else the copy ragmeter ships).",
     ),
     cache_dir: Path | None = typer.Option(
-        None, help="Cache for chunkings, indexes and embeddings (default: beside the example)."
+        None,
+        help="Cache for chunkings, indexes and embeddings (default: beside the example in a "
+        "checkout; installed, the platform's cache folder, e.g. ~/.cache/ragmeter, which also "
+        "holds the shipped example's copy).",
     ),
     toy_only: bool = typer.Option(
         False, "--toy-only", help="Only the toy table of the RAG evaluation lesson."
@@ -36,6 +41,12 @@ def demo_cmd(
         help="Then open the lab on the demo's runs (recorded in demo-lab.db in the cache folder).",
     ),
     port: int = typer.Option(8765, "--port", help="The lab's port (with --lab)."),
+    details: bool = typer.Option(
+        False,
+        "--details",
+        help="Also list every answer check behind section 4's counts: each quote and value "
+        "not found in the cited passage, each faithful-but-wrong answer (about 350 lines).",
+    ),
 ) -> None:
     """The toy table of the RAG evaluation lesson, then the fare-rules example through the
     whole chain.
@@ -49,9 +60,9 @@ def demo_cmd(
         answers_section,
         budget_section,
         experiment_section,
-        find_example,
     )
     from ._confirm_section import confirm_section
+    from ._example import find_example
     from ._lab_section import (
         closing_lines,
         demo_store_path,
@@ -79,16 +90,17 @@ def demo_cmd(
         toy(console)
         if toy_only:
             return
-        folder = find_example(example)
+        found = find_example(example, cache_dir)  # installed: a copy in the cache folder
+        folder, cache = found.folder, found.cache_dir
         budget_section(console)
-        result = experiment_section(console, folder, cache_dir)
-        answers = answers_section(console, folder, result)
+        result = experiment_section(console, folder, cache)
+        answers = answers_section(console, folder, result, details=details)
         verdicts = verdict_section(console, result, answers["diagnosis"])
         confirm_section(console, result, verdicts)
         if sock is None:
             closing_lines(console, example, cache_dir)
             return
-        path = demo_store_path(result, cache_dir)
+        path = demo_store_path(result, cache)
         with record_demo(path, result, answers, ANSWER_VARIANTS) as store:
             serve_lab(console, store, sock, port, result.experiment.path.parent)
     finally:

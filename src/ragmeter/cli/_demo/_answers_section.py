@@ -59,6 +59,8 @@ def run(
     chunks: Chunking | None = None,
     contexts: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     chunkings: Mapping[str, Chunking] | None = None,
+    metrics: Sequence[str] | None = None,
+    details: bool = True,
 ) -> dict[str, Any]:
     """Print the answers section of the demo; returns the reports, tables, comparison and
     diagnosis (for tests and for the caller's own summary)."""
@@ -93,7 +95,7 @@ def run(
             chunks=(chunkings or {}).get(v, chunks),
             contexts=(contexts or {}).get(v),
         )
-        print_report(console, reports[v])
+        print_report(console, reports[v], details=details)
 
     tables = {}
     evaluations = dict(evaluations or {})
@@ -129,7 +131,11 @@ def run(
         hr = recall_from_evaluation(ev, headroom_metric)
     console.print(Rule(lit(f"diagnosis of '{base}'", "rule.text")))  # the name as written
     diagnosis = diagnose(
-        table=tables.get(base), prompt_recall=pr, headroom_recall=hr, report=reports[base]
+        table=tables.get(base),
+        prompt_recall=pr,
+        headroom_recall=hr,
+        report=reports[base],
+        metrics=metrics,
     )
     print_diagnosis(console, diagnosis)
     return {"reports": reports, "tables": tables, "comparison": comparison, "diagnosis": diagnosis}

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from ..._errors import InputError
 from ..._literal import lit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,26 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: experiment variant -> answers file of the example written for it
 ANSWER_VARIANTS = {"baseline": "baseline", "reranker": "rerank"}
-
-
-def find_example(explicit: Path | None = None) -> Path:
-    """The fare-rules example: ``explicit``, else ./examples/fare-rules, else the source tree's."""
-    candidates = (
-        [explicit]
-        if explicit
-        else [
-            Path.cwd() / "examples" / "fare-rules",
-            Path(__file__).resolve().parents[4] / "examples" / "fare-rules",
-        ]
-    )
-    for c in candidates:
-        if c is not None and (c / "experiment.toml").is_file():
-            return c
-    raise InputError(
-        "the fare-rules example was not found; run the demo from a ragmeter checkout or pass "
-        "--example PATH/TO/examples/fare-rules",
-        path=candidates[0],
-    )
 
 
 def budget_section(console: Console) -> None:
@@ -91,20 +70,23 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
     for renderable in render_experiment(result):
         console.print(renderable)
     s, b = result.variant("smaller chunks"), result.baseline
-    metric = f"R@budget={b.settings.budget}" if b.settings.budget else None
-    if metric:
+    # the experiment's headline (its file's ``headline``): the metric every section reads
+    metric = result.experiment.headline_metric
+    if metric is not None and metric in b.evaluation.metrics and metric in s.evaluation.metrics:
         console.print(
             lit(  # lit: rich would read ":100:" in "tokens:100:0" as an emoji
                 f"Two chunkings, one golden set: {b.chunking.get('name')} at k = {b.settings.k} "
                 f"and {s.chunking.get('name')} at k = {s.settings.k} both fill about "
-                f"{b.settings.budget} tokens; {metric}: {b.value(metric):.3f} vs "
-                f"{s.value(metric):.3f}.\n"
+                f"{b.settings.budget} tokens; {metric} (the experiment's headline): "
+                f"{b.value(metric):.3f} vs {s.value(metric):.3f}.\n"
             )
         )
     return result
 
 
-def answers_section(console: Console, example: Path, result: ExperimentResult) -> dict[str, Any]:
+def answers_section(
+    console: Console, example: Path, result: ExperimentResult, details: bool = False
+) -> dict[str, Any]:
     from ...answers.contexts import experiment_contexts
     from ...metrics import Metric
     from ._answers_section import run as answers_demo
@@ -120,7 +102,10 @@ def answers_section(console: Console, example: Path, result: ExperimentResult) -
         prompt_metric=str(Metric("AllR", k)),
         headroom_metric=str(Metric("R", headroom)) if headroom else None,
         contexts=contexts,
+        # the next experiment names only what the example's experiment measured (its nDCG)
+        metrics=[str(m) for m in result.experiment.prompt_metrics(result.baseline.settings)],
         chunkings=chunkings,
+        details=details,
     )
     out["contexts"] = contexts  # what `demo --lab` records with each answer
     return out

@@ -37,7 +37,7 @@ def run(console: Console) -> dict[str, Evaluation]:
     evals3 = toy_evaluations(3)
     evals8 = toy_evaluations(8)
     names3 = [str(m) for m in next(iter(evals3.values())).metrics]
-    for n in ("recall", "precision", "MRR", "nDCG"):
+    for n in ("recall", "precision", "MRR", "nDCG(gain=exp)"):  # the gain said (issue 27)
         t.add_column(n, justify="right")
     for k, evals in ((3, evals3), (8, evals8)):
         for name, e in evals.items():

@@ -25,6 +25,35 @@ if TYPE_CHECKING:  # pragma: no cover
 RETRIEVAL_LINKS = ("ranking", "candidates")
 
 
+def same_cut_note(result: ExperimentResult, named: str, headline: object) -> str:
+    """Why a rule written on the baseline's prompt k (``named``, what the diagnosis saw, e.g.
+    "nDCG@4 and AllR@4": the one of the headline's name) is read at the headline: the baseline
+    scores the same per question at both cuts ("" when the two are one metric, or when the
+    baseline's values differ)."""
+    import re
+
+    from ..._errors import RagmeterError
+    from ...metrics import parse
+
+    head = parse(str(headline))
+    try:
+        found = [parse(w) for w in re.split(r",\s*|\s+and\s+", named) if w.strip()]
+        rule = next((m for m in found if m.name == head.name), None)
+        if rule is None or rule == head:
+            return ""
+        base = result.baseline.evaluation
+        equal = base.column(rule) == base.column(head)
+    except RagmeterError:  # a metric the baseline was not scored at: nothing to say
+        return ""
+    if not equal:
+        return ""
+    named = str(rule)
+    return (
+        f" (The rule names {named}, the baseline's prompt k; the baseline scores the same on "
+        f"every question at {headline}, the cut every variant shares.)"
+    )
+
+
 def verdict_section(
     console: Console, result: ExperimentResult, diagnosis: Diagnosis, *, split: str = "tune"
 ) -> Verdicts | None:
@@ -44,14 +73,16 @@ def verdict_section(
             )
         )
         return None
-    metric = Metric("AllR", result.baseline.settings.k)
+    # the experiment's headline: the metric section 3 compared on (a file always has one)
+    metric = result.experiment.headline_metric or Metric("AllR", result.baseline.settings.k)
     v = apply_rule(result, metric, split=split)
     console.print(
         lit(
             f"The diagnosis wrote its rule before any comparison: {e.refutation}. "
             f"Here it is applied as written to the variants section 3 measured at "
-            f"{metric}: {metric} paired per question against the baseline on "
-            f"{v.where()}, by ragmeter.compare from the experiment's evaluations."
+            f"{metric}, the experiment's headline: {metric} paired per question against the "
+            f"baseline on {v.where()}, by ragmeter.compare from the experiment's evaluations."
+            + same_cut_note(result, e.metric, metric)
         )
     )
     t = Table()

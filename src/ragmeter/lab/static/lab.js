@@ -19,7 +19,10 @@
       // the specs are written for the vendored Vega-Lite 6 (an id, never fetched)
       if (!spec.$schema) { spec.$schema = "https://vega.github.io/schema/vega-lite/v6.json"; }
       el.dataset.rendered = "1";
-      vegaEmbed(el, spec, opts).catch(function (err) {
+      vegaEmbed(el, spec, opts).then(function (res) {
+        var hook = chartHooks[el.dataset.click];
+        if (hook) { hook(el, res.view); }
+      }).catch(function (err) {
         el.textContent = "chart could not be drawn: " + err;
       });
     });
@@ -27,7 +30,11 @@
 
   // behaviours registered by views: name -> function(element)
   var behaviours = {};
-  window.ragmeterLab = { readJSON: readJSON, renderCharts: renderCharts, behaviours: behaviours };
+  // what a click on a chart's mark does (the chart's data-click): name -> function(element, view)
+  var chartHooks = {};
+  window.ragmeterLab = {
+    readJSON: readJSON, renderCharts: renderCharts, behaviours: behaviours, chartHooks: chartHooks
+  };
 
   function wire(root) {
     renderCharts(root);
@@ -39,13 +46,30 @@
 
   // auto-submit a controls form when one of its selects changes
   behaviours["autosubmit"] = function (form) {
-    form.querySelectorAll("select").forEach(function (s) {
-      s.addEventListener("change", function () { form.requestSubmit ? form.requestSubmit() : form.submit(); });
+    function submit() { form.requestSubmit ? form.requestSubmit() : form.submit(); }
+    form.querySelectorAll("select, input[type=radio]").forEach(function (s) {
+      s.addEventListener("change", submit);
+    });
+    // a number (k, the budget) updates the page as it is typed, once typing pauses; it picks
+    // its own radio ("cut at k" for k), and an empty or out-of-range value waits
+    var timer = null;
+    form.querySelectorAll("input[type=number]").forEach(function (input) {
+      input.addEventListener("input", function () {
+        clearTimeout(timer);
+        timer = setTimeout(function () {
+          if (input.value === "" || !input.checkValidity()) { return; }
+          var radio = input.dataset.cut && form.querySelector("input[type=radio][value='" + input.dataset.cut + "']");
+          if (radio) { radio.checked = true; }
+          submit();
+        }, 400);
+      });
     });
   };
 
   document.addEventListener("DOMContentLoaded", function () { wire(document); });
   document.addEventListener("htmx:afterSwap", function (e) { wire(e.target); });
+  // an outerHTML swap replaces its target: wire what came in (wired things are skipped)
+  document.addEventListener("htmx:afterSettle", function () { wire(document); });
 })();
 
 /* The slider (/slider): the values come from the server's rank curve (JSON); moving the range
@@ -117,4 +141,80 @@
   }
   window.addEventListener("hashchange", openTarget);
   document.addEventListener("DOMContentLoaded", openTarget);
+})();
+
+/* The lab's per-question table (/lab): a click on a bar of the change chart shows its row
+   (highlighted, scrolled to; on another page of the table, that page is opened at "#q=ID");
+   "CSV of the rows shown" writes the rows on the page as the server writes them (each row's
+   fields come from the server in data-csv; _lab_csv.py quotes them the same way). */
+(function () {
+  "use strict";
+  var lab = window.ragmeterLab;
+
+  function rowOf(qid) {
+    var rows = document.querySelectorAll("#questions-table details.q");
+    for (var i = 0; i < rows.length; i++) {
+      if (rows[i].dataset.qid === qid) { return rows[i]; }
+    }
+    return null;
+  }
+
+  function focusRow(qid) {
+    var row = rowOf(qid);
+    if (!row) { return false; }
+    document.querySelectorAll("#questions-table details.q.focused").forEach(function (r) {
+      r.classList.remove("focused");
+    });
+    row.classList.add("focused");
+    row.scrollIntoView({ block: "center" });
+    return true;
+  }
+
+  lab.chartHooks["row"] = function (el, view) {
+    view.addEventListener("click", function (event, item) {
+      var d = item && item.datum;
+      if (!d || typeof d.qid !== "string") { return; }
+      if (focusRow(d.qid)) {
+        history.replaceState(history.state, "", "#q=" + encodeURIComponent(d.qid));
+      } else if (typeof d.url === "string" && d.url.indexOf("/lab?") === 0) {
+        location.assign(d.url);
+      }
+    });
+  };
+
+  function fromHash() {
+    var h = location.hash || "";
+    if (h.indexOf("#q=") === 0) { focusRow(decodeURIComponent(h.slice(3))); }
+  }
+  document.addEventListener("DOMContentLoaded", fromHash);
+  window.addEventListener("hashchange", fromHash);
+
+  function quoted(field) {
+    return /[",\r\n]/.test(field) ? '"' + field.replace(/"/g, '""') + '"' : field;
+  }
+
+  function csvOf(table) {
+    var lines = [JSON.parse(table.dataset.csvHead)];
+    table.querySelectorAll("details.q").forEach(function (row) {
+      if (row.offsetParent !== null || row.getClientRects().length) {
+        lines.push(JSON.parse(row.dataset.csv));
+      }
+    });
+    return lines.map(function (line) { return line.map(quoted).join(",") + "\n"; }).join("");
+  }
+  lab.csvOf = csvOf;
+
+  lab.behaviours["csv-download"] = function (button) {
+    button.addEventListener("click", function () {
+      var table = document.getElementById(button.dataset.table);
+      if (!table) { return; }
+      var blob = new Blob([csvOf(table)], { type: "text/csv;charset=utf-8" });
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = button.dataset.name || "questions.csv";
+      document.body.appendChild(a);
+      a.click();
+      setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+    });
+  };
 })();

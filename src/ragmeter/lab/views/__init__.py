@@ -24,6 +24,7 @@ def routers() -> list[APIRouter]:
         review,
         slider,
         sweeps,
+        trace,
     )
 
     return [
@@ -39,4 +40,5 @@ def routers() -> list[APIRouter]:
         label.router,
         review.router,
         golden_diff.router,
+        trace.router,
     ]

@@ -13,6 +13,7 @@ from .._app_state import state_of
 from .._data_comparison import (
     NoSharedMetric,
     choices,
+    default_pair,
     live_comparison_context,
     stored_comparison_context,
 )
@@ -34,6 +35,8 @@ def compare_page(
     form = replace(choices(store), base=base, cand=cand, metric=metric or "")
     try:
         base_id, cand_id = stored_id(store, base), stored_id(store, cand)
+        if base_id is None and cand_id is None:  # first open: the baseline against the newest
+            base_id, cand_id = default_pair(form) or (None, None)
         form = replace(form, base=base_id, cand=cand_id)  # (the form's choices are ids)
         if base_id is None or cand_id is None:
             return page(

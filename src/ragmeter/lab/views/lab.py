@@ -3,11 +3,14 @@ question's ranked list with its evidence marked (the model is built by :mod:`.._
 
 from __future__ import annotations
 
+import re
+
 from fastapi import APIRouter, Query, Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 
 from ..._errors import NotFoundError, RagmeterError, UsageError
 from .._app_state import state_of
+from .._lab_csv import csv_text
 from .._lab_page import cutoff_of, empty_page, lab_context, lab_url, question_model
 from .._render import fragment, page
 
@@ -30,6 +33,8 @@ def lab_page(
     sort: str | None = None,
     show: str | None = None,
     page_no: str | None = Query(None, alias="page"),
+    slice: str | None = None,
+    q: str | None = None,
 ) -> HTMLResponse:
     state = state_of(request)
     try:
@@ -48,6 +53,8 @@ def lab_page(
             sort=sort,
             show=show,
             page_no=_whole("page", page_no) or 1,
+            slice=slice or None,
+            search=q or None,
         )
     except RagmeterError as exc:
         code = 404 if isinstance(exc, NotFoundError) else 400
@@ -58,6 +65,60 @@ def lab_page(
     if ctx.view is not None and ctx.run is not None and ctx.cutoff is not None:
         title = f"Lab · {ctx.run.name} at {ctx.cutoff.label}"
     return page(request, "lab.html", title=title, error=None, **ctx)
+
+
+@router.get("/lab/questions.csv", response_model=None)
+def lab_questions_csv(
+    request: Request,
+    experiment: str | None = None,
+    method: str | None = None,
+    chunking: str | None = None,
+    run: str | None = None,
+    cut: str | None = None,
+    k: str | None = None,
+    budget: str | None = None,
+    baseline: str | None = None,
+    metric: str | None = None,
+    sort: str | None = None,
+    show: str | None = None,
+    slice: str | None = None,
+    q: str | None = None,
+) -> Response:
+    """The per-question table as CSV: every row ``/lab`` with the same parameters keeps (all
+    its pages), in its order, with its columns."""
+    state = state_of(request)
+    try:
+        ctx = lab_context(
+            state.store,
+            state.contexts,
+            experiment=experiment or None,
+            method=method or None,
+            chunking=chunking or None,
+            run=_whole("run", run),
+            cut=cut or None,
+            k=_whole("k", k),
+            budget=_whole("budget", budget),
+            baseline=baseline or None,
+            metric=metric,
+            sort=sort,
+            show=show,
+            slice=slice or None,
+            search=q or None,
+            every=True,
+        )
+    except RagmeterError as exc:  # a page saying why, as /lab says it (never a bare text)
+        code = 404 if isinstance(exc, NotFoundError) else 400
+        return page(request, "lab.html", code, title="Lab", error=str(exc), **empty_page())
+    v = ctx.view
+    if v is None or ctx.cutoff is None:
+        why = "no finished run matches these choices: nothing to download"
+        return page(request, "lab.html", 404, title="Lab", error=why, **empty_page())
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"run-{v.run.id}-{ctx.cutoff.label}").strip("-")
+    return Response(
+        csv_text(v.csv_head, (r.csv for r in v.rows)),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}.csv"'},
+    )
 
 
 def _whole(name: str, text: str | None) -> int | None:
