@@ -4,6 +4,7 @@ question's ranked list with its evidence marked (the model is built by :mod:`.._
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from starlette.responses import HTMLResponse, Response
@@ -36,26 +37,8 @@ def lab_page(
     slice: str | None = None,
     q: str | None = None,
 ) -> HTMLResponse:
-    state = state_of(request)
     try:
-        ctx = lab_context(
-            state.store,
-            state.contexts,
-            experiment=experiment or None,
-            method=method or None,
-            chunking=chunking or None,
-            run=_whole("run", run),
-            cut=cut or None,
-            k=_whole("k", k),
-            budget=_whole("budget", budget),
-            baseline=baseline or None,
-            metric=metric,
-            sort=sort,
-            show=show,
-            page_no=_whole("page", page_no) or 1,
-            slice=slice or None,
-            search=q or None,
-        )
+        ctx = _context(request, dict(locals()), page_no=_whole("page", page_no) or 1)
     except RagmeterError as exc:
         code = 404 if isinstance(exc, NotFoundError) else 400
         return _swappable(
@@ -86,26 +69,8 @@ def lab_questions_csv(
 ) -> Response:
     """The per-question table as CSV: every row ``/lab`` with the same parameters keeps (all
     its pages), in its order, with its columns."""
-    state = state_of(request)
     try:
-        ctx = lab_context(
-            state.store,
-            state.contexts,
-            experiment=experiment or None,
-            method=method or None,
-            chunking=chunking or None,
-            run=_whole("run", run),
-            cut=cut or None,
-            k=_whole("k", k),
-            budget=_whole("budget", budget),
-            baseline=baseline or None,
-            metric=metric,
-            sort=sort,
-            show=show,
-            slice=slice or None,
-            search=q or None,
-            every=True,
-        )
+        ctx = _context(request, dict(locals()), every=True)
     except RagmeterError as exc:  # a page saying why, as /lab says it (never a bare text)
         code = 404 if isinstance(exc, NotFoundError) else 400
         return page(request, "lab.html", code, title="Lab", error=str(exc), **empty_page())
@@ -118,6 +83,29 @@ def lab_questions_csv(
         csv_text(v.csv_head, (r.csv for r in v.rows)),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{name}.csv"'},
+    )
+
+
+def _context(request: Request, p: dict[str, Any], **more: Any) -> Any:
+    """:func:`lab_context` on a route's URL parameters ``p`` (empty text: not given)."""
+    state = state_of(request)
+    return lab_context(
+        state.store,
+        state.contexts,
+        experiment=p["experiment"] or None,
+        method=p["method"] or None,
+        chunking=p["chunking"] or None,
+        run=_whole("run", p["run"]),
+        cut=p["cut"] or None,
+        k=_whole("k", p["k"]),
+        budget=_whole("budget", p["budget"]),
+        baseline=p["baseline"] or None,
+        metric=p["metric"],
+        sort=p["sort"],
+        show=p["show"],
+        slice=p["slice"] or None,
+        search=p["q"] or None,
+        **more,
     )
 
 
