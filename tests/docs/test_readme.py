@@ -43,6 +43,7 @@ def test_every_file_the_quick_start_names_exists() -> None:
     assert len(named) >= 4
 
 
+# justified: the test runs the Makefile, and GNU make may be absent outside CI
 @pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
 @pytest.mark.parametrize("beside", [True, False])
 def test_make_points_the_tests_at_the_data_beside_the_clone(tmp_path: Path, beside: bool) -> None:

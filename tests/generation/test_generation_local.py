@@ -217,6 +217,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # justified: torch and transformers are the optional [local] extra (make test-slow installs it)
     # justified: torch and the [local] extra are installed by make test-slow, not make test
     pytest.importorskip("torch", reason="torch is not installed (make test-slow installs it)")
+    # justified: transformers comes with the [local] extra, which make test-slow installs
     pytest.importorskip("transformers", reason="the [local] extra is not installed")
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers

@@ -849,9 +849,9 @@ def test_a_kill_at_any_moment_loses_at_most_the_interval_and_one_batch(
     out = encode_cached(again, texts, role="passage", cache=Cache(folder))
     assert np.array_equal(out, HashingEncoder().encode(texts))
     finished = int(kill_at // seconds)  # texts fully encoded before the kill
-    lost_seconds = (finished - (n - again.texts_encoded)) * seconds
-    # lost: under 30 s since the last save plus the batch in flight (the first batch is 16
-    # texts, later ones about 7.5 s or one text when a text takes longer); these are seconds of
-    # the fake clock _killed_run injects, not wall-clock time: nothing here is timed
-    assert lost_seconds < 30.0 + max(16 * seconds, 7.5, seconds)
+    lost_texts = finished - (n - again.texts_encoded)  # encoded before the kill, not saved
+    # lost: the texts of under 30 s since the last save plus the batch in flight (the first
+    # batch is 16 texts, later ones about 7.5 s or one text when a text takes longer), at
+    # `seconds` per text on the fake clock _killed_run injects: nothing here is timed
+    assert lost_texts < (30.0 + max(16 * seconds, 7.5, seconds)) / seconds
     shutil.rmtree(folder)

@@ -244,6 +244,7 @@ def test_the_peers_tie_orders_are_as_documented() -> None:
     comparison) is held by test_differential_peers.py, which pays ranx's numba start-up once."""
     # justified: pytrec_eval and ir_measures are the [test] extra's peers, which CI installs
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pip install 'ragmeter[test]'")
+    # justified: ir_measures is a peer of the [test] extra
     ir_measures = pytest.importorskip("ir_measures", reason="pip install 'ragmeter[test]'")
     text = DOCS.read_text(encoding="utf-8")
     for row in (

