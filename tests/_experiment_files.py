@@ -87,6 +87,17 @@ def ablation_experiment(folder: Path) -> Path:
     )
 
 
+def k_against_budget_text(name: str | None = None) -> str:
+    """The text of ``examples/fare-rules/k-against-budget.toml`` (the changing-k trap: k = 8
+    under the baseline's budget of 1,200 tokens), its experiment renamed ``name`` if given."""
+    text = (FARE_RULES / "k-against-budget.toml").read_text(encoding="utf-8")
+    if name is None:
+        return text
+    old = 'name = "fare rules: k against budget"'
+    assert old in text, "the example's name line changed"
+    return text.replace(old, f'name = "{name}"', 1)
+
+
 def toy_documents() -> list[Document]:
     return [Document(id=k, text=v) for k, v in TEXTS.items()]
 

@@ -14,32 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _experiment_files import fare_rules_experiment
+from _experiment_files import fare_rules_experiment, k_against_budget_text
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
 
-TEXT = """
-name = "k against budget"
-golden = "golden.jsonl"
-corpus = "corpus.jsonl"
-output = "runs"
-k = 4
-budget = 1200
-headroom_k = 20
-metrics = ["R"]
-cover = 0.5
-
-[baseline]
-name = "baseline"
-chunker = "tokens:300:0"
-retriever = "bm25"
-depth = 50
-
-[[variant]]
-name = "k = 8"
-k = 8
-"""
 TRAP = (
     "changing k (4 -> 8): the candidate's generator receives 2,159 tokens of context against "
     "the baseline's 1,087 (+98.6%, more than 10% apart): a larger k is more text, not better "
@@ -59,7 +38,9 @@ def flat(text: str) -> str:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("k-against-budget")
-    exp = fare_rules_experiment(folder, TEXT, cache=("chunkings", "bm25", "runs"))
+    exp = fare_rules_experiment(
+        folder, k_against_budget_text(), cache=("chunkings", "bm25", "runs")
+    )
     url = f"sqlite:///{folder / 'store.db'}"
     table = invoke("run", exp, "--db", url)
     assert table.exit_code == 0, table.output
@@ -84,7 +65,7 @@ def test_run_warns_per_variant_and_records_the_measured_context(recorded: dict[s
     assert base["metrics"]["R@budget=1200"] == k8["metrics"]["R@budget=1200"]  # the same text
     assert base["warnings"] == [] and k8["warnings"][0].startswith(TRAP)
     assert any(w.startswith(f"variant 'k = 8': {TRAP}") for w in got["warnings"])
-    runs = recorded["folder"] / "runs"
+    runs = recorded["folder"] / "runs" / "k-against-budget"
     for name, tokens in (("baseline", base["context_tokens"]), ("k-8", k8["context_tokens"])):
         ev = json.loads((runs / name / "evaluation.json").read_text(encoding="utf-8"))
         assert ev["config"]["context_tokens"] == tokens
@@ -93,7 +74,7 @@ def test_run_warns_per_variant_and_records_the_measured_context(recorded: dict[s
 
 
 def test_compare_lists_it_and_strict_refuses(recorded: dict[str, Any]) -> None:
-    url, runs = recorded["url"], recorded["folder"] / "runs"
+    url, runs = recorded["url"], recorded["folder"] / "runs" / "k-against-budget"
     stored = ("1", "2", "--db", url)
     files = (runs / "baseline" / "evaluation.json", runs / "k-8" / "evaluation.json", "--no-store",
              "--no-ledger")  # fmt: skip
@@ -127,7 +108,7 @@ def test_evaluations_without_the_figure_are_read_and_not_checked(
     """An evaluation.json written before ragmeter kept the measured context in it."""
     old = []
     for name in ("baseline", "k-8"):
-        path = recorded["folder"] / "runs" / name / "evaluation.json"
+        path = recorded["folder"] / "runs" / "k-against-budget" / name / "evaluation.json"
         ev = json.loads(path.read_text(encoding="utf-8"))
         del ev["config"]["context_tokens"]
         old.append(tmp_path / f"{name}.json")

@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("fastapi")  # justified: the lab is the [web] extra
 pytest.importorskip("httpx")  # justified: the [test] extra's HTTP client
 
-from _experiment_files import fare_rules_experiment
+from _experiment_files import fare_rules_experiment, k_against_budget_text
 from fastapi.testclient import TestClient
 
 from ragmeter import Store
@@ -29,27 +29,6 @@ from ragmeter.experiments import load_experiment, run_experiment
 from ragmeter.lab import create_app
 from ragmeter.workflows.experiment import record_variant, run_and_record, start_variants
 
-TEXT = """
-name = "{name}"
-golden = "golden.jsonl"
-corpus = "corpus.jsonl"
-output = "runs"
-k = 4
-budget = 1200
-headroom_k = 20
-metrics = ["R"]
-cover = 0.5
-
-[baseline]
-name = "baseline"
-chunker = "tokens:300:0"
-retriever = "bm25"
-depth = 50
-
-[[variant]]
-name = "k = 8"
-k = 8
-"""
 TRAP = (
     "changing k (4 -> 8): the candidate's generator receives 2,159 tokens of context against "
     "the baseline's 1,087 (+98.6%, more than 10% apart)"
@@ -82,7 +61,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     folder = tmp_path_factory.mktemp("lab-k-against-budget")
     cache = ("chunkings", "bm25", "runs")
     paths = {
-        name: fare_rules_experiment(folder / name, TEXT.format(name=name), cache=cache)
+        name: fare_rules_experiment(folder / name, k_against_budget_text(name), cache=cache)
         for name in ("now", "old", "bare")
     }
     store = Store.open(f"sqlite:///{folder / 'lab.db'}")
