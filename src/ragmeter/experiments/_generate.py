@@ -43,7 +43,7 @@ files are written by :mod:`._answer_files` and the generation's usage is summed 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -195,12 +195,36 @@ class Answering:
         return tuple(q.id for q in self.golden.questions if not q.evidence)
 
     # -- one variant ---------------------------------------------------------------------
+    def generate_all(
+        self, gen: Any, requests: Sequence[Any], step: str, which: str = ""
+    ) -> tuple[Any, ...]:
+        """Every request through the engine under one progress ``step``, each answer checked,
+        and the count checked (``which`` names the repeat in the error)."""
+        from ..generation import checked
+
+        with self.progress.step(step, len(requests)) as advance:
+            done = [0]
+
+            def report(n: int, total: int) -> None:
+                advance(n - done[0])
+                done[0] = n
+
+            # every backend's answers pass the same check before anything is written: text no
+            # UTF-8 file can hold is that question's recorded error, never a crashed run
+            generations = tuple(map(checked, self.engine.generate(gen, requests, report)))
+        if len(generations) != len(requests):
+            raise UsageError(
+                f"generator {gen.name} returned {len(generations)} answers for "
+                f"{len(requests)} questions{which}"
+            )
+        return generations
+
     def answer(self, v: Variant, run: Any, chunking: Any, write: bool) -> VariantAnswers:
         """Assemble, generate, write, check and compare the answers of variant ``v``."""
         from ..answers import answers_from_records, check_answers, compare_answers
         from ..answers.judges import usage_between, usage_reading
         from ..diagnosis import contexts_run, evidence_positions, position_table, table_from_report
-        from ..generation import checked, load_prompt, make_request
+        from ..generation import load_prompt, make_request
 
         s = v.settings
         t0 = time.perf_counter()
@@ -214,23 +238,9 @@ class Answering:
             for q in self.golden.questions
         ]
         gen = self.generator(s)
-        with self.progress.step(f"generate {v.name} ({len(requests)} answers)", len(requests)) as (
-            advance
-        ):
-            done = [0]
-
-            def report(n: int, total: int) -> None:
-                advance(n - done[0])
-                done[0] = n
-
-            # every backend's answers pass the same check before anything is written: text no
-            # UTF-8 file can hold is that question's recorded error, never a crashed run
-            generations = tuple(map(checked, self.engine.generate(gen, requests, report)))
-        if len(generations) != len(requests):
-            raise UsageError(
-                f"generator {gen.name} returned {len(generations)} answers for "
-                f"{len(requests)} questions"
-            )
+        generations = self.generate_all(
+            gen, requests, f"generate {v.name} ({len(requests)} answers)"
+        )
         unknown = {g.question_id: g.unknown_citations for g in generations if g.unknown_citations}
         records = tuple(answer_record(v.name, g, contexts[g.question_id]) for g in generations)
         seconds = time.perf_counter() - t0
@@ -369,7 +379,6 @@ class Answering:
         from dataclasses import replace as replaced
 
         from ..answers import answers_from_records, check_answers
-        from ..generation import checked
         from ._repeats import REPEATS_DIR, repeats_of
 
         n, n_gen = self.exp.repeats, self.exp.repeat
@@ -384,19 +393,7 @@ class Answering:
                 params_r = _seeded(params, r)
                 todo = [replaced(q, params=_seeded(q.params, r), repeat=r) for q in requests]
                 step = f"generate {v.name}, repeat {r + 1} of {n} ({len(todo)} answers)"
-                with self.progress.step(step, len(todo)) as advance:
-                    done = [0]
-
-                    def report(k: int, total: int, done: list[int] = done) -> None:
-                        advance(k - done[0])
-                        done[0] = k
-
-                    gens = tuple(map(checked, self.engine.generate(gen, todo, report)))
-                if len(gens) != len(todo):
-                    raise UsageError(
-                        f"generator {gen.name} returned {len(gens)} answers for {len(todo)} "
-                        f"questions (repeat {r + 1})"
-                    )
+                gens = self.generate_all(gen, todo, step, f" (repeat {r + 1})")
             seed = params_r.get("seed")
             seeds.append(seed if isinstance(seed, int) else None)
             calls.append(0 if gens is generations else sum(1 for g in gens if not g.cached))
