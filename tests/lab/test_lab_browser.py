@@ -131,7 +131,7 @@ def test_change_k_shows_the_cli_numbers(browser: Any, server: str, shots: Path) 
     page.locator('input[name="k"]').fill("3")
     page.locator('input[name="cut"][value="k"]').check()
     page.locator("form.lab-controls button[type=submit]").click()
-    # (no wait_for_function: the lab's CSP forbids the eval it uses)
+    # (no wait_for_function: the lab's CSP forbids the eval its polling uses; locators poll)
     page.locator(".lab-title", has_text="k = 3").wait_for()
     want = cli_means(3)
     for key in ("R", "RR", "AllR"):

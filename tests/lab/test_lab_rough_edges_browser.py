@@ -18,6 +18,7 @@ skip_without_browser()
 
 import _browser  # noqa: E402
 from _browser import REPO, Watch, serving_store, shrink  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from ragmeter.store import Store  # noqa: E402
 
@@ -55,17 +56,13 @@ def test_typing_a_k_or_a_budget_updates_the_lab_without_enter(browser: Any, lab:
     k.click()
     k.press("Control+A")
     k.press_sequentially("7", delay=30)  # no Enter, no click elsewhere
-    page.wait_for_function(
-        "() => /cut at k = 7/.test(document.querySelector('h2.lab-title').textContent)"
-    )
+    expect(page.locator("h2.lab-title")).to_contain_text("cut at k = 7", timeout=20_000)
     assert "k=7" in page.url  # the state is in the address, as after a submit
     budget = page.locator("#lab-budget")
     budget.click()
     budget.press("Control+A")
     budget.press_sequentially("900", delay=30)  # the budget picks its own radio
-    page.wait_for_function(
-        "() => /900 tokens/.test(document.querySelector('h2.lab-title').textContent)"
-    )
+    expect(page.locator("h2.lab-title")).to_contain_text("900 tokens", timeout=20_000)
     assert "cut=budget" in page.url and "budget=900" in page.url
     assert page.locator("input[type=radio][name=cut][value=budget]").is_checked()
     budget.click()

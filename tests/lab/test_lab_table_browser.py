@@ -10,6 +10,7 @@ Screenshots at 1440 and 1024 pixels wide go to a temporary folder, or to
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -22,6 +23,7 @@ skip_without_browser()
 
 import _browser  # noqa: E402
 from _browser import Watch, serving_store, shrink  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from ragmeter.store import Store  # noqa: E402
 
@@ -106,10 +108,10 @@ def test_the_chart_links_to_the_rows_and_the_filtered_rows_download_as_csv(
         page.goto(f"{server}/lab?{query}")
         with page.expect_response(lambda r: "slice=fees" in r.url):
             page.select_option(".table-filter select[name=slice]", "fees")
-        page.wait_for_function("location.search.includes('slice=fees')")
+        expect(page).to_have_url(re.compile(r"[?&]slice=fees(&|$)"), timeout=20_000)
         with page.expect_response(lambda r: "q=change" in r.url):
             page.locator(".table-filter input[name=q]").type("change")
-        page.wait_for_function("location.search.includes('q=change')")
+        expect(page).to_have_url(re.compile(r"[?&]q=change(&|$)"), timeout=20_000)
         pushed = parse_qs(urlparse(page.url).query)
         assert pushed["q"] == ["change"] and pushed["slice"] == ["fees"], page.url
         rows = page.locator("#questions-table details.q")

@@ -10,6 +10,7 @@ documentation's ``experiments-trend*.png`` and ``trace*.png``)."""
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from typing import Any
 
@@ -21,6 +22,7 @@ import _browser  # noqa: E402
 from _browser import Watch, serving_store, snap  # noqa: E402
 from _experiment_files import FARE_RULES  # noqa: E402
 from _trace_store import record_generated  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from ragmeter.store import Store  # noqa: E402
 from ragmeter.workflows.experiment import run_and_record  # noqa: E402
@@ -84,7 +86,7 @@ def test_the_trend_draws_and_two_traces_sit_side_by_side(tmp_path: Any, browser:
                 link = left.locator("td a[href^='#p-']").first
                 target = str(link.get_attribute("href"))
                 link.click()
-                page.wait_for_function("h => location.hash === h", arg=target)
+                expect(page).to_have_url(re.compile(re.escape(target) + "$"), timeout=20_000)
                 assert "cited" in str(page.locator(target).get_attribute("class"))
                 # the judge's verdicts and their reasons on both sides
                 for side in (left, right):
