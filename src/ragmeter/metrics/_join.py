@@ -10,7 +10,8 @@ time at a million queries:
   exactly (query code and item id) so a hash collision can never pass a wrong grade;
 - from :data:`COMPILED_MIN_ROWS` run rows, when numba is installed (the ``fast`` extra), the
   join runs as compiled loops (``_join_kernel``): :func:`ranked_grades` ranks and joins at once
-  a run already in ranked order, ``join_grades`` joins ranked rows; same grades to the bit.
+  a run whose queries are each one stretch (ranking only the stretches with ties or out of
+  order), ``join_grades`` joins ranked rows; same grades to the bit.
 """
 
 from __future__ import annotations
@@ -193,9 +194,9 @@ class _Prepared:
     q_hash: np.ndarray
     rel: np.ndarray
     exact: bool
-    ro: np.ndarray  # run id offsets and bytes (placeholders when exact)
+    ro: np.ndarray  # run id offsets and bytes
     rd: np.ndarray
-    qo: np.ndarray
+    qo: np.ndarray  # qrels id offsets and bytes (placeholders when exact)
     qd: np.ndarray
 
     def args(self) -> tuple[object, ...]:
@@ -235,12 +236,14 @@ def _prepare(
         lo[lo == hi] = -1
         del ordered
     exact = _hash_is_exact(qdoc) and _hash_is_exact(rdoc)
+    # the run's ids (views, no copy): compared on hash hits unless exact, and the order of
+    # tied items in the one-pass ranking
+    ro, rd = _offsets(rdoc), _data(rdoc)
     if exact:  # no byte comparison: placeholders of one fixed type
-        ro = qo = np.zeros(1, dtype=np.int64)
-        rd = qd = np.zeros(0, dtype=np.uint8)
+        qo = np.zeros(1, dtype=np.int64)
+        qd = np.zeros(0, dtype=np.uint8)
     else:
-        ro, rd = _offsets(rdoc), np.frombuffer(rdoc.buffers()[2], dtype=np.uint8)
-        qo, qd = _offsets(qdoc), np.frombuffer(qdoc.buffers()[2], dtype=np.uint8)
+        qo, qd = _offsets(qdoc), _data(qdoc)
     rel = np.asarray(rel, dtype=np.int64)
     return _Prepared(rh, lo, hi, perm, use_perm, qh, rel, exact, ro, rd, qo, qd)
 
@@ -289,9 +292,12 @@ def ranked_grades(
     """Rank and join in one compiled pass (``ranked_grades_kernel``): the (``n_queries`` x
     ``depth``) grades in ranked order and how many of them are judged, when the run's queries
     are its runs of equal qids (``blocks``, each with its scored-query code in ``block_code``,
-    -1 for none) and each is in ranked order already (``ties="given"``, or strictly
-    descending 32-bit scores: no tie for item ids to break). None otherwise, or when numba cannot
-    run or the run is small (then ``rank_run`` and :func:`join_grades` do it)."""
+    -1 for none). A query whose rows are in strictly descending 32-bit scores (or any query
+    under ``ties="given"``) is read as it stands; one with ties or rows out of order is ranked
+    on its own first (``rank_flagged_kernel``: trec_eval's rule, ``rank_run``'s order; only its
+    first ``depth`` positions kept), so a few such queries do not move the others off this
+    path. None when a query's rows are split over several stretches,
+    numba cannot run or the run is small (then ``rank_run`` and :func:`join_grades` do it)."""
     if (
         blocks.starts is None
         or blocks.lengths is None
@@ -299,11 +305,9 @@ def ranked_grades(
         or not _compiled.available()
     ):
         return None
-    from ._join_kernel import ranked_grades_kernel, ranked_kernel
+    from ._join_kernel import rank_flagged_kernel, ranked_grades_kernel, unranked_kernel
 
     score = np.asarray(score, dtype=np.float64)
-    if ties != "given" and not ranked_kernel(blocks.starts, blocks.lengths, block_code, score):
-        return None
     out = np.zeros((n_queries, depth), dtype=dtype)
     if not n_queries or not depth:
         return out, 0
@@ -311,8 +315,19 @@ def ranked_grades(
     prep = _prepare(n_codes, run_doc, qrels_code, qrels_doc, rel, run_hashes, qrels_hashes)
     if prep is None:  # pragma: no cover - string_hashes pads every string array
         return None
+    starts, lengths = blocks.starts, blocks.lengths
+    flags = np.zeros(starts.size, dtype=np.uint8)  # the stretches ranked before the join
+    longest = 0
+    if ties != "given":
+        longest = unranked_kernel(starts, lengths, block_code, score, flags)
+    base = np.zeros(starts.size + 1, dtype=np.int64)  # each flagged stretch's first ranks
+    local = np.zeros(0, dtype=np.int32)
+    if longest:
+        np.cumsum(np.where(flags, np.minimum(lengths, depth), 0), out=base[1:])
+        local = np.empty(int(base[-1]), dtype=np.int32 if longest < 2**31 else np.int64)
+        rank_flagged_kernel(starts, lengths, flags, score, prep.ro, prep.rd, longest, base, local)
     matched = ranked_grades_kernel(
-        blocks.starts, blocks.lengths, block_code, prep.run_hash, *prep.args(), out
+        starts, lengths, block_code, flags, base, local, prep.run_hash, *prep.args(), out
     )
     return out, int(matched)
 
@@ -322,6 +337,12 @@ def _keys(code: np.ndarray, hashes: np.ndarray, bits: int) -> np.ndarray:
     key = code.astype(np.uint64) << np.uint64(64 - bits)
     key |= hashes >> np.uint64(bits)
     return key
+
+
+def _data(arr: pa.Array) -> np.ndarray:
+    """The bytes buffer of a string array, as uint8 (offsets index it), without a copy."""
+    buf = arr.buffers()[2]
+    return np.zeros(0, dtype=np.uint8) if buf is None else np.frombuffer(buf, dtype=np.uint8)
 
 
 def _hash_is_exact(arr: pa.Array) -> bool:
