@@ -596,3 +596,109 @@ def pa_strings(values: list[str]):  # type: ignore[no-untyped-def]
     import pyarrow as pa
 
     return pa.array(values, type=pa.string())
+
+
+# -- the fast path's columns, filled block by block ----------------------------------------------
+def _random_file(rng: np.random.Generator, qrels: bool) -> tuple[str, list[tuple[str, str, str]]]:
+    """A clean file (one space between fields) of contiguous queries with ids of uneven lengths
+    (some non-ASCII), and its rows; a duplicate (qid, doc) pair in some of them."""
+    alphabet = np.array(list("abcxyz0123456789_-#\u00e9\u4e2d"))
+    rows: list[tuple[str, str, str]] = []
+    for q in range(int(rng.integers(1, 40))):
+        qid = f"q{q}" + "".join(rng.choice(alphabet, int(rng.integers(0, 12))))
+        docs = {"".join(rng.choice(alphabet, int(rng.integers(1, 25)))) for _ in range(30)}
+        for d in sorted(docs)[: int(rng.integers(1, 30))]:
+            value = str(int(rng.integers(-2, 4))) if qrels else repr(float(rng.normal()))
+            rows.append((qid, d, value))
+    if rng.random() < 0.3:  # a repeated pair, right after its first row or far from it
+        at = int(rng.integers(0, len(rows)))
+        qid, doc, _ = rows[at]
+        end = max(i for i, r in enumerate(rows) if r[0] == qid)
+        rows.insert(int(rng.integers(at + 1, end + 2)), (qid, doc, "1"))
+    text = "".join(
+        f"{q} 0 {d} {v}\n" if qrels else f"{q} Q0 {d} {i} {v} tag\n"
+        for i, (q, d, v) in enumerate(rows)
+    )
+    return text, rows
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_path_columns_equal_the_line_pass_over_many_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Property over seeds: the fast path's columns, copied block by block into place by the
+    workers (blocks of a few rows to one block), are the line-by-line parser's exactly, with
+    every doc's hash, every query run's first row, and a duplicate found whenever there is one."""
+    from ragmeter.io._trec_format import QRELS as QRELS_LAYOUT
+
+    rng = np.random.default_rng(seed)
+    qrels = bool(seed % 2)
+    layout = QRELS_LAYOUT if qrels else RUN_LAYOUT
+    monkeypatch.setattr(_trec_fast, "BLOCK_SIZE", int(rng.choice([256, 512, 2048, 1 << 20])))
+    text, expected = _random_file(rng, qrels)
+    p = write(tmp_path, text)
+    parsed = _trec_fast.parse_clean_run(open_source(p), layout)
+    lines = _trec_lines.parse_lines(open_source(p), layout)
+    assert parsed.qid.to_pylist() == lines.qid.to_pylist() == [r[0] for r in expected]
+    assert parsed.doc.to_pylist() == lines.doc.to_pylist() == [r[1] for r in expected]
+    assert parsed.value.dtype == lines.value.dtype
+    assert np.array_equal(parsed.value, lines.value)
+    assert str(parsed.qid.type) == str(parsed.doc.type) == "string"
+    assert np.array_equal(parsed.doc_hashes, string_hashes(lines.doc))
+    qids = [r[0] for r in expected]
+    runs = [i for i in range(len(qids)) if i == 0 or qids[i] != qids[i - 1]]
+    assert parsed.qid_starts is not None and parsed.qid_starts.tolist() == runs
+    pairs = [(q, d) for q, d, _ in expected]
+    if len(set(pairs)) < len(pairs):
+        assert parsed.maybe_duplicates
+    else:  # no false alarm on these small files (a false one would only cost the exact check)
+        assert not parsed.maybe_duplicates
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_run_pair_keys_match_combined_hashes(seed: int) -> None:
+    """Property over seeds: the per-run pair keys are equal exactly where ``combine_hashes`` are
+    (its finaliser is one-to-one), on structured ids that collide without mixing."""
+    from ragmeter.io._duplicates import combine_hashes, mix, run_pair_keys
+
+    rng = np.random.default_rng(seed)
+    n_runs = int(rng.integers(1, 300))
+    lengths = rng.integers(1, 20, n_runs)
+    queries = [f"q{int(rng.integers(0, 50))}" for _ in range(n_runs)]
+    docs = [f"J{int(rng.integers(0, 40))}" for _ in range(int(lengths.sum()))]
+    hq = string_hashes(pa_strings(queries))
+    hd = string_hashes(pa_strings(docs))
+    assert hq is not None and hd is not None
+    mixed = mix(hq.copy())
+    keys = run_pair_keys(mixed, lengths, hd)
+    assert np.array_equal(mixed, mix(hq.copy()))  # the query hashes are left unchanged
+    combined = combine_hashes(np.repeat(mixed, lengths), hd)
+    same_keys = keys[:, None] == keys[None, :]
+    assert np.array_equal(same_keys, combined[:, None] == combined[None, :])
+    pairs = list(zip(np.repeat(queries, lengths).tolist(), docs, strict=True))
+    same_pairs = np.array([[a == b for b in pairs] for a in pairs])
+    assert np.array_equal(same_keys, same_pairs)  # no collision on these ids
+
+
+def test_string_hashes_into_a_given_array() -> None:
+    ids = pa_strings(["a", "bb", "a-much-longer-id-than-eight", ""])
+    out = np.zeros(6, dtype=np.uint64)
+    got = string_hashes(ids, out[1:5])
+    assert got is not None and np.shares_memory(got, out)
+    assert np.array_equal(out[1:5], string_hashes(ids)) and out[0] == out[5] == 0
+
+
+def test_string_column_fills_sliced_blocks_in_any_order() -> None:
+    """Blocks that are slices of larger arrays (offsets not starting at 0), filled out of order
+    (as worker threads finish), give the concatenation."""
+    import pyarrow as pa
+
+    whole = pa_strings(["x", "abc", "", "d\u00e9", "efgh", "i", "jk"])
+    chunks = [whole.slice(1, 2), whole.slice(3, 0), whole.slice(3, 4)]
+    column = _trec_fast.StringColumn(chunks)
+    for b in (2, 0, 1):
+        column.fill(b, chunks[b])
+    got = column.array()
+    assert got.type == pa.string()
+    assert got.to_pylist() == ["abc", "", "d\u00e9", "efgh", "i", "jk"]
+    got.validate(full=True)

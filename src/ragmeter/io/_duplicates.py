@@ -67,8 +67,9 @@ def _fmix(h: np.ndarray) -> np.ndarray:
     return h
 
 
-def string_hashes(arr: pa.Array) -> np.ndarray | None:
-    """One uint64 per string, equal for equal strings (different strings rarely collide).
+def string_hashes(arr: pa.Array, out: np.ndarray | None = None) -> np.ndarray | None:
+    """One uint64 per string, equal for equal strings (different strings rarely collide);
+    written into ``out`` (a uint64 array as long as ``arr``) when given.
 
     Each string is right-padded with NUL bytes to ``W`` bytes (the longest, rounded up to 8) and
     read as little-endian words ``w_0..w_m``; ``h = xor_j (w_j * M_j) (mod 2**64)`` with odd
@@ -81,10 +82,10 @@ def string_hashes(arr: pa.Array) -> np.ndarray | None:
 
     n = len(arr)
     if n == 0:
-        return np.empty(0, dtype=np.uint64)
+        return np.empty(0, dtype=np.uint64) if out is None else out
     width = max(8, -(-int(pc.max(pc.binary_length(arr)).as_py()) // 8) * 8)
     words = padded_words(arr, width)
-    return None if words is None else word_hashes(words)
+    return None if words is None else word_hashes(words, out)
 
 
 def padded_words(arr: pa.Array, width: int) -> np.ndarray | None:
@@ -103,9 +104,10 @@ def padded_words(arr: pa.Array, width: int) -> np.ndarray | None:
     ).reshape(n, width // 8)
 
 
-def word_hashes(words: np.ndarray) -> np.ndarray:
-    """``xor_j (w_j * M_j)`` of each row of :func:`padded_words` (see :func:`string_hashes`)."""
-    h = words[:, 0] * _MULT
+def word_hashes(words: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``xor_j (w_j * M_j)`` of each row of :func:`padded_words` (see :func:`string_hashes`),
+    into ``out`` when given."""
+    h = np.multiply(words[:, 0], _MULT, out=out)
     for j in range(1, words.shape[1]):
         h ^= words[:, j] * np.uint64((0x9E3779B97F4A7C15 * (2 * j + 1)) % 2**64 | 1)
     return h
@@ -124,6 +126,19 @@ def combine_hashes(qid_hashes: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray
     qid_hashes *= _MULT
     qid_hashes ^= doc_hashes
     return _fmix(qid_hashes)
+
+
+def run_pair_keys(
+    query_hashes: np.ndarray, lengths: np.ndarray, doc_hashes: np.ndarray
+) -> np.ndarray:
+    """Pair keys of rows grouped in runs of equal qids, equal exactly when their
+    :func:`combine_hashes` are (the finaliser there is one-to-one, so it decides no equality):
+    ``hq * 0x9E3779B97F4A7C15 xor hd``, the product taken once per run rather than per row.
+    ``query_hashes``: the :func:`mix`-ed hash of each run's qid (left unchanged); ``lengths``:
+    each run's row count. For sorting and comparing only: the keys are not well mixed."""
+    keys = np.repeat(query_hashes * _MULT, lengths)
+    keys ^= doc_hashes
+    return keys
 
 
 def pair_hashes(qid: pa.Array, doc: pa.Array) -> np.ndarray | None:

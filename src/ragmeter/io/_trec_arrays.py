@@ -1,5 +1,6 @@
 """Array helpers shared by the two columnar TREC parsers (``_trec_columns`` and ``_trec_fast``):
-string offsets, joining parsed blocks into one column without doubling peak memory, and
+string offsets, joining parsed blocks into one column without doubling peak memory (by
+concatenation, or filled block by block at places fixed up front: ``StringColumn``), and
 raising the problems found at some rows with their line numbers.
 """
 
@@ -83,3 +84,35 @@ def concat_numbers(chunks: list[pa.Array], dtype: Any) -> np.ndarray:
         if len(chunks) % 16 == 0:
             pa.default_memory_pool().release_unused()  # hand copied blocks' pages back
     return out
+
+
+class StringColumn:
+    """One string array assembled from blocks at places fixed up front, so that worker threads
+    can each copy their own blocks in (``fill``) while the checks run, without a second pass
+    that concatenates them: the offsets and the text of every block are known once the parse is
+    done. Offsets are int32 (``pa.string``) unless the text exceeds 2 GiB.
+    """
+
+    def __init__(self, chunks: list[pa.Array]) -> None:
+        sizes = [int(string_offsets(c)[-1] - string_offsets(c)[0]) for c in chunks]
+        self._rows = np.cumsum([0] + [len(c) for c in chunks]).tolist()
+        self._bytes = np.cumsum([0, *sizes]).tolist()
+        self.large = self._bytes[-1] > _STRING_LIMIT
+        self._offsets = np.empty(self._rows[-1] + 1, dtype=np.int64 if self.large else np.int32)
+        self._offsets[0] = 0
+        self._data = np.empty(self._bytes[-1], dtype=np.uint8)
+
+    def fill(self, block: int, chunk: pa.Array) -> None:
+        """Copy block number ``block`` (the chunk given for it at construction) into place."""
+        o = string_offsets(chunk)
+        row, pos, end = self._rows[block], self._bytes[block], self._bytes[block + 1]
+        self._data[pos:end] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[o[0] : o[-1]]
+        out = self._offsets[row + 1 : row + len(chunk) + 1]
+        out[:] = o[1:]
+        out += pos - int(o[0])  # a Python int: added in the offsets' own type, no temporary
+
+    def array(self) -> pa.Array:
+        """The whole column (every block filled)."""
+        kind = pa.large_string() if self.large else pa.string()
+        offsets, data = pa.py_buffer(self._offsets), pa.py_buffer(self._data)
+        return pa.Array.from_buffers(kind, self._rows[-1], [None, offsets, data])

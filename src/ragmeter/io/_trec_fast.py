@@ -19,8 +19,11 @@ stream past (``_CheckedStream``, numpy, no Python per line):
   a grade holding an ``x`` is refused here);
 - no byte ``_trec_bytes`` refuses (NUL, a byte order mark after the start, a lone ``\\r``).
 
-Row ``i`` is then physical line ``i + 1``. Duplicate (qid, doc) pairs are ruled out with one
-64-bit hash per row (``_duplicates``: the qid hashed once per run of equal qids): sorted per
+Row ``i`` is then physical line ``i + 1``. The output columns are allocated once the parse
+is done (every block's rows and text sizes are known then) and each worker copies its block into
+place after checking it, releasing the block: no concatenation pass after the checks. Duplicate
+(qid, doc) pairs are ruled out with one 64-bit hash per row (``_duplicates``: the qid hashed once
+per run of equal qids, the doc hashes written straight into the column handed on): sorted per
 block, and across blocks only for the query that straddles a boundary, when each query's rows
 are contiguous (the usual file); otherwise all hashes are sorted together. Equal hashes send the
 run to the exact check. The item ids' hashes and the query runs' first rows are handed on
@@ -34,17 +37,17 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._duplicates import combine_hashes, mix, string_hashes
+from ._duplicates import combine_hashes, mix, run_pair_keys, string_hashes
 from ._source import Source
-from ._trec_arrays import concat_numbers as _concat_numbers
-from ._trec_arrays import concat_strings as _concat_strings
+from ._trec_arrays import StringColumn
 from ._trec_arrays import report as _report
 from ._trec_arrays import string_offsets as _offsets
 from ._trec_bytes import ByteGuard
@@ -82,29 +85,33 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
             stream = _CheckedStream(raw)
             table = pcsv.read_csv(stream, **options)
             stream.finish(table.num_rows, layout.width)
-        blocks = [b.columns for b in table.to_batches() if b.num_rows]  # zero-copy, per block
+        columns = [b.columns for b in table.to_batches() if b.num_rows]  # zero-copy, per block
         del table
+        if not columns:
+            raise Unclean("no rows")
+        out = _Columns(columns, layout.value == "score")
+        blocks: list[list[pa.Array] | None] = list(columns)  # a worker drops its block once copied
+        del columns
         workers = max(1, min(_MAX_WORKERS, os.cpu_count() or 1))
+        infos: list[_Block] = []
+        check = partial(_check_block, blocks=blocks, out=out)
         with ThreadPoolExecutor(max_workers=workers) as executor:  # numpy and arrow free the GIL
-            infos = list(executor.map(lambda cols: _check_block(*cols), blocks))
+            for info in executor.map(check, range(len(blocks))):
+                infos.append(info)
+                if len(infos) % 16 == 0:
+                    pa.default_memory_pool().release_unused()  # hand copied blocks' pages back
     except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
         # pyarrow's own errors (not those of the checks, raised as plain ValueError)
         raise Unclean(str(exc), parse_error=isinstance(exc, pa.ArrowInvalid)) from None
-    if not blocks:
-        raise Unclean("no rows")
+    pa.default_memory_pool().release_unused()  # every block is copied and released
 
-    starts = np.cumsum([0] + [len(b[0]) for b in blocks])
+    starts = np.asarray(out.rows, dtype=np.int64)
     bad = [
         i.bad_scores + start
         for i, start in zip(infos, starts[:-1], strict=True)
         if len(i.bad_scores)
     ]
-    if layout.value == "score":
-        score = _concat_numbers([b.pop() for b in blocks], np.float64)
-    else:
-        score = _concat_numbers([i.grades for i in infos], np.int64)
-        for b in blocks:
-            b.pop()
+    score = out.value
     if bad:
         _report(
             src,
@@ -116,9 +123,9 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
     grouped = _queries_contiguous(infos)
     maybe_dup = grouped and _repeats_in_blocks(infos)
     qid_starts = _run_starts(infos, starts) if grouped else None
-    doc_hashes = _concat_numbers([i.pop_doc_hashes() for i in infos], np.uint64)
-    doc = _concat_strings([b.pop() for b in blocks])
-    qid = _concat_strings([b.pop() for b in blocks])
+    doc_hashes = out.doc_hashes
+    doc = out.doc.array()
+    qid = out.qid.array()
     if not grouped:  # queries interleave: compare every row's hash with every other's
         hq = string_hashes(qid)
         assert hq is not None  # every block was hashed
@@ -135,6 +142,24 @@ def parse_clean_run(src: Source, layout: Layout) -> Parsed:
         doc_hashes=doc_hashes,
         qid_starts=qid_starts,
     )
+
+
+class _Columns:
+    """The parse's output columns, allocated once the blocks are known and filled by the
+    per-block workers (``_check_block``), each block at its own place: no concatenation pass,
+    and each block's memory is released as soon as it is copied."""
+
+    def __init__(self, blocks: list[list[pa.Array]], scores: bool) -> None:
+        self.rows: list[int] = np.cumsum([0] + [len(b[0]) for b in blocks]).tolist()
+        n = self.rows[-1]
+        self.qid = StringColumn([b[0] for b in blocks])
+        self.doc = StringColumn([b[1] for b in blocks])
+        self.value = np.empty(n, dtype=np.float64 if scores else np.int64)
+        self.doc_hashes = np.empty(n, dtype=np.uint64)
+
+    def part(self, block: int, column: np.ndarray) -> np.ndarray:
+        """Block ``block``'s rows of ``column`` (a view)."""
+        return column[self.rows[block] : self.rows[block + 1]]
 
 
 def _run_starts(infos: list[_Block], offsets: np.ndarray) -> np.ndarray:
@@ -156,20 +181,16 @@ class _Block:
     head: np.ndarray  # pair hashes of the first run's rows
     tail: np.ndarray  # pair hashes of the last run's rows
     bad_scores: np.ndarray  # rows whose score is NaN or infinite
-    grades: np.ndarray | None = None  # qrels: the int64 grades
-    query_hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))  # per run
-    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # first row per run
-    doc_hashes: np.ndarray | None = None  # string_hashes of each row's doc (kept for the join)
-
-    def pop_doc_hashes(self) -> np.ndarray:
-        """The doc hashes, released from the block (the caller copies them into one array)."""
-        h, self.doc_hashes = self.doc_hashes, None
-        assert h is not None
-        return h
+    query_hashes: np.ndarray  # string hash of each run's qid (mixed)
+    starts: np.ndarray  # first row of each run
 
 
-def _check_block(qid: pa.Array, doc: pa.Array, score: pa.Array) -> _Block:
-    """Per-block checks (comment lines, finite scores, integer grades) and pair hashes."""
+def _check_block(b: int, blocks: list[list[pa.Array] | None], out: _Columns) -> _Block:
+    """Per-block checks (comment lines, finite scores, integer grades) and pair hashes; the
+    block's columns are copied into ``out`` (the doc hashes too) and released from ``blocks``."""
+    cols = blocks[b]
+    assert cols is not None
+    qid, doc, score = cols
     offsets = _offsets(qid)
     starts = np.concatenate(
         (np.zeros(1, np.int64), _true_rows(pc.not_equal(qid[1:], qid[:-1])) + 1)
@@ -179,24 +200,30 @@ def _check_block(qid: pa.Array, doc: pa.Array, score: pa.Array) -> _Block:
     if (first == ord("#")).any():
         raise Unclean("a comment line")
     hq = string_hashes(queries)
-    hd = string_hashes(doc)
+    hd = string_hashes(doc, out.part(b, out.doc_hashes))
     if hq is None or hd is None:
         raise Unclean("ids could not be hashed")
     lengths = np.diff(np.append(starts, len(qid)))
     mix(hq)
-    keys = combine_hashes(np.repeat(hq, lengths), hd)  # hd itself is kept unchanged
+    keys = run_pair_keys(hq, lengths, hd)  # hd itself is kept unchanged
     head = keys[: lengths[0]].copy()
     tail = keys[int(starts[-1]) :].copy()
     keys.sort()
     repeat = bool((keys[1:] == keys[:-1]).any())
     del keys
+    value = out.part(b, out.value)
+    bad = np.empty(0, np.int64)
     if pa.types.is_string(score.type):  # qrels grades, as text
-        grades = _grades(score)
-        return _Block(queries, repeat, head, tail, np.empty(0, np.int64), grades, hq, starts, hd)
-    values = score.to_numpy()
-    finite = np.isfinite(values)
-    bad = np.empty(0, np.int64) if finite.all() else np.flatnonzero(~finite)
-    return _Block(queries, repeat, head, tail, bad, None, hq, starts, hd)
+        value[:] = _grades(score)
+    else:
+        value[:] = score.to_numpy()
+        finite = np.isfinite(value)
+        if not finite.all():
+            bad = np.flatnonzero(~finite)
+    out.qid.fill(b, qid)
+    out.doc.fill(b, doc)
+    blocks[b] = None  # the block is copied: release it
+    return _Block(queries, repeat, head, tail, bad, hq, starts)
 
 
 def _grades(rel: pa.Array) -> np.ndarray:
