@@ -30,6 +30,20 @@ error otherwise.
 
 pytrec_eval (trec_eval) has no reciprocal rank with a cutoff: it computes ``recip_rank`` over the
 whole list, checked against ragmeter's ``RR``.
+
+Whole processes (``--whole``, by default every size run): the command a user types,
+``ragmeter eval QRELS RUN -m "nDCG@10,RR@10,R@100,P@5,AP"``, as typed (the table, and recording
+into a fresh store in a temporary folder) and with ``--no-store``, beside a process that reads
+the floor's columns, one that calls ``ragmeter.evaluate()`` and one that runs pytrec_eval (its
+own parsing), each timed from start to exit (import included: what a user waits for). The five
+run in interleaved rounds (``--whole-rounds``), so each round sees the same load; CPU is the
+child's user + system time, peak the child's maximum RSS (``wait4``); ratios are medians of
+per-round ratios; the 1-minute load average is given. Recording's cost is the default's CPU
+minus ``--no-store``'s in the same round, as a share of ``evaluate()``'s.
+
+``--shape`` picks the data's score shape (``_gen.SHAPES``: ``strict`` has no ties; ``round1``-3,
+``rand6``, ``bm25`` have ties as real runs do); on a shape with ties only the peers that break
+ties as trec_eval does (pytrec_eval) must agree with ragmeter's means.
 """
 
 from __future__ import annotations
@@ -47,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _gen import bench_files
+from _gen import SHAPES, agreeing_peers, bench_files
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs" / "benchmarks.md"
@@ -255,6 +269,135 @@ def child(
     }
 
 
+# == whole processes: the command a user types, interleaved with the floor and the peers ========
+#: the whole-process rows, in the order each round runs them
+WHOLE = ("floor", "evaluate()", "ragmeter eval", "ragmeter eval --no-store", "pytrec_eval")
+#: each row's process, timed against this one
+WHOLE_BASE = "ragmeter eval"
+
+
+def once(tool: str, qrels: Path, run: Path) -> dict[str, float]:
+    """A ``--once`` child: ``tool`` from files to means once, in a fresh process (the floor:
+    pyarrow reads the columns; ``evaluate()``: ``ragmeter.evaluate`` on the two paths)."""
+    if tool == "evaluate()":
+        import ragmeter
+
+        return ragmeter.evaluate(qrels, run, list(METRICS)).aggregate
+    parse, compute = globals()[f"_tool_{tool}"]()
+    return compute(parse(qrels, run))
+
+
+def _whole_command(name: str, files: Any, folder: Path) -> list[str]:
+    me = [sys.executable, __file__, "--once"]
+    if name in ("floor", "evaluate()", "pytrec_eval"):
+        return [*me, name, str(files.qrels), str(files.run)]
+    cmd = [sys.executable, "-m", "ragmeter", "eval", str(files.qrels), str(files.run)]
+    cmd += ["-m", ",".join(METRICS)]
+    return cmd + (["--no-store"] if name.endswith("--no-store") else [])
+
+
+def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MiB) of one child process, from its own ``wait4`` usage (its
+    output is discarded; stderr is kept for an error)."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{err.read().decode()[-3000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+
+
+def whole_rounds(files: Any, rounds: int, names: tuple[str, ...] = WHOLE) -> dict[str, Any]:
+    """Each of ``names`` as a whole process, ``rounds`` times, interleaved: every round runs
+    each once, in a fresh temporary folder (the default store goes there, new each time)."""
+    import os
+    import shutil
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if k not in ("RAGMETER_DATABASE_URL",)}
+    env.pop("RAGMETER_ARTIFACTS", None)
+    out: dict[str, Any] = {n: {"wall": [], "cpu": [], "peak": []} for n in names}
+    loads = []
+    for _ in range(rounds):
+        loads.append(os.getloadavg()[0])
+        for name in names:
+            folder = Path(tempfile.mkdtemp(prefix="bench-whole-"))
+            try:
+                wall, cpu, peak = _timed(_whole_command(name, files, folder), folder, env)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            for key, v in (("wall", wall), ("cpu", cpu), ("peak", peak)):
+                out[name][key].append(v)
+    out["_load"] = f"{min(loads):.1f}-{max(loads):.1f}"
+    return out
+
+
+def _whole_table(label: str, nq: int, depth: int, res: dict[str, Any]) -> list[str]:
+    names = [n for n in WHOLE if n in res]
+    rounds = len(res[WHOLE_BASE]["cpu"])
+    lines = [
+        (
+            f"#### Whole processes at {label}: {nq:,} x {depth:,} ({rounds} interleaved rounds; "
+            f"load {res['_load']})"
+        ),
+        "",
+        f"| process | wall (s) | CPU (s) | peak RSS (MiB) | wall / `{WHOLE_BASE}` "
+        f"| CPU / `{WHOLE_BASE}` |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for n in names:
+        r = res[n]
+        wall = _median([a / b for a, b in zip(r["wall"], res[WHOLE_BASE]["wall"], strict=True)])
+        cpu = _median([a / b for a, b in zip(r["cpu"], res[WHOLE_BASE]["cpu"], strict=True)])
+        shown = {
+            "floor": "floor (pyarrow.csv reads the 3 columns)",
+            "evaluate()": "`ragmeter.evaluate()` in a process",
+            "ragmeter eval": "`ragmeter eval` as typed (table + recording)",
+            "ragmeter eval --no-store": "`ragmeter eval --no-store`",
+            "pytrec_eval": "pytrec_eval (its own parsing)",
+        }[n]
+        lines.append(
+            f"| {shown} | {_median(r['wall']):.2f} | {_median(r['cpu']):.2f} | "
+            f"{max(r['peak']):,.0f} | {wall:.2f}x | {cpu:.2f}x |"
+        )
+    lines.append("")
+    if "evaluate()" in res:
+        ev = res["evaluate()"]["cpu"]
+        cmd = _median([a / b for a, b in zip(res[WHOLE_BASE]["cpu"], ev, strict=True)])
+        lines.append(
+            f"- `{WHOLE_BASE}` as typed: {cmd:.2f}x `evaluate()`'s CPU (target <= 1.2x): "
+            f"{'met' if cmd <= 1.2 else 'MISSED'}"
+        )
+        if "ragmeter eval --no-store" in res:
+            rec = [
+                (a - b) / c
+                for a, b, c in zip(
+                    res[WHOLE_BASE]["cpu"], res["ragmeter eval --no-store"]["cpu"], ev, strict=True
+                )
+            ]
+            share = _median(rec)
+            lines.append(
+                f"- recording into the store: {100 * share:.0f}% of `evaluate()`'s CPU (the "
+                f"default's CPU minus `--no-store`'s per round; target <= 15%): "
+                f"{'met' if share <= 0.15 else 'MISSED'}"
+            )
+    if "pytrec_eval" in res:
+        for key, what in (("wall", "wall"), ("cpu", "CPU")):
+            x = _median(
+                [a / b for a, b in zip(res["pytrec_eval"][key], res[WHOLE_BASE][key], strict=True)]
+            )
+            lines.append(f"- pytrec_eval / `{WHOLE_BASE}` in {what}: {x:.2f}x (target >= 5x)")
+    lines.append("")
+    return lines
+
+
 # == parent side ===============================================================================
 def _run_child(tool: str, files: Any, warm: Any, reps: int, timeout: float) -> dict[str, Any]:
     cmd = [
@@ -274,9 +417,11 @@ def _run_child(tool: str, files: Any, warm: Any, reps: int, timeout: float) -> d
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _check_agreement(results: dict[str, dict[str, Any]], label: str) -> None:
+def _check_agreement(results: dict[str, dict[str, Any]], label: str, shape: str = "strict") -> None:
     ours = results["ragmeter"]["means"]
-    for tool, res in results.items():
+    peers = tuple(t for t in results if t not in ("ragmeter", "floor"))
+    for tool in agreeing_peers(shape, peers):
+        res = results[tool]
         if tool in ("ragmeter", "floor"):
             continue
         for name, value in res["means"].items():
@@ -335,7 +480,7 @@ def _table(label: str, nq: int, depth: int, results: dict[str, dict[str, Any]]) 
     return lines
 
 
-def _targets(results: dict[str, dict[str, Any]]) -> list[str]:
+def _targets(results: dict[str, dict[str, Any]], shape: str = "strict") -> list[str]:
     rm = results["ragmeter"]
     out = []
     if "pytrec_eval" in results:
@@ -349,7 +494,7 @@ def _targets(results: dict[str, dict[str, Any]]) -> list[str]:
     cpu = _ratio(results, "ragmeter", "cpu", over="floor")
     out.append(
         f"- vs the read floor: {wall:.2f}x in wall time, {cpu:.2f}x in CPU time (target <= "
-        f"1.5x): {'met' if max(wall, cpu) <= 1.5 else 'MISSED'}"
+        f"2x): {'met' if max(wall, cpu) <= 2 else 'MISSED'}"
     )
     col_mb = results["floor"]["means"]["_columnar_bytes"] / 2**20
     peak = rm["peak_mb"]
@@ -358,6 +503,7 @@ def _targets(results: dict[str, dict[str, Any]]) -> list[str]:
         f"(target <= 2x): {'met' if peak <= 2 * col_mb else 'MISSED'}"
     )
     peers = [t for t in results if t not in ("ragmeter", "floor") and not t.startswith("_")]
+    peers = list(agreeing_peers(shape, tuple(peers)))
     out.append(f"- means identical to 1e-9 with {', '.join(peers) or 'no peer'}: checked")
     return out
 
@@ -434,6 +580,51 @@ def _load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
 
+def _shape_runs(
+    args: argparse.Namespace,
+    shape: str,
+    tools: list[str],
+    whole: list[str],
+    warm: Any,
+    titled: bool,
+) -> list[str]:
+    """Every size of one score shape: its tables, targets, whole-process rounds and curve."""
+    lines = [f"### Scores of shape `{shape}`: {SHAPES[shape].about}", ""] if titled else []
+    all_results: dict[str, dict[str, dict[str, Any]]] = {}
+    for label in args.sizes.split(","):
+        nq, depth = SIZES[label]
+        t0 = time.perf_counter()
+        files = bench_files(nq, depth, seed=args.seed, shape=shape)
+        print(
+            f"[{label}] data ready in {time.perf_counter() - t0:.1f} s: {files.run}",
+            file=sys.stderr,
+        )
+        results: dict[str, dict[str, Any]] = {"_load": _load()}  # type: ignore[dict-item]
+        for tool in tools:
+            t0 = time.perf_counter()
+            results[tool] = _run_child(tool, files, warm, args.reps, args.timeout)
+            print(
+                f"[{label}] {tool}: total {_median(results[tool]['total']):.3f} s "
+                f"(wall {time.perf_counter() - t0:.1f} s)",
+                file=sys.stderr,
+            )
+        load = results.pop("_load")
+        _check_agreement(results, label, shape)
+        results["_load"] = load  # type: ignore[assignment]
+        lines += _table(label if not titled else f"{label}, {shape}", nq, depth, results)
+        if label in TARGETS:
+            met = _targets(results, shape)
+            lines += [f"Targets at {nq:,} x {depth:,} (issues 15 and 28):", "", *met, ""]
+        all_results[label] = results
+        if label in whole:
+            t0 = time.perf_counter()
+            names = tuple(n for n in WHOLE if n != "pytrec_eval" or "pytrec_eval" in tools)
+            shown = label if not titled else f"{label}, {shape}"
+            lines += _whole_table(shown, nq, depth, whole_rounds(files, args.whole_rounds, names))
+            print(f"[{label}] whole processes: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return lines + _curve(all_results)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1k,10k,100k", help=f"comma list of {', '.join(SIZES)}")
@@ -442,7 +633,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per tool and size")
     ap.add_argument("--no-docs", action="store_true", help="print only; leave docs/benchmarks.md")
+    ap.add_argument(
+        "--shape",
+        default="strict",
+        help="comma list of the scores' shapes (_gen.SHAPES: "
+        f"{', '.join(SHAPES)}): strict has no ties; the others tie as real runs",
+    )
+    ap.add_argument(
+        "--whole",
+        default=None,
+        help="sizes (among --sizes) to time as whole processes (the command a user types, "
+        "interleaved with the floor, evaluate() and pytrec_eval); default: all; '' for none",
+    )
+    ap.add_argument("--whole-rounds", type=int, default=3, help="interleaved whole-process rounds")
     args = ap.parse_args(argv)
+    shapes = [x for x in args.shape.split(",") if x]
+    unknown = [x for x in shapes if x not in SHAPES]
+    if unknown or not shapes:
+        ap.error(f"--shape: unknown {', '.join(unknown) or '(none)'}; one of {', '.join(SHAPES)}")
+    whole = [w for w in (args.sizes if args.whole is None else args.whole).split(",") if w]
     tools = [t for t in TOOLS if t in args.tools.split(",")]
     for needed in ("floor", "ragmeter"):
         if needed not in tools:
@@ -462,39 +671,23 @@ def main(argv: list[str] | None = None) -> int:
             f"a peer whose timed run takes over {SLOW_S:.0f} s is timed once (see 'runs'). Peak "
             "memory: growth of the process's peak RSS during the first run over its RSS just "
             "before it (after import and the tiny warm-up; for ranx it includes numba compiling "
-            "for the data). Every tool's means equal ragmeter's to 1e-9 (checked while running). "
-            "Data: `benchmarks/_gen.py` (seed 0; no ties; every query has a relevant item and 3 "
-            "unretrieved judged items)."
+            "for the data). Every agreeing tool's means equal ragmeter's to 1e-9 (checked while "
+            "running). "
+            f"Data: `benchmarks/_gen.py` (seed {args.seed}; "
+            + "; ".join(f"shape `{x}`: {SHAPES[x].about}" for x in shapes)
+            + "; every query has a relevant item and 3 unretrieved judged items)"
+            + (
+                "; on scores with ties only pytrec_eval, which breaks ties as trec_eval and "
+                "ragmeter do, must give ragmeter's means."
+                if any(SHAPES[x].ties for x in shapes)
+                else "."
+            )
         ),
         "",
     ]
     load_start = _load()
-    all_results: dict[str, dict[str, dict[str, Any]]] = {}
-    for label in args.sizes.split(","):
-        nq, depth = SIZES[label]
-        t0 = time.perf_counter()
-        files = bench_files(nq, depth, seed=args.seed)
-        print(
-            f"[{label}] data ready in {time.perf_counter() - t0:.1f} s: {files.run}",
-            file=sys.stderr,
-        )
-        results: dict[str, dict[str, Any]] = {"_load": _load()}  # type: ignore[dict-item]
-        for tool in tools:
-            t0 = time.perf_counter()
-            results[tool] = _run_child(tool, files, warm, args.reps, args.timeout)
-            print(
-                f"[{label}] {tool}: total {_median(results[tool]['total']):.3f} s "
-                f"(wall {time.perf_counter() - t0:.1f} s)",
-                file=sys.stderr,
-            )
-        load = results.pop("_load")
-        _check_agreement(results, label)
-        results["_load"] = load  # type: ignore[assignment]
-        lines += _table(label, nq, depth, results)
-        if label in TARGETS:
-            lines += [f"Targets at {nq:,} x {depth:,} (issue 15):", "", *_targets(results), ""]
-        all_results[label] = results
-    lines += _curve(all_results)
+    for shape in shapes:
+        lines += _shape_runs(args, shape, tools, whole, warm, titled=len(shapes) > 1)
     lines += [
         (
             f"Versions: {_versions()}. Load average (1 min) at start / end: {load_start} / "
@@ -510,7 +703,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+    if len(sys.argv) > 1 and sys.argv[1] == "--once":
+        _, _, tool, q, r = sys.argv
+        print(json.dumps(once(tool, Path(q), Path(r))))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--child":
         _, _, tool, q, r, reps, wq, wr = sys.argv
         print(json.dumps(child(tool, Path(q), Path(r), int(reps), Path(wq), Path(wr))))
     else:

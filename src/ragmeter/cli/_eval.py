@@ -47,7 +47,12 @@ def eval_cmd(
         help=f"Comma-separated metrics. Default: '{DEFAULT_METRICS}' on qrels; 'R,Hit,AllR,RR' at "
         "every --k/--budget on span labels.",
     ),
-    per_query: bool = typer.Option(False, "--per-query", help="Also output per-query values."),
+    per_query: bool = typer.Option(
+        False,
+        "--per-query",
+        help="Also output per-query values (JSON: with the per-query details). The store keeps "
+        "them either way.",
+    ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
     missing: str = typer.Option(
         "zero", help="Queries absent from a run: 'zero' (trec_eval -c) or 'skip'."
@@ -115,7 +120,7 @@ def eval_cmd(
 def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
     """Print evaluations as a rich table, JSON (the shape later tools read) or CSV."""
     if fmt == Format.json:
-        objs = [e.to_dict(per_query=per_query) for e in evals]
+        objs = [json_record(e, per_query) for e in evals]
         print_json(objs[0] if len(objs) == 1 else objs)
     elif fmt == Format.csv:
         tables = [e.csv_rows(per_query=per_query) for e in evals]
@@ -125,6 +130,18 @@ def output(evals: list[Evaluation], fmt: Format, per_query: bool) -> None:
         if per_query:
             for e in evals:
                 console.print(per_query_table(e))
+
+
+def json_record(e: Evaluation, per_query: bool) -> dict[str, object]:
+    """``eval --format json``'s record of one run: with ``per_query``, the whole
+    :meth:`~ragmeter.metrics.Evaluation.to_dict` (per-query values, details, slices, splits:
+    what ``compare`` and ``runs import`` read); else the aggregate record (means, counts, the
+    missing and no-relevant ids, config, warnings), built without a pass over the queries."""
+    if per_query:
+        return e.to_dict(per_query=True)
+    from dataclasses import replace
+
+    return replace(e, details={}, slices={}, splits={}).to_dict(per_query=False)
 
 
 def print_warnings(evals: list[Evaluation]) -> None:

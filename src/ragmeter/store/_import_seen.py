@@ -95,9 +95,9 @@ def evaluation_digest(e: Any) -> str:
     """The content of an :class:`Evaluation` as the store keeps it, as one sha256."""
     import numpy as np
 
-    from ._records import evaluation_tables
+    from ._records import evaluation_extras
 
-    _, extras = evaluation_tables(e)
+    extras = evaluation_extras(e)  # details as JSON, whether stored as columns or not
     h = hashlib.sha256()
     head = [e.run, [str(m) for m in e.metrics], list(e.query_ids), e.golden_version]
     h.update(_sha(canonical([*head, dict(e.config), extras])))
