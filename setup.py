@@ -3,10 +3,10 @@
 examples/fare-rules/ in the repository is the example's only copy in git. ``ragmeter demo`` run
 from an installed package (no checkout beside it) reads the files it needs from the package, so
 the build copies them into ``ragmeter/_resources/examples/fare-rules/`` of the wheel: the
-experiment file, corpus, golden set and the answers of the demo's two variants, nothing else
-(no runs, models, caches or scripts). An editable install (``pip install -e .``, ``make demo``)
-copies nothing: the demo finds the checkout's examples/ there. Everything else is in
-pyproject.toml.
+experiment file, corpus, golden set, the answers of the demo's two variants and the vectors of
+the texts it embeds (so a first demo embeds nothing), nothing else (no runs, models, caches or
+scripts). An editable install (``pip install -e .``, ``make demo``) copies nothing: the demo
+finds the checkout's examples/ there. Everything else is in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 EXAMPLE = Path(__file__).resolve().parent / "examples" / "fare-rules"
-#: the example's files ``ragmeter demo`` and ``ragmeter demo --lab`` read (about 140 kB)
+#: the example's files ``ragmeter demo`` and ``ragmeter demo --lab`` read (about 0.6 MB)
 SHIPPED = (
     "experiment.toml",
     "corpus.jsonl",
     "golden.jsonl",
     "answers/baseline.jsonl",
     "answers/rerank.jsonl",
+    # the vectors of every text the demo embeds (tools/demo_embeddings.py; about 0.4 MB)
+    "demo-embeddings.npz",
 )
 TARGET = ("ragmeter", "_resources", "examples", "fare-rules")
 

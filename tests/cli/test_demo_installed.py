@@ -33,6 +33,7 @@ SHIPPED = (
     "golden.jsonl",
     "answers/baseline.jsonl",
     "answers/rerank.jsonl",
+    "demo-embeddings.npz",
 )
 PACKAGED = "ragmeter/_resources/examples/fare-rules/"
 #: the tests' own folders beside the venv (either test may run first)

@@ -139,6 +139,12 @@ class Chunking:
 
         return IdLookup(self._id_array)
 
+    @functools.cached_property
+    def _doc_codes(self) -> Any:  # DocCodes of the chunks' document ids, built once
+        from ._id_lookup import DocCodes
+
+        return DocCodes(self.doc)
+
     def rows_of(self, ids: Any) -> np.ndarray:
         """:meth:`index_of` for a pyarrow string array: the row of each chunk id (int64), -1 for
         an id that is not a chunk of this chunking (or null), without a Python object per id.
@@ -147,7 +153,7 @@ class Chunking:
         return self._id_lookup.rows(ids)
 
     #: built on demand from the columns; not pickled (a Ray worker rebuilds what it uses)
-    _CACHES = ("_position", "_id_array", "_id_lookup")
+    _CACHES = ("_position", "_id_array", "_id_lookup", "_doc_codes")
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in self._CACHES}

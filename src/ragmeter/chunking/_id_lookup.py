@@ -22,6 +22,8 @@ longest would take more than four times their bytes plus 32 a string (``_fits``)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -152,3 +154,30 @@ class IdLookup:
         values = self._ids if ids.type == self._ids.type else self._ids.cast(ids.type)
         found = pc.index_in(ids, value_set=values).fill_null(-1)
         return found.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+class DocCodes:
+    """The chunks' document ids as integer codes, built once per chunking (a Chunking keeps
+    it): ``codes[i]`` numbers chunk i's document in order of first appearance among the
+    chunks, and :meth:`of` numbers other document ids (a golden set's spans') the same way, an
+    id no chunk has after all of the chunks' ones. Mapping 100k spans onto 1M chunks then
+    hashes the 100k span documents, not the 1M chunk documents again for every call."""
+
+    def __init__(self, docs: Sequence[str] | pa.Array) -> None:
+        arr = docs if isinstance(docs, pa.Array) else pa.array(docs, type=pa.string())
+        encoded = pc.dictionary_encode(arr)
+        self.dictionary = encoded.dictionary
+        self.codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+    def of(self, docs: Sequence[str] | pa.Array) -> np.ndarray:
+        """The code of each of ``docs`` (int64): a chunk document's own, else
+        ``len(dictionary) + j`` for the j-th distinct id no chunk has (first appearance)."""
+        arr = docs if isinstance(docs, pa.Array) else pa.array(docs, type=pa.string())
+        found = pc.index_in(arr, value_set=self.dictionary).fill_null(-1)
+        codes = found.to_numpy(zero_copy_only=False).astype(np.int64)
+        absent = np.flatnonzero(codes < 0)
+        if len(absent):
+            others = pc.dictionary_encode(arr.take(pa.array(absent, type=pa.int64())))
+            extra = others.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            codes[absent] = len(self.dictionary) + extra
+        return codes

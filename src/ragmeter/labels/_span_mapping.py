@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,8 @@ from ._mapping import (
     map_spans,
     questions_of,
 )
+
+_SLICES, _SPLIT = attrgetter("slices"), attrgetter("split")
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,19 +127,34 @@ class ScoredQuestions:
         id_array = mapping.question_array.take(pa.array(rows, type=pa.int64()))
         spans, kept = mapping.spans.of_questions(rows.tolist())
         pairs = mapping.of_spans(kept)
-        return cls(
-            tuple(id_array.to_pylist()), id_array, spans, kept, pairs, spans.question[pairs.span]
-        )
+        # the ids as the spans table has them (equal to id_array's, without converting back)
+        return cls(spans.question_ids, id_array, spans, kept, pairs, spans.question[pairs.span])
+
+
+def _doc_codes(spans: SpanTable, chunking: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of the spans' and the chunks' documents, one per document on both sides:
+    the chunking's own numbering when it keeps one (``Chunking._doc_codes``, built once: only
+    the span documents are hashed per call; the chunks then stay in (document, start) order,
+    which spares the overlap sweep a sort), else :func:`encode_docs`. The mapping does not
+    depend on the numbering."""
+    kept = getattr(chunking, "_doc_codes", None)
+    if kept is None:
+        span_docs, chunk_docs = encode_docs(spans.doc, chunking.doc)
+        return span_docs, chunk_docs
+    return kept.of(spans.doc), kept.codes
 
 
 def span_mapping(golden: Any, chunking: Any) -> SpanMapping:
     """Map ``golden``'s spans onto ``chunking`` once (checking them as evaluate_spans does)."""
     questions = questions_of(golden)
     spans = SpanTable.from_questions(questions)
-    span_docs, chunk_docs = encode_docs(spans.doc, chunking.doc)
+    span_docs, chunk_docs = _doc_codes(spans, chunking)
     extent = doc_extent(spans, chunking, (span_docs, chunk_docs))
     check_spans_within_chunking(golden, chunking, spans, extent)
     pairs = map_spans(spans, chunking, (span_docs, chunk_docs))
-    slices: dict[str, tuple[str, ...]] = {q.id: tuple(q.slices) for q in questions}
-    splits: dict[str, str] = {q.id: q.split for q in questions}
+    ids = spans.question_ids  # one per question, in order
+    slices: dict[str, tuple[str, ...]] = dict(
+        zip(ids, map(tuple, map(_SLICES, questions)), strict=True)
+    )
+    splits: dict[str, str] = dict(zip(ids, map(_SPLIT, questions), strict=True))
     return SpanMapping(golden, chunking, questions, spans, span_docs, extent, pairs, slices, splits)

@@ -295,8 +295,20 @@ class _RunQueries:
     appearance, a null too: what ``pc.unique`` gives) and the code of each row in them."""
 
     def __init__(self, qid: Any) -> None:
-        encoded = pc.dictionary_encode(_flat(qid), null_encoding="encode")
-        self._indices = encoded.indices.to_numpy()
+        flat = _flat(qid)
+        n = len(flat)
+        heads = None
+        if n > 1 and not flat.null_count:
+            # a run lists each query's rows together: hash one id per block of equal ids
+            # (the codes are the same as hashing every row's)
+            change = pc.not_equal(flat.slice(1), flat.slice(0, n - 1))
+            heads = np.flatnonzero(np.r_[True, change.to_numpy(zero_copy_only=False)])
+        if heads is not None and 2 * len(heads) <= n:
+            encoded = pc.dictionary_encode(flat.take(pa.array(heads, type=pa.int64())))
+            self._indices = np.repeat(encoded.indices.to_numpy(), np.diff(np.r_[heads, n]))
+        else:
+            encoded = pc.dictionary_encode(flat, null_encoding="encode")
+            self._indices = encoded.indices.to_numpy()
         self.ids = encoded.dictionary
 
     def codes(self, scored: pa.Array) -> np.ndarray:

@@ -62,7 +62,8 @@ def demo_cmd(
         experiment_section,
     )
     from ._confirm_section import confirm_section
-    from ._example import find_example
+    from ._embeddings import seed_cache
+    from ._example import experiment_cache, find_example
     from ._lab_section import (
         closing_lines,
         demo_store_path,
@@ -92,6 +93,7 @@ def demo_cmd(
             return
         found = find_example(example, cache_dir)  # installed: a copy in the cache folder
         folder, cache = found.folder, found.cache_dir
+        seed_cache(folder, experiment_cache(found))  # the shipped vectors: nothing to embed
         budget_section(console)
         result = experiment_section(console, folder, cache)
         answers = answers_section(console, folder, result, details=details)

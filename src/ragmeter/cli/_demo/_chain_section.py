@@ -60,8 +60,9 @@ def experiment_section(console: Console, example: Path, cache_dir: Path | None) 
         lit(
             f"{example / 'experiment.toml'}: one change per variant against the "
             "baseline, the same golden-set version, metrics at the prompt k and token "
-            "budget. The first run encodes the corpus (about a minute on 2 cores); later "
-            "runs read the cache."
+            "budget. The example's embeddings ship with it (demo-embeddings.npz), so "
+            "nothing is encoded; an edited example encodes what changed (about a minute "
+            "for all of it on 2 cores), later runs read the cache."
         )
     )
     result = run_experiment(

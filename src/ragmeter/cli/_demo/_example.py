@@ -9,6 +9,8 @@ example into its cache folder (``--cache-dir``, else the platform's cache folder
 ``$XDG_CACHE_HOME/ragmeter`` or ``~/.cache/ragmeter``, macOS ``~/Library/Caches/ragmeter``,
 Windows ``%LOCALAPPDATA%\\ragmeter\\Cache``) and runs it there, so its chunkings, indexes,
 ``demo --lab``'s store and anything the lab writes beside the experiment stay in that folder.
+The example's embeddings ship beside it (``demo-embeddings.npz``, see ``_embeddings``): the demo
+copies them into the experiment's cache folder (:func:`experiment_cache`) before it runs.
 """
 
 from __future__ import annotations
@@ -94,6 +96,18 @@ def find_example(explicit: Path | None = None, cache_dir: Path | None = None) ->
         )
     root = cache_dir if cache_dir is not None else user_cache_dir()
     return DemoExample(copy_example(shipped, root / EXAMPLE), root, packaged=True)
+
+
+def experiment_cache(found: DemoExample) -> Path:
+    """The cache folder the demo's experiment reads and writes: the demo's (an installed
+    package, ``--cache-dir``), else the experiment file's ``cache``, else ``.ragmeter-cache``
+    beside it (``run_experiment``'s rule)."""
+    if found.cache_dir is not None:
+        return found.cache_dir
+    from ...experiments import load_experiment
+
+    exp = load_experiment(found.folder / "experiment.toml")
+    return exp.cache or found.folder / ".ragmeter-cache"
 
 
 def copy_example(source: Traversable, target: Path) -> Path:
