@@ -75,8 +75,28 @@ def test_the_report_diagnosis_names_only_what_the_stored_run_has(fare: FareStore
         _compare_accepts(fare, metric)
 
 
-def test_the_cli_diagnosis_of_a_run_says_how_to_add_ndcg(fare: FareStore) -> None:
-    d = fare.diagnose()  # a run and answers: recall is all that was measured
+def test_the_cli_diagnosis_of_a_run_reads_every_metric_it_measured(fare: FareStore) -> None:
+    """`diagnose --run FILE` reads the metrics the run measured from the config.json beside the
+    file (as the lab reads the stored run's): the example measured nDCG@4, so it may be named."""
+    d = fare.diagnose()
+    e = d["experiment"]
+    assert d["failing_link"] == "retrieval (ranking)"
+    assert e["metric"] == "nDCG@4 and AllR@4"
+    assert "not among the metrics" not in json.dumps(d)
+    for metric in _named(e["metric"]):
+        _compare_accepts(fare, metric)
+
+
+def test_the_cli_diagnosis_of_a_bare_run_file_says_how_to_add_ndcg(
+    fare: FareStore, tmp_path: Path
+) -> None:
+    bare = tmp_path / "run.trec"  # no config.json beside it: recall is all that was measured
+    bare.write_bytes(fare.run_file("baseline").read_bytes())
+    out = CliRunner().invoke(app, [str(a) for a in (
+        "diagnose", *fare.common(), "--run", bare, "--large-k", 20, "--answers",
+        EXAMPLE / "answers" / "baseline.jsonl", "-f", "json")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.stdout)
     e = d["experiment"]
     assert d["failing_link"] == "retrieval (ranking)"
     assert "nDCG" not in e["metric"]

@@ -197,6 +197,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
         "".join(json.dumps({"id": f"q{i}", "answer": "75 dollars"}) + "\n" for i in range(1, 6)),
         encoding="utf-8",
     )
+    # answer set 1 in the store (what `answers export` writes back)
+    code, _, err = invoke(["answers", "check", data / "answers.jsonl", "--golden",
+                           data / "golden.jsonl"], url)  # fmt: skip
+    assert code == 0, err
     (data / "ledger.jsonl").write_text("", encoding="utf-8")
     _labelled_queue(data, url)
     beir = data / "beir"
@@ -291,6 +295,7 @@ WRITERS = [
                       s["confirm/experiment.toml"]),
            force=False, exits=(0, 1)),
     Writer("runs export", "--out", lambda s, t: ["runs", "export", "1", "-o", t], None),
+    Writer("answers export", "--out", lambda s, t: ["answers", "export", "1", "-o", t], None),
     Writer("golden import", "--out", lambda s, t: ["golden", "import", "beir", s["beir"], "-o", t],
            lambda s: (["golden", "import", "beir", s["beir"], "-o", s["beir"]], s["beir"])),
     Writer("golden relocate", "--out",

@@ -143,8 +143,9 @@ def assert_k2_note(html: str, k: KChange) -> None:
     text = section(html, f"cmp-{k.ids['k2']}")
     assert NO_SHARED_CUTOFF in text
     assert "baseline at k = 4, k2 at k = 2" in text
-    # what can still be compared: the shared headroom depth, as a command (no link leaves a file)
-    assert f'ragmeter compare {k.ids["baseline"]} {k.ids["k2"]} -m "R@50"' in text
+    # what can still be compared: the shared headroom depth, as a command (no link leaves a
+    # file) naming the store, so that it runs as printed
+    assert f"ragmeter compare {k.ids['baseline']} {k.ids['k2']} -m R@50 --db " in text
     assert "R@50 (headroom, not quality)" in text
     assert "was not computed" not in text
 

@@ -1,7 +1,8 @@
 """Every "the same numbers as" command a lab page prints runs as printed and prints the page's
-numbers (issue 27, item 5): the diagnosis page's and the sweeps page's lines, run from an empty
-folder, for runs whose run files were deleted after ``ragmeter run`` recorded them (as the demo
-records its runs without writing files): the lines export them from the store first."""
+numbers (issue 27, item 5): the diagnosis page's and the sweeps page's lines, run from (a copy
+of) the folder the lab was started in, as the pages write their paths relative to it, for runs
+whose run files were deleted after ``ragmeter run`` recorded them (as the demo records its runs
+without writing files): the lines export them from the store first."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import html
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -54,20 +56,27 @@ def _commands(page: str) -> list[list[list[str]]]:
     """Each ``<pre class="mono cmd">`` block of the page: its lines, as argument lists."""
     out = []
     for block in re.findall(r'<pre class="mono cmd">(.*?)</pre>', page, flags=re.S):
+        # paths as a user types them in the lab's folder, never a temporary folder's
+        assert "/tmp/" not in html.unescape(block) and "pytest-" not in block, block
         lines = []
         for ln in html.unescape(block).splitlines():
             words = shlex.split(ln)
             assert words[0] == "ragmeter", ln
-            assert not any(w.isupper() and len(w) > 2 for w in words), f"a placeholder in {ln}"
+            assert not any(re.fullmatch(r"[A-Z_]{3,}(\.[a-z]+)?", w) for w in words), ln
             assert "None" not in words, ln
             lines.append(words[1:])
         out.append(lines)
     return out
 
 
-def _run_all(lines: list[list[str]], folder: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Run each line in ``folder``; the last with ``--format json``; its parsed output."""
-    monkeypatch.chdir(folder)
+def _run_all(
+    lines: list[list[str]], lab: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> Any:
+    """Run each line in ``folder``, a fresh copy of the lab's folder (the lines' paths are
+    relative to it); the last with ``--format json``; its parsed output."""
+    copy = folder / f"lab-{len(list(folder.iterdir()))}"
+    shutil.copytree(lab["root"], copy)
+    monkeypatch.chdir(copy)
     for words in lines[:-1]:
         _cli(*words)
     return json.loads(_cli(*lines[-1], "--format", "json").stdout)
@@ -83,7 +92,7 @@ def test_the_diagnosis_lines_run_and_print_the_pages_numbers(
     assert r.status_code == 200
     plain, causal = _commands(r.text)
     assert plain[0][:2] == ["runs", "export"] and "--db" in plain[0]
-    got = _run_all(plain, tmp_path, monkeypatch)
+    got = _run_all(plain, lab, tmp_path, monkeypatch)
     from ragmeter.lab._data_diagnosis import diagnosis_context
 
     ctx = diagnosis_context(store, base, cache=lab["client"].app.state.lab.contexts)
@@ -95,7 +104,12 @@ def test_the_diagnosis_lines_run_and_print_the_pages_numbers(
     assert causal[0][0] == "run" and "--no-store" in causal[0]
     want = ctx.causal.table if ctx.causal is not None else None
     assert want is not None
-    assert _run_all(causal, tmp_path, monkeypatch)["causal"] == json.loads(json.dumps(want))
+    by_experiment = _run_all(causal, lab, tmp_path, monkeypatch)
+    assert by_experiment["causal"] == json.loads(json.dumps(want))
+    # the page's whole diagnosis is `diagnose --experiment`'s (proven by the ablations), its
+    # next experiment read on every metric the run measured
+    page = json.loads(json.dumps(ctx.diagnosis))
+    assert {k: by_experiment[k] for k in page} == page
 
 
 def test_the_sweep_lines_run_and_print_the_pages_numbers(
@@ -107,7 +121,7 @@ def test_the_sweep_lines_run_and_print_the_pages_numbers(
     assert r.status_code == 200, r.text
     (lines,) = _commands(r.text)
     assert [ln[:2] for ln in lines[:-1]].count(["runs", "export"]) == 2
-    got = _run_all(lines, tmp_path, monkeypatch)
+    got = _run_all(lines, lab, tmp_path, monkeypatch)
     from ragmeter.lab._data_sweeps import sweeps_context
 
     view = sweeps_context(
@@ -135,7 +149,7 @@ def test_the_comparison_line_runs_and_prints_the_pages_numbers(
     assert r.status_code == 200, r.text
     ((line,),) = _commands(r.text)
     assert line[:3] == ["compare", str(base), str(cand)] and "--db" in line
-    got = _run_all([line], tmp_path, monkeypatch)
+    got = _run_all([line], lab, tmp_path, monkeypatch)
     view = live_comparison_context(store, base, cand, None)
     assert got["metric"] == view.metric
     want = {"n": view.n, "wins": view.wins, "losses": view.losses, "ties": view.ties}

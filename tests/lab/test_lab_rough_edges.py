@@ -249,7 +249,7 @@ def test_a_sweep_draws_ndcg_for_runs_of_one_chunking(
     fare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Runs of one chunking: nDCG over k, each value the lab's own nDCG@k, and the page's
-    command lines (chunk qrels first) print the same numbers from an empty folder."""
+    command lines (chunk qrels first) print the same numbers from the lab's folder."""
     import json
     import shlex
 
@@ -273,7 +273,9 @@ def test_a_sweep_draws_ndcg_for_runs_of_one_chunking(
     assert block
     lines = [shlex.split(ln) for ln in html.unescape(block[1]).splitlines()]
     assert lines[-2][:3] == ["ragmeter", "labels", "export"]
-    monkeypatch.chdir(tmp_path)
+    # the lines' paths are relative to the lab's folder: run in a copy of it
+    shutil.copytree(fare["root"], tmp_path / "lab")
+    monkeypatch.chdir(tmp_path / "lab")
     for words in lines[:-1]:
         done = CliRunner().invoke(cli_app, words[1:])
         assert done.exit_code == 0, (words, done.output)

@@ -16,6 +16,7 @@ import typer
 from .._errors import RagmeterError
 from . import (
     _answers,
+    _answers_export,
     _answers_position,
     _chunk,
     _compare,
@@ -77,6 +78,7 @@ def _root(
 COMMAND_MODULES = (
     _answers,
     _answers_position,  # a command of the `answers` group: after _answers
+    _answers_export,  # likewise
     _diagnose,
     _eval,
     _demo,

@@ -121,6 +121,11 @@ def diagnose_cmd(
         from ..metrics import Evaluation
 
         evals += Evaluation.load_all(eval_json)
+    # the metrics the run measured (the config.json `ragmeter run` and `runs export` write
+    # beside its run file): a next experiment may name any of them, as in the lab
+    measured = measured_beside(run) if run is not None else None
+    if measured is not None:
+        measured += [str(m) for e in evals for m in e.metrics if str(m) not in measured]
     result = diagnose(
         golden=gold,
         corpus=corp,
@@ -134,8 +139,32 @@ def diagnose_cmd(
         table_file=table,
         split=split,
         thresholds=thresholds,
+        metrics=measured,
     )
     _show(result, fmt, show_all)
+
+
+def measured_beside(run_file: Path) -> list[str] | None:
+    """The metrics recorded in the ``config.json`` beside ``run_file`` (``resolved.metrics``,
+    written by ``ragmeter run`` and ``ragmeter runs export`` for the run file they write); None
+    when there is no such file, it records another run file, or it cannot be read."""
+    import json
+
+    config = run_file.parent / "config.json"
+    try:
+        cfg = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cfg, dict):
+        return None
+    named = cfg.get("run_file")
+    if isinstance(named, str) and Path(named).name != run_file.name:
+        return None
+    resolved = cfg.get("resolved")
+    metrics = resolved.get("metrics") if isinstance(resolved, dict) else None
+    if isinstance(metrics, list) and metrics and all(isinstance(m, str) for m in metrics):
+        return list(metrics)
+    return None
 
 
 #: faithful-but-wrong answers listed before "N more (--all)": the diagnosis stays readable

@@ -50,6 +50,7 @@ def create_app(
     from ._app_state import LabState
     from ._auth import AuthMiddleware, Gate, beyond_loopback, refuse_without_tokens
     from ._auth import router as auth_router
+    from ._commands import CommandFolder
     from ._labeller import checked_name
     from ._notices import SkippedRows
     from ._paths import LabCache
@@ -83,6 +84,8 @@ def create_app(
     for router in routers():
         app.include_router(router)
     app.add_middleware(SkippedRows)  # innermost: one list of skipped rows per request
+    # the command lines a page prints run from the lab's folder (paths relative to it)
+    app.add_middleware(CommandFolder, root=contexts.root)
     app.add_middleware(AuthMiddleware, gate=gate)  # the labeller, inside the CSRF check
     # added last = outermost: the host check runs before anything else
     app.add_middleware(SecurityMiddleware)

@@ -5,6 +5,7 @@ came from (the workflow's: the lab draws no bootstrap of its own)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -53,6 +54,8 @@ class PairChoice:
     headroom: frozenset[str] = field(default_factory=frozenset)
     #: the experiment's headline metric as the baseline run recorded it (None: not recorded)
     headline: str | None = None
+    #: ``--db URL`` for the report's command lines (set by the report; the lab links instead)
+    db: str = ""
 
     def is_headline(self, metric: str | None) -> bool:
         """True when ``metric`` is the experiment's headline (a page labels any other)."""
@@ -67,7 +70,8 @@ class PairChoice:
                 metric=m,
                 headroom=m in self.headroom,
                 url=f"/compare?base={self.base}&cand={self.cand}&metric={quote(m, safe='@')}",
-                command=f'ragmeter compare {self.base} {self.cand} -m "{m}"',
+                command=f"ragmeter compare {self.base} {self.cand} -m {shlex.quote(m)}"
+                + (f" {self.db}" if self.db else ""),
             )
             for m in self.shared
         ]

@@ -5,7 +5,6 @@ scores the run file), and the answers are checked against the same prompt contex
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -221,7 +220,9 @@ def diagnosis_context(
         run=PromptRun(prepared.run, run.name, k, budget, big),
         golden_version=aset.golden_version,
         ablations=ablations,
-        metrics=resolved.get("metrics") if ablations is not None else None,
+        # every metric the run measured, with ablations or without (as `diagnose --run FILE`
+        # reads them from the config.json beside the file): a next experiment may name any
+        metrics=measured_metrics(resolved),
     )
     d, table, report, version = result.diagnosis, result.table, result.report, result.golden_version
     assert table is not None and report is not None  # a run and answers always give both
@@ -276,6 +277,15 @@ def diagnosis_context(
         if result.causal is None
         else _causal_view(result.causal, result.ablations, d, run, version),
     )
+
+
+def measured_metrics(resolved: Mapping[str, Any]) -> list[str] | None:
+    """The metrics a run measured, as its config records them (``resolved.metrics``); None
+    when it records none (a run imported from bare files)."""
+    metrics = resolved.get("metrics")
+    if isinstance(metrics, list) and metrics and all(isinstance(m, str) for m in metrics):
+        return list(metrics)
+    return None
 
 
 def _ablation_note(store: Store, answers_id: int, run: RunRecord, source: str) -> str:
@@ -336,9 +346,10 @@ def _causal_view(
         SourceRun(s, (ablations.runs.get(s) if ablations else None), name)
         for s, name in (ablations.variants.items() if ablations else ())
     ]
-    from ._commands import has_run_file
+    from ._commands import has_run_file, quoted
 
-    file = shlex.quote(str((run.config or {}).get("experiment") or "EXPERIMENT.toml"))
+    experiment = (run.config or {}).get("experiment")
+    file = quoted(experiment) if experiment else "EXPERIMENT.toml"
     # `diagnose --experiment` reads the files `ragmeter run` wrote: when they are gone (the demo
     # writes none), the run that writes them again (from its caches) comes first
     rerun = [] if has_run_file(run) else [f"ragmeter run {file} --no-store"]
@@ -364,15 +375,15 @@ def _command(
 ) -> str:
     """The ``ragmeter diagnose`` lines that print these numbers from the files, runnable as
     printed (:mod:`._commands`)."""
-    from ._commands import quoted, run_files
+    from ._commands import answers_file, run_files
 
     f = run_files(store, run)
     cut = f"--k {k}" if k is not None else f"--budget {budget}"
-    source = aset.get("source")
-    answers = quoted(source) if isinstance(source, str) and source else "ANSWERS"
+    steps = list(f.steps)
+    answers = answers_file(store, int(aset["id"]), aset.get("source"), steps)
     return "\n".join(
         [
-            *f.steps,
+            *steps,
             f"ragmeter diagnose --golden {f.golden} --corpus {f.corpus} --chunks {f.chunks} "
             f"--run {f.run} {cut} --large-k {big} --answers {answers}",
         ]

@@ -159,6 +159,7 @@ def comparison_section(
     asked, with its ``options``); ``link(run_id, qid)`` gives a question's in-page ``#anchor``
     or None (then it prints as text). Runs that share no k or budget get ``ragmeter run``'s
     note and the comparisons still possible (``pair``) instead of a comparison."""
+    from ._commands import db_option
     from ._data_comparison import NoSharedMetric, live_comparison_context
 
     out = ComparisonSection(base.id, cand.id, f"cmp-{cand.id}", base.name, cand.name)
@@ -166,8 +167,8 @@ def comparison_section(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             c = live_comparison_context(store, base.id, cand.id, metric, **(options or {}))
-    except NoSharedMetric as exc:
-        return replace(out, pair=exc.choice)
+    except NoSharedMetric as exc:  # its command lines name the store, as every other line
+        return replace(out, pair=replace(exc.choice, db=db_option(store)))
     except RagmeterError as exc:  # one pair that cannot be compared is said in its section
         return replace(out, error=str(exc))
     c = replace(

@@ -21,6 +21,7 @@ def routers() -> list[APIRouter]:
         lab,
         label,
         question,
+        repeats,
         review,
         slider,
         sweeps,
@@ -41,4 +42,5 @@ def routers() -> list[APIRouter]:
         review.router,
         golden_diff.router,
         trace.router,
+        repeats.router,
     ]

@@ -53,6 +53,8 @@ def compare_page(
             request, "comparison.html", code, title="Comparison", form=form, c=None, error=str(exc)
         )
     form = replace(form, metric=c.metric)
+    from .._data_repeats import repeats_note
+
     return page(
         request,
         "comparison.html",
@@ -60,6 +62,7 @@ def compare_page(
         form=form,
         c=c,
         error=None,
+        repeats=repeats_note(store, base_id, cand_id),  # made with repeat = N: the noise
     )
 
 
