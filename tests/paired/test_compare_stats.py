@@ -102,6 +102,21 @@ def test_sign_test() -> None:
         sign_test(-1, 2)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_sign_test_is_scipys_binomtest_to_the_last_bit(seed: int) -> None:
+    """sign_test follows scipy.stats.binomtest step for step without importing scipy.stats
+    (issue 28): the same float for every split of small n, and for n drawn up to 10^6."""
+    from scipy.stats import binomtest
+
+    rng = np.random.default_rng(seed)
+    small = [(w, n - w) for n in range(1 + 40 * seed, 41 + 40 * seed) for w in range(n + 1)]
+    big = [
+        (int(w), int(n - w)) for n in rng.integers(1, 10**6, 200) for w in [rng.integers(0, n + 1)]
+    ]
+    for wins, losses in small + big:
+        assert sign_test(wins, losses) == binomtest(wins, wins + losses, 0.5).pvalue, (wins, losses)
+
+
 def test_randomisation_test_exact_matches_enumeration() -> None:
     d = np.array([0.5, 0.0, -0.25, 1.0, 0.75, 0.0, -0.5, 0.25])
     nz = d[d != 0]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 Value = tuple[str, str, str]  # (kind, unit, canonical amount or ISO date)
 
@@ -246,6 +247,17 @@ def _read(kind: str, m: re.Match[str]) -> Value | None:
 
 def extract_values(text: str) -> set[Value]:
     """Every value in ``text`` (see the module docstring for the normal forms)."""
+    return set(_remembered(text) if len(text) <= _REMEMBERED_CHARS else _values_in(text))
+
+
+#: texts up to this long (a passage, an answer; not a whole document) have their values
+#: remembered: a faithfulness check looks for each value of an answer in every passage of its
+#: context, the same passages over and over (issue 28: a fifth of the lab's diagnosis page and
+#: of the report); at most 8,192 of them, so at most 160 MB held
+_REMEMBERED_CHARS = 20_000
+
+
+def _values_in(text: str) -> frozenset[Value]:
     taken = [False] * len(text)
     out: set[Value] = set()
     for kind, pattern in _PATTERNS:
@@ -258,7 +270,10 @@ def extract_values(text: str) -> set[Value]:
             out.add(value)
             for i in range(m.start(), m.end()):
                 taken[i] = True
-    return out
+    return frozenset(out)
+
+
+_remembered = lru_cache(maxsize=8192)(_values_in)
 
 
 def describe(value: Value) -> str:
