@@ -77,6 +77,12 @@ def test_list_shows_names_never_tokens(db: str) -> None:
 
 
 def test_list_of_an_empty_store_says_how_to_add(db: str) -> None:
+    # a store file that is not there is named, and not created by a command that only reads
+    code, out, err = cli("lab", "users", "list", "--db", db)
+    assert code == 2 and out == "" and "no experiment store at" in err
+    assert not Path(db.removeprefix("sqlite:///")).exists()
+    code, _, err = cli("db", "upgrade", "--db", db)  # an empty store
+    assert code == 0, err
     code, out, err = cli("lab", "users", "list", "--db", db)
     assert code == 0 and out == "" and "ragmeter lab users add NAME" in err
 

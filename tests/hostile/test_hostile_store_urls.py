@@ -464,7 +464,14 @@ def test_a_store_in_a_folder_nobody_may_write_is_read(tmp_path: Path) -> None:
         for name, args in READERS.items()
     }
     commands["eval"] = ["eval", str(QRELS), str(RUN_A), "--db", url]
-    commands["new-store"] = ["runs", "list", "--db", f"sqlite:///{shared / 'new.db'}"]
+    commands["new-store"] = [
+        "eval",
+        str(QRELS),
+        str(RUN_A),
+        "--db",
+        f"sqlite:///{shared / 'new.db'}",
+    ]
+    commands["no-store"] = ["runs", "list", "--db", f"sqlite:///{shared / 'new.db'}"]
     os.chmod(shared / "store.db", 0o444)
     os.chmod(shared, 0o555)
     try:
@@ -487,11 +494,12 @@ def test_a_store_in_a_folder_nobody_may_write_is_read(tmp_path: Path) -> None:
         assert "error:" not in stderr and "Traceback" not in stderr, (name, stderr)
     assert "killed" in results["runs-list"][1] and "running" in results["runs-list"][1]
     assert "not recorded" in results["compare"][2]
-    for name in ("eval", "new-store"):
+    for name in ("eval", "new-store", "no-store"):
         code, _, stderr = results[name]
         assert code == 2 and stderr.startswith("error: ") and len(stderr.splitlines()) == 1
     assert "read-only" in results["eval"][2]
     assert "cannot be created" in results["new-store"][2]
+    assert "no experiment store at" in results["no-store"][2]  # a reader creates nothing
     assert listing(shared) == before  # no WAL, no index, no lock file, not a byte changed
 
 

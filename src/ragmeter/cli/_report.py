@@ -38,7 +38,7 @@ def report_cmd(
     from ..lab import lab_root, write_report
     from ..store import Store
     from ._outputs import check_output
-    from ._store_options import store_errors
+    from ._store_options import require_existing, store_errors
 
     # before the store is read: never over the store itself, a folder, or a file without --force
     check_output(output, force=force, option="--output", db=db)
@@ -46,6 +46,7 @@ def report_cmd(
 
     folder = lab_root(root)
     with store_errors(db):
+        require_existing(db)
         store = Store.open(db)
         # once the store opens (a bad URL stays one error line), before the seconds of reading
         # ranked lists and resampling: what is being built

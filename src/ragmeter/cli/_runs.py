@@ -28,7 +28,14 @@ from ._common import (
     write_csv,
 )
 from ._render_runs import record_table, runs_tables
-from ._store_options import db_option, id_ranges, open_required, shown_url, store_errors
+from ._store_options import (
+    db_option,
+    id_ranges,
+    open_required,
+    open_store,
+    shown_url,
+    store_errors,
+)
 
 runs_app = typer.Typer(
     help="The experiment store's runs: list, show, delete, export to files, import files.",
@@ -216,7 +223,8 @@ def import_cmd(
     or none. A run or ledger entry already in the store is skipped, saying which run it is."""
     from ..workflows.runs import import_paths
 
-    store = open_required(db)
+    store = open_store(db)  # created when missing; a read-only store is refused first
+    assert store is not None  # (open_store gives None only with --no-store)
     with store_errors(store.url):
         done = import_paths(store, paths)
     for p in done.paths:

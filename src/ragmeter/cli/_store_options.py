@@ -17,6 +17,7 @@ is refused before it does any work.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,7 +130,10 @@ def open_store(
         if db is not None:
             raise UsageError("--db names a store and --no-store records nothing: give one")
         return None
-    store = open_required(db)
+    from ..store import Store
+
+    with store_errors(db):
+        store = Store.open(db)  # (created when missing: this command records)
     if store.read_only and not read_only_ok:
         shown = shown_url(store)
         store.close()
@@ -141,11 +145,39 @@ def open_store(
 
 
 def open_required(db: str | None) -> Store:
-    """The store at ``--db`` (or the environment's, or the default) for commands that read it."""
+    """The store at ``--db`` (or the environment's, or the default) for commands that read it.
+
+    A SQLite file that does not exist is refused, not created (:func:`require_existing`)."""
     from ..store import Store
 
     with store_errors(db):
+        require_existing(db)
         return Store.open(db)
+
+
+def require_existing(db: str | None) -> None:
+    """Refuse a SQLite store file that does not exist, for a command that only reads the store:
+    opening would create an empty one and answer "no runs" or "has no run 1" about a store
+    that was never there (a relative ``--db sqlite:///lab.db`` typed in another folder). The
+    message names the file the URL resolved to and the folder a relative path is read from."""
+    from ..store import is_sqlite, resolve_url, sqlite_path
+
+    url = resolve_url(db)
+    path = sqlite_path(url) if is_sqlite(url) else None
+    if path is None or path.exists():
+        return
+    here = Path.cwd()
+    if db is None and not os.environ.get("RAGMETER_DATABASE_URL"):
+        raise UsageError(
+            f"no experiment store in {here}: {DEFAULT_SHOWN.removeprefix('sqlite:///')} does not "
+            "exist here (the commands that record, such as ragmeter eval, run and compare, "
+            "create it); run this in the folder you recorded from, or pass --db URL"
+        )
+    raise UsageError(
+        f"no experiment store at {path if path.is_absolute() else here / path} (the file does "
+        "not exist; a relative sqlite:/// path is read from the current folder); nothing was "
+        "created. Check the folder or the URL"
+    )
 
 
 def shown_url(store: Store) -> str:
