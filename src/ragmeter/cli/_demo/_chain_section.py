@@ -47,8 +47,8 @@ def budget_section(console: Console) -> None:
             f"{r.ratio_to_baseline:.2f}x",
             r.verdict,
         )
-    t.caption = "fair = within 10% of each other's context tokens (ragmeter labels budget)"
     console.print(t)
+    console.print("fair = within 10% of each other's context tokens (ragmeter labels budget)\n")
 
 
 def experiment_section(console: Console, example: Path, cache_dir: Path | None) -> ExperimentResult:
