@@ -296,22 +296,39 @@ def _whole_command(name: str, files: Any, folder: Path) -> list[str]:
     return cmd + (["--no-store"] if name.endswith("--no-store") else [])
 
 
+#: a small launcher that runs the command as its own child and prints that child's ``wait4``
+#: usage: Linux carries a process's peak RSS across fork and exec, so a command forked straight
+#: from this benchmark (which may hold a GB of generated data) would report at least this
+#: benchmark's RSS as its own peak; forked from the launcher (a few MB) it reports its own
+_LAUNCHER = """
+import json, os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the command's output is not measured
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, u = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+print(json.dumps([os.waitstatus_to_exitcode(status), wall, u.ru_utime + u.ru_stime, u.ru_maxrss]))
+"""
+
+
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MiB) of one child process, from its own ``wait4`` usage (its
-    output is discarded; stderr is kept for an error)."""
-    import os
+    """(wall s, CPU s, peak RSS MiB) of one child process, from its own ``wait4`` usage, taken
+    by a small launcher (``_LAUNCHER``) that forks it (its output is discarded; stderr is kept
+    for an error)."""
     import tempfile
 
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
+        launcher = [sys.executable, "-c", _LAUNCHER, *cmd]
+        proc = subprocess.run(launcher, cwd=cwd, env=env, stdout=out, stderr=err, check=False)
+        out.seek(0)
+        lines = out.read().decode().strip().splitlines()
+        code, wall, cpu, maxrss = json.loads(lines[-1]) if lines else (proc.returncode, 0, 0, 0)
+        if proc.returncode != 0 or code != 0:
             err.seek(0)
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{err.read().decode()[-3000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+    return float(wall), float(cpu), maxrss / 1024.0
 
 
 def whole_rounds(files: Any, rounds: int, names: tuple[str, ...] = WHOLE) -> dict[str, Any]:
