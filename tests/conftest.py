@@ -116,6 +116,22 @@ def _private_default_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     patch.undo()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_written_into_the_checkout() -> Iterator[None]:
+    """No test writes a store or a cache into the repository's root (a lab made without
+    ``root=`` keeps its caches in the current folder: give it the test's folder). Checked at the
+    end of the session, for the folders that were not there at its start."""
+    repo = Path(__file__).resolve().parent.parent
+    watched = [repo / name for name in (".ragmeter", ".ragmeter-cache")]
+    before = {p for p in watched if p.exists()}
+    yield
+    appeared = [p.name for p in watched if p.exists() and p not in before]
+    assert not appeared, (
+        f"a test wrote {', '.join(appeared)} into the checkout's root; give it a tmp_path "
+        "(the lab: create_app(root=...); a command: run it in tmp_path or pass --no-store)"
+    )
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -216,9 +216,9 @@ def lab_client(w: World) -> Any:
 
     from ragmeter.lab import create_app
 
-    client = TestClient(
-        create_app(store=w.store), base_url="http://127.0.0.1", raise_server_exceptions=False
-    )
+    # the lab's folder is the test's (its caches go there), never the current folder
+    app = create_app(store=w.store, root=w.outside.parent)
+    client = TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False)
     client.get("/jobs")  # the CSRF cookie
     return client
 
