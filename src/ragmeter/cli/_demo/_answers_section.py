@@ -55,6 +55,7 @@ def run(
     evaluations: Mapping[str, Evaluation] | None = None,
     prompt_metric: str | None = None,
     headroom_metric: str | None = None,
+    headroom_evaluation: Evaluation | None = None,
     variants: Sequence[str] = ("baseline", "rerank"),
     chunks: Chunking | None = None,
     contexts: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
@@ -127,8 +128,9 @@ def run(
     metric = prompt_metric or _prompt_metric(ev)
     pr = recall_from_evaluation(ev, metric) if ev is not None and metric else None
     hr = None
-    if ev is not None and headroom_metric is not None:
-        hr = recall_from_evaluation(ev, headroom_metric)
+    held = headroom_evaluation or ev  # (the recall at the large k may be scored apart)
+    if held is not None and headroom_metric is not None:
+        hr = recall_from_evaluation(held, headroom_metric)
     console.print(Rule(lit(f"diagnosis of '{base}'", "rule.text")))  # the name as written
     diagnosis = diagnose(
         table=tables.get(base),

@@ -51,6 +51,19 @@ def budget_section(console: Console) -> None:
     console.print("fair = within 10% of each other's context tokens (ragmeter labels budget)\n")
 
 
+def _headroom(result: ExperimentResult, chunking: Any, k: int | None) -> Any:
+    """The baseline's run scored at span ``AllR@k`` (the experiment measures ``R@k`` as its
+    headroom column; the diagnosis reads AllR at both cuts), None without a headroom k."""
+    if not k or chunking is None or result.golden is None:
+        return None
+    from ...labels import evaluate_spans
+    from ...metrics import Metric
+
+    return evaluate_spans(
+        result.golden, chunking, result.baseline.run, [Metric("AllR", k)], run_name="baseline"
+    )
+
+
 def experiment_section(console: Console, example: Path, cache_dir: Path | None) -> ExperimentResult:
     from ...experiments import run_experiment
     from .._render_experiment import render_experiment
@@ -101,7 +114,10 @@ def answers_section(
         example,
         evaluations=evaluations,
         prompt_metric=str(Metric("AllR", k)),
-        headroom_metric=str(Metric("R", headroom)) if headroom else None,
+        # span AllR at the headroom k, as the prompt row reads AllR and as the lab's and
+        # `ragmeter diagnose --run`'s diagnosis score it, so all three print the same line
+        headroom_metric=str(Metric("AllR", headroom)) if headroom else None,
+        headroom_evaluation=_headroom(result, chunkings.get("baseline"), headroom),
         contexts=contexts,
         # the next experiment names only what the example's experiment measured (its nDCG)
         metrics=[str(m) for m in result.experiment.prompt_metrics(result.baseline.settings)],
